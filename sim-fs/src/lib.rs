@@ -1,0 +1,6 @@
+//! The simulated disk as a synchronous, deterministic data structure.
+//!
+//! Not built yet: this crate holds its place in the dependency order
+//! (models ← sim-runtime ← sim-harness). Under `--cfg simulation`,
+//! `tokio::fs` is not provided until it is, so a service that uses it fails to
+//! compile in simulation rather than silently reaching the real disk.

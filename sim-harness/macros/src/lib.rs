@@ -1,0 +1,1 @@
+//! Proc macros of sim-harness (`#[sim::test]` arrives with the harness issue).

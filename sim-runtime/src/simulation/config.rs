@@ -1,0 +1,225 @@
+//! Settings of one simulation, and how they are read from the environment.
+//!
+//! Every variable is validated: a malformed value is a panic that names the
+//! variable and the accepted forms, never a silent default.
+
+use std::time::Duration;
+
+/// The seed a run uses when nothing else is said: fixed, so that a run
+/// without any setting is reproducible.
+pub(crate) const DEFAULT_SEED: u64 = 0;
+
+/// How the next runnable task is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Uniformly at random among the runnable tasks (the default).
+    Random,
+    /// In the order the tasks became runnable.
+    Fifo,
+}
+
+impl Schedule {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Schedule::Random => "random",
+            Schedule::Fifo => "fifo",
+        }
+    }
+}
+
+/// What happens when a task whose `JoinHandle` was dropped panics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnhandledPanic {
+    /// The simulation fails with class `panic` (the default: nobody could
+    /// observe that panic, so it is almost always a bug).
+    Fail,
+    /// As Tokio does by default: the panic is printed and the run goes on.
+    Ignore,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub seed: u64,
+    pub schedule: Schedule,
+    /// Polls allowed before the run fails with class `step limit`.
+    pub step_limit: Option<u64>,
+    /// Virtual time allowed before the run fails with class `livelock`.
+    pub time_limit: Option<Duration>,
+    pub unhandled_panic: UnhandledPanic,
+}
+
+impl Config {
+    /// Settings from the environment, with `seed` as given.
+    pub(crate) fn from_env(seed: u64) -> Config {
+        Config {
+            seed,
+            schedule: env_schedule().unwrap_or(Schedule::Random),
+            step_limit: env_limit("SIM_STEP_LIMIT").unwrap_or(Some(100_000_000)),
+            time_limit: env_duration("SIM_TIME_LIMIT")
+                .unwrap_or(Some(Duration::from_secs(365 * 24 * 3600))),
+            unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
+        }
+    }
+}
+
+fn var(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if v.trim().is_empty() => None,
+        Ok(v) => Some(v.trim().to_string()),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            panic!("sim: {name} is not valid UTF-8; unset it or give an ASCII value")
+        }
+    }
+}
+
+/// `SIM_SEED`: one seed (a replay).
+pub(crate) fn env_seed() -> Option<u64> {
+    let v = var("SIM_SEED")?;
+    Some(parse_u64(&v).unwrap_or_else(|| {
+        panic!("sim: SIM_SEED={v:?} is not a seed; expected an unsigned integer, e.g. SIM_SEED=137")
+    }))
+}
+
+/// `SIM_SEEDS`: a list of seeds: `a..b`, `a..=b`, `a,b,c`, or one number.
+pub(crate) fn env_seeds() -> Option<Vec<u64>> {
+    let v = var("SIM_SEEDS")?;
+    Some(parse_seeds(&v).unwrap_or_else(|e| {
+        panic!(
+            "sim: SIM_SEEDS={v:?} is malformed ({e}); accepted forms: `0..100`, `0..=99`, `3,7,9`, `42`"
+        )
+    }))
+}
+
+/// The seeds a `#[tokio::test]` runs: `SIM_SEED` wins (a replay), then
+/// `SIM_SEEDS`, then the fixed default.
+pub(crate) fn test_seeds() -> Vec<u64> {
+    if let Some(s) = env_seed() {
+        return vec![s];
+    }
+    env_seeds().unwrap_or_else(|| vec![DEFAULT_SEED])
+}
+
+pub(crate) fn env_check_determinism() -> bool {
+    match var("SIM_CHECK_DETERMINISM").as_deref() {
+        None | Some("0") | Some("false") | Some("no") => false,
+        Some("1") | Some("true") | Some("yes") => true,
+        Some(v) => panic!("sim: SIM_CHECK_DETERMINISM={v:?} is malformed; use 1 or 0"),
+    }
+}
+
+fn env_schedule() -> Option<Schedule> {
+    let v = var("SIM_SCHEDULE")?;
+    Some(match v.as_str() {
+        "random" => Schedule::Random,
+        "fifo" => Schedule::Fifo,
+        _ => panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: random, fifo"),
+    })
+}
+
+fn env_unhandled_panic() -> Option<UnhandledPanic> {
+    let v = var("SIM_UNHANDLED_PANIC")?;
+    Some(match v.as_str() {
+        "fail" => UnhandledPanic::Fail,
+        "ignore" => UnhandledPanic::Ignore,
+        _ => panic!("sim: SIM_UNHANDLED_PANIC={v:?} is malformed; accepted: fail, ignore"),
+    })
+}
+
+fn env_limit(name: &str) -> Option<Option<u64>> {
+    let v = var(name)?;
+    if v == "none" {
+        return Some(None);
+    }
+    Some(Some(parse_u64(&v).unwrap_or_else(|| {
+        panic!(
+            "sim: {name}={v:?} is malformed; expected a number of steps (e.g. 1000000) or `none`"
+        )
+    })))
+}
+
+fn env_duration(name: &str) -> Option<Option<Duration>> {
+    let v = var(name)?;
+    if v == "none" {
+        return Some(None);
+    }
+    Some(Some(parse_duration(&v).unwrap_or_else(|| {
+        panic!("sim: {name}={v:?} is malformed; expected a duration like 500ms, 30s, 10m, 2h, 7d, or `none`")
+    })))
+}
+
+fn parse_u64(s: &str) -> Option<u64> {
+    s.replace('_', "").parse().ok()
+}
+
+pub(crate) fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+    const MAX: u64 = 10_000_000;
+    let range = |a: &str, b: &str, inclusive: bool| -> Result<Vec<u64>, String> {
+        let a = parse_u64(a).ok_or_else(|| format!("{a:?} is not a number"))?;
+        let b = parse_u64(b).ok_or_else(|| format!("{b:?} is not a number"))?;
+        let end = if inclusive {
+            b.checked_add(1).ok_or("range too large")?
+        } else {
+            b
+        };
+        if end <= a {
+            return Err("the range is empty".into());
+        }
+        if end - a > MAX {
+            return Err(format!("more than {MAX} seeds"));
+        }
+        Ok((a..end).collect())
+    };
+    if let Some((a, b)) = s.split_once("..=") {
+        return range(a.trim(), b.trim(), true);
+    }
+    if let Some((a, b)) = s.split_once("..") {
+        return range(a.trim(), b.trim(), false);
+    }
+    s.split(',')
+        .map(|p| parse_u64(p.trim()).ok_or_else(|| format!("{:?} is not a number", p.trim())))
+        .collect()
+}
+
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(digits);
+    let n: u64 = n.parse().ok()?;
+    let secs = |k: u64| n.checked_mul(k).map(Duration::from_secs);
+    match unit {
+        "ns" => Some(Duration::from_nanos(n)),
+        "us" => Some(Duration::from_micros(n)),
+        "ms" => Some(Duration::from_millis(n)),
+        "s" | "" => secs(1),
+        "m" => secs(60),
+        "h" => secs(3600),
+        "d" => secs(86_400),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_forms() {
+        assert_eq!(parse_seeds("0..3").unwrap(), vec![0, 1, 2]);
+        assert_eq!(parse_seeds("2..=3").unwrap(), vec![2, 3]);
+        assert_eq!(parse_seeds("5, 9,13").unwrap(), vec![5, 9, 13]);
+        assert_eq!(parse_seeds("42").unwrap(), vec![42]);
+        assert!(parse_seeds("3..3").is_err());
+        assert!(parse_seeds("a..b").is_err());
+        assert!(parse_seeds("1,,2").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("7d"), Some(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_duration("10"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_duration("x"), None);
+        assert_eq!(parse_duration("5 parsecs"), None);
+    }
+}

@@ -1,0 +1,267 @@
+//! `sim_runtime::sim`: control of the running simulation.
+//!
+//! These functions exist only under `--cfg simulation`; the harness
+//! (`sim-harness`) builds its node lifecycle, fault scripts and reports on
+//! them. Each one must be called from inside a simulation (a task or the
+//! `block_on` future) and panics with a clear message otherwise.
+//!
+//! # What the simulation guarantees
+//!
+//! - Everything that happens is a function of the seed (and the binary):
+//!   which task runs next, the order of timers due at the same instant, the
+//!   fairness draws of `select!`, the values of `getrandom`, `HashMap`
+//!   iteration order, and every clock read.
+//! - The virtual clock moves only when no task is runnable, straight to the
+//!   next timer; a timer never fires before its deadline.
+//! - A node that is killed loses every task at once (Rust futures really are
+//!   cancelled); a paused node's tasks are not polled and its timers are held
+//!   until it resumes.
+
+use super::executor::expect_current;
+use super::node::{NodeId, NodeState};
+use super::signal::{self, unix::SignalKind};
+use super::task::JoinHandle;
+use std::future::Future;
+use std::net::IpAddr;
+use std::panic::Location;
+use std::time::Duration;
+
+pub use super::config::{Schedule, UnhandledPanic};
+pub use super::node::NodeId as Node;
+pub use super::report::{Class, Failure};
+
+/// Whether this code runs inside a simulation.
+pub fn is_simulation() -> bool {
+    super::executor::current().is_some()
+}
+
+/// The seed of the running simulation.
+#[track_caller]
+pub fn seed() -> u64 {
+    expect_current().core.borrow().config.seed
+}
+
+/// A seed for a named consumer of randomness: `H(root seed, label)`. Adding
+/// a consumer never shifts the streams of the others.
+#[track_caller]
+pub fn fork_seed(label: &str) -> u64 {
+    super::seed::child(seed(), label)
+}
+
+/// Global virtual time since the simulation started (no node's skew).
+#[track_caller]
+pub fn elapsed() -> Duration {
+    Duration::from_nanos(expect_current().now_ns())
+}
+
+/// Steps (polls) taken so far.
+#[track_caller]
+pub fn step() -> u64 {
+    expect_current().core.borrow().step
+}
+
+/// The fingerprint so far: a hash of every decision made.
+#[track_caller]
+pub fn fingerprint() -> u64 {
+    expect_current().core.borrow().trace.fingerprint()
+}
+
+/// The node the caller runs on.
+#[track_caller]
+pub fn current_node() -> NodeId {
+    expect_current().current_node()
+}
+
+/// A node's name.
+#[track_caller]
+pub fn node_name(node: NodeId) -> String {
+    expect_current().core.borrow().node(node).name.clone()
+}
+
+/// A node's IP address, if it was given one.
+#[track_caller]
+pub fn node_ip(node: NodeId) -> Option<IpAddr> {
+    expect_current().core.borrow().node(node).ip
+}
+
+/// The node called `name`, if there is one.
+#[track_caller]
+pub fn lookup_node(name: &str) -> Option<NodeId> {
+    let exec = expect_current();
+    let core = exec.core.borrow();
+    core.nodes
+        .iter()
+        .position(|n| n.name == name)
+        .map(|i| NodeId(i as u32))
+}
+
+/// Starts describing a new node.
+pub fn node(name: impl Into<String>) -> NodeBuilder {
+    NodeBuilder {
+        name: name.into(),
+        ip: None,
+    }
+}
+
+/// Describes a node before it is created.
+#[derive(Debug, Clone)]
+pub struct NodeBuilder {
+    name: String,
+    ip: Option<IpAddr>,
+}
+
+impl NodeBuilder {
+    /// The node's IP address (used by the simulated network).
+    pub fn ip(mut self, ip: IpAddr) -> Self {
+        self.ip = Some(ip);
+        self
+    }
+
+    /// Creates the node. Names are unique within a simulation.
+    #[track_caller]
+    pub fn build(self) -> NodeId {
+        let exec = expect_current();
+        let mut core = exec.core.borrow_mut();
+        assert!(
+            !core.nodes.iter().any(|n| n.name == self.name),
+            "sim: a node named {:?} already exists; node names are unique",
+            self.name
+        );
+        core.nodes.push(NodeState::new(self.name, self.ip));
+        let id = NodeId((core.nodes.len() - 1) as u32);
+        core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);
+        id
+    }
+}
+
+/// Spawns `future` as a task of `node`; the tasks it spawns belong to
+/// `node` too.
+#[track_caller]
+pub fn spawn_on<F>(node: NodeId, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.spawn(future, None, Location::caller(), Some(node))
+}
+
+#[track_caller]
+fn check_node(exec: &super::executor::Exec, node: NodeId) {
+    let n = exec.core.borrow().nodes.len();
+    assert!(
+        node.index() < n,
+        "sim: {node} does not exist in this simulation"
+    );
+}
+
+#[track_caller]
+fn not_main(node: NodeId, what: &str) {
+    assert!(
+        node != NodeId::MAIN,
+        "sim: cannot {what} the main node: it runs the test itself. Create a node with \
+         sim::node(..).build() and run the service there."
+    );
+}
+
+/// Kills the node's process: every task is dropped now, inside the node's
+/// context. The node stays dead (spawns on it are cancelled) until
+/// [`revive`].
+#[track_caller]
+pub fn kill(node: NodeId) {
+    not_main(node, "kill");
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.kill(node);
+}
+
+/// Makes a killed node alive again, as a fresh process (no tasks, no signal
+/// handlers). The caller then spawns its init on it.
+#[track_caller]
+pub fn revive(node: NodeId) {
+    let exec = expect_current();
+    check_node(&exec, node);
+    let mut core = exec.core.borrow_mut();
+    core.node_mut(node).alive = true;
+    core.decide(super::trace::Kind::Node, u64::from(node.0) << 8 | 4);
+}
+
+/// Whether the node is alive (not killed, or revived since).
+#[track_caller]
+pub fn is_alive(node: NodeId) -> bool {
+    expect_current().core.borrow().node(node).alive
+}
+
+/// Pauses the node: its tasks are not polled and its timers do not fire
+/// until [`resume`].
+#[track_caller]
+pub fn pause(node: NodeId) {
+    not_main(node, "pause");
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.pause(node);
+}
+
+/// Resumes a paused node: woken tasks run, and timers that came due while
+/// it was paused fire now.
+#[track_caller]
+pub fn resume(node: NodeId) {
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.resume(node);
+}
+
+/// Whether the node is paused.
+#[track_caller]
+pub fn is_paused(node: NodeId) -> bool {
+    expect_current().core.borrow().node(node).paused
+}
+
+/// Sets the node's wall-clock offset (what `SystemTime::now()` reads is
+/// shifted by it); `ahead = false` puts the clock behind.
+#[track_caller]
+pub fn skew_clock(node: NodeId, offset: Duration, ahead: bool) {
+    let exec = expect_current();
+    check_node(&exec, node);
+    let ns = offset.as_nanos().min(i64::MAX as u128) as i64;
+    exec.core.borrow_mut().node_mut(node).wall_offset_ns = if ahead { ns } else { -ns };
+    exec.refresh_clock();
+}
+
+/// Sets the node's clock drift in parts per million: both its monotonic and
+/// its wall clock run `1 + ppm/1e6` times as fast as global virtual time.
+/// Takes effect for timers registered afterwards.
+#[track_caller]
+pub fn set_drift_ppm(node: NodeId, ppm: i64) {
+    assert!(
+        ppm > -1_000_000,
+        "sim: a drift of {ppm} ppm would stop or reverse the clock"
+    );
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.core.borrow_mut().node_mut(node).drift_ppm = ppm;
+    exec.refresh_clock();
+}
+
+/// Delivers a signal to the node, as `kill -<sig>` would.
+#[track_caller]
+pub fn signal(node: NodeId, kind: SignalKind) {
+    let exec = expect_current();
+    check_node(&exec, node);
+    let handled = exec
+        .core
+        .borrow()
+        .node(node)
+        .signals
+        .get(&kind.as_raw_value())
+        .is_some_and(|s| s.handled);
+    if node == NodeId::MAIN && !handled && kind.terminates_by_default() {
+        panic!(
+            "sim: signal {} reached the main node, which has no handler for it: the process \
+             would die here",
+            kind.as_raw_value()
+        );
+    }
+    signal::deliver(node, kind);
+}

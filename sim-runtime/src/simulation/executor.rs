@@ -1,0 +1,982 @@
+//! The seeded single-threaded executor.
+//!
+//! One `Exec` per simulation, living on one OS thread. It owns the tasks (a
+//! slab of boxed futures), the run queue, the timer queue, the nodes, the
+//! seeded streams and the trace. Nothing here is shared with another thread
+//! except the wake path (`Header`), which must be `Send + Sync` because
+//! `Waker` is: a wake from a foreign thread lands in a mutex-protected queue
+//! and is recorded as a decision, never lost.
+//!
+//! Re-entrancy rule: the `core` borrow is never held while user code runs
+//! (polling a future, dropping one, calling a waker), so a task may spawn,
+//! sleep or kill a node from anywhere.
+
+use super::config::{Config, Schedule, UnhandledPanic};
+use super::hooks;
+use super::node::{NodeId, NodeState};
+use super::report::{self, Class, Failure};
+use super::seed;
+use super::task::join::{JoinHandle, TaskCell};
+use super::timer::Timers;
+use super::trace::{Kind, Trace};
+use rand_chacha::ChaCha8Rng;
+use rand_core::RngCore;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::mem::ManuallyDrop;
+use std::panic::{AssertUnwindSafe, Location};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+/// The run-queue slot that stands for the future passed to `block_on`.
+pub(crate) const MAIN_SLOT: u32 = u32::MAX;
+
+static NEXT_EXEC_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The part of a task that wakers hold.
+pub(crate) struct Header {
+    exec_id: u64,
+    slot: u32,
+    pub(crate) id: u64,
+    queued: AtomicBool,
+    aborted: AtomicBool,
+    finished: AtomicBool,
+    shared: Arc<Shared>,
+}
+
+/// What a foreign thread can reach.
+#[derive(Default)]
+struct Shared {
+    remote: Mutex<Vec<(u32, u64)>>,
+    has_remote: AtomicBool,
+}
+
+impl Header {
+    fn schedule(&self) {
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let local = WAKE_BUF
+            .try_with(|b| match b.try_borrow_mut() {
+                Ok(mut b) if b.exec_id == self.exec_id => {
+                    b.buf.push((self.slot, self.id));
+                    true
+                }
+                _ => false,
+            })
+            .unwrap_or(false);
+        if !local {
+            self.shared
+                .remote
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((self.slot, self.id));
+            self.shared.has_remote.store(true, Ordering::Release);
+        }
+    }
+
+    pub(crate) fn set_finished(&self) {
+        self.finished.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Asks the executor to drop the task at its next turn.
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
+        // Re-queue even if already queued: the flag is read when picked.
+        self.schedule();
+    }
+}
+
+impl Wake for Header {
+    fn wake(self: Arc<Self>) {
+        self.schedule();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.schedule();
+    }
+}
+
+struct WakeBuf {
+    exec_id: u64,
+    buf: Vec<(u32, u64)>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<Exec>>> = const { RefCell::new(None) };
+    static WAKE_BUF: RefCell<WakeBuf> = const { RefCell::new(WakeBuf { exec_id: 0, buf: Vec::new() }) };
+}
+
+/// The executor entered on this thread, if any.
+pub(crate) fn current() -> Option<Rc<Exec>> {
+    CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+}
+
+/// The executor entered on this thread, or Tokio's panic when there is none.
+#[track_caller]
+pub(crate) fn expect_current() -> Rc<Exec> {
+    current().unwrap_or_else(|| {
+        panic!(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
+             (sim: no simulation is running on this thread)"
+        )
+    })
+}
+
+struct Task {
+    header: Arc<Header>,
+    /// `None` while the task is being polled.
+    future: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    node: NodeId,
+    name: Option<Arc<str>>,
+    location: &'static Location<'static>,
+}
+
+#[derive(Clone, Copy)]
+struct Cur {
+    task: Option<u64>,
+    node: NodeId,
+}
+
+pub(crate) struct Core {
+    pub(crate) config: Config,
+    tasks: Vec<Option<Task>>,
+    free: Vec<u32>,
+    alive: usize,
+    run_queue: VecDeque<(u32, u64)>,
+    pub(crate) timers: Timers,
+    /// Global virtual time, ns since the start of the run.
+    pub(crate) now: u64,
+    pub(crate) step: u64,
+    sched_rng: ChaCha8Rng,
+    timer_rng: ChaCha8Rng,
+    select_rng: ChaCha8Rng,
+    pub(crate) nodes: Vec<NodeState>,
+    pub(crate) trace: Trace,
+    failure: Option<Failure>,
+    next_task_id: u64,
+    main_header: Arc<Header>,
+    block_ons: u64,
+}
+
+impl Core {
+    #[inline]
+    pub(crate) fn decide(&mut self, kind: Kind, value: u64) {
+        self.trace.decide(self.step, self.now, kind, value);
+    }
+
+    pub(crate) fn timer_tie(&mut self) -> u64 {
+        self.timer_rng.next_u64()
+    }
+
+    pub(crate) fn select_draw(&mut self, n: u32) -> u32 {
+        let v = seed::below(self.select_rng.next_u64(), u64::from(n)) as u32;
+        self.decide(Kind::Select, u64::from(v));
+        v
+    }
+
+    pub(crate) fn fail(&mut self, class: Class, message: String) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure { class, message });
+        }
+    }
+
+    pub(crate) fn node(&self, id: NodeId) -> &NodeState {
+        &self.nodes[id.index()]
+    }
+
+    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut NodeState {
+        &mut self.nodes[id.index()]
+    }
+
+    pub(crate) fn alive_tasks(&self) -> usize {
+        self.alive
+    }
+
+    /// Every live task, in id order, as the deadlock report lists them.
+    pub(crate) fn describe_tasks(&self) -> Vec<String> {
+        let mut tasks: Vec<&Task> = self.tasks.iter().flatten().collect();
+        tasks.sort_by_key(|t| t.header.id);
+        tasks
+            .iter()
+            .map(|t| {
+                let node = self.node(t.node);
+                format!(
+                    "task {} {} on node '{}'{} spawned at {}",
+                    t.header.id,
+                    t.name
+                        .as_deref()
+                        .map(|n| format!("'{n}'"))
+                        .unwrap_or_else(|| "(unnamed)".into()),
+                    node.name,
+                    if node.paused { " (paused)" } else { "" },
+                    t.location
+                )
+            })
+            .collect()
+    }
+}
+
+pub(crate) struct Exec {
+    pub(crate) id: u64,
+    pub(crate) core: RefCell<Core>,
+    cur: Cell<Cur>,
+    clock_node: Cell<NodeId>,
+    shared: Arc<Shared>,
+    /// The `std::time::Instant` that stands for virtual time 0 on a node
+    /// without clock offset.
+    pub(crate) base_std: std::time::Instant,
+    in_block_on: Cell<bool>,
+    /// Wall clock at virtual time 0, ns since the Unix epoch (seeded).
+    pub(crate) wall_base_ns: u64,
+    /// The failure that ended the last `block_on`, for the harness.
+    pub(crate) last_failure: RefCell<Option<Failure>>,
+}
+
+/// 2026-01-01T00:00:00Z, ns since the Unix epoch: the earliest wall clock a
+/// simulation starts at (the seed adds up to a year).
+const WALL_EPOCH_NS: u64 = 1_767_225_600 * 1_000_000_000;
+
+impl Exec {
+    pub(crate) fn new(config: Config) -> Rc<Exec> {
+        Self::with_trace(config, Trace::new(false, None))
+    }
+
+    pub(crate) fn with_trace(config: Config, trace: Trace) -> Rc<Exec> {
+        let id = NEXT_EXEC_ID.fetch_add(1, Ordering::Relaxed);
+        let shared = Arc::new(Shared::default());
+        let main_header = Arc::new(Header {
+            exec_id: id,
+            slot: MAIN_SLOT,
+            id: 0,
+            queued: AtomicBool::new(false),
+            aborted: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            shared: shared.clone(),
+        });
+        let root = config.seed;
+        let wall_base_ns = WALL_EPOCH_NS
+            + seed::below(seed::child(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
+        // With the interposers in place, `Instant::now()` here reads the
+        // virtual clock at 0, so every `Instant` of the run is a fixed
+        // function of the seed; without them it is merely a base point.
+        let was_active = hooks::active();
+        if !was_active {
+            hooks::activate(seed::child(root, "std.random"), wall_base_ns);
+        }
+        hooks::set_now(0);
+        hooks::set_node_clock(0, 0, 0);
+        let base_std = std::time::Instant::now();
+        if !was_active {
+            hooks::deactivate();
+        }
+        let core = Core {
+            tasks: Vec::new(),
+            free: Vec::new(),
+            alive: 0,
+            run_queue: VecDeque::new(),
+            timers: Timers::default(),
+            now: 0,
+            step: 0,
+            sched_rng: seed::stream(root, "schedule"),
+            timer_rng: seed::stream(root, "timer.ties"),
+            select_rng: seed::stream(root, "select"),
+            nodes: vec![NodeState::new("main".into(), None)],
+            trace,
+            failure: None,
+            next_task_id: 1,
+            main_header,
+            block_ons: 0,
+            config,
+        };
+        Rc::new(Exec {
+            id,
+            core: RefCell::new(core),
+            cur: Cell::new(Cur {
+                task: None,
+                node: NodeId::MAIN,
+            }),
+            clock_node: Cell::new(NodeId::MAIN),
+            shared,
+            base_std,
+            in_block_on: Cell::new(false),
+            wall_base_ns,
+            last_failure: RefCell::new(None),
+        })
+    }
+
+    /// Makes this executor the current one on this thread until the guard
+    /// drops.
+    pub(crate) fn enter(self: &Rc<Self>) -> Entered {
+        let prev = CURRENT.with(|c| c.replace(Some(self.clone())));
+        let prev_wake = WAKE_BUF.with(|b| std::mem::replace(&mut b.borrow_mut().exec_id, self.id));
+        Entered {
+            exec: self.clone(),
+            prev,
+            prev_wake,
+        }
+    }
+
+    pub(crate) fn current_task(&self) -> Option<u64> {
+        self.cur.get().task
+    }
+
+    pub(crate) fn current_node(&self) -> NodeId {
+        self.cur.get().node
+    }
+
+    /// Runs `f` as if on `node` (used for drops on kill and for spawns on
+    /// another node).
+    pub(crate) fn with_node<R>(&self, node: NodeId, f: impl FnOnce() -> R) -> R {
+        let prev = self.cur.replace(Cur { task: None, node });
+        self.sync_clock(node);
+        let out = f();
+        self.cur.set(prev);
+        self.sync_clock(prev.node);
+        out
+    }
+
+    fn sync_clock(&self, node: NodeId) {
+        if self.clock_node.get() != node {
+            self.clock_node.set(node);
+            let core = self.core.borrow();
+            let n = core.node(node);
+            hooks::set_node_clock(n.mono_offset_ns, n.wall_offset_ns, n.drift_ppm);
+        }
+    }
+
+    /// Re-reads the current node's clock settings (after a skew change).
+    pub(crate) fn refresh_clock(&self) {
+        self.clock_node.set(NodeId(u32::MAX));
+        self.sync_clock(self.cur.get().node);
+    }
+
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.core.borrow().now
+    }
+
+    // ----- spawning ---------------------------------------------------------
+
+    pub(crate) fn spawn<F>(
+        self: &Rc<Self>,
+        fut: F,
+        name: Option<Arc<str>>,
+        location: &'static Location<'static>,
+        node: Option<NodeId>,
+    ) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let node = node.unwrap_or_else(|| self.cur.get().node);
+        let mut core = self.core.borrow_mut();
+        let id = core.next_task_id;
+        core.next_task_id += 1;
+        let slot = match core.free.pop() {
+            Some(s) => s,
+            None => {
+                core.tasks.push(None);
+                (core.tasks.len() - 1) as u32
+            }
+        };
+        let header = Arc::new(Header {
+            exec_id: self.id,
+            slot,
+            id,
+            queued: AtomicBool::new(true),
+            aborted: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            shared: self.shared.clone(),
+        });
+        let (cell, handle) = TaskCell::new(fut, header.clone(), name.clone());
+        core.decide(Kind::Spawn, id);
+        if !core.node(node).alive {
+            // As on a runtime that is shutting down: the task is dropped at
+            // once and its handle reports cancellation.
+            core.free.push(slot);
+            drop(core);
+            self.with_node(node, || drop(cell));
+            return handle;
+        }
+        core.tasks[slot as usize] = Some(Task {
+            header,
+            future: Some(Box::pin(cell)),
+            node,
+            name,
+            location,
+        });
+        core.alive += 1;
+        drop(core);
+        self.push_wake(slot, id);
+        handle
+    }
+
+    fn push_wake(&self, slot: u32, id: u64) {
+        let local = WAKE_BUF.with(|b| {
+            let mut b = b.borrow_mut();
+            if b.exec_id == self.id {
+                b.buf.push((slot, id));
+                true
+            } else {
+                false
+            }
+        });
+        if !local {
+            self.core.borrow_mut().run_queue.push_back((slot, id));
+        }
+    }
+
+    /// Moves wakes into the run queue. Wakes made during one poll are sorted
+    /// by task id first, so the order in which a library happens to call
+    /// wakers (e.g. across the shards of a `watch` channel) never leaks into
+    /// the schedule; timer wakes keep their seeded order.
+    fn drain_wakes(&self, sort: bool) {
+        let mut buf = WAKE_BUF.with(|b| std::mem::take(&mut b.borrow_mut().buf));
+        let remote = if self.shared.has_remote.swap(false, Ordering::AcqRel) {
+            std::mem::take(&mut *self.shared.remote.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            Vec::new()
+        };
+        if buf.is_empty() && remote.is_empty() {
+            WAKE_BUF.with(|b| {
+                let mut b = b.borrow_mut();
+                if b.buf.capacity() == 0 {
+                    b.buf = buf;
+                }
+            });
+            return;
+        }
+        if sort && buf.len() > 1 {
+            buf.sort_unstable_by_key(|&(_, id)| id);
+        }
+        let mut core = self.core.borrow_mut();
+        core.run_queue.extend(buf.drain(..));
+        for (slot, id) in remote {
+            core.decide(Kind::RemoteWake, id);
+            core.run_queue.push_back((slot, id));
+        }
+        drop(core);
+        WAKE_BUF.with(|b| {
+            let mut b = b.borrow_mut();
+            if b.buf.capacity() < buf.capacity() {
+                b.buf = buf;
+            }
+        });
+    }
+
+    // ----- the run loop -----------------------------------------------------
+
+    pub(crate) fn block_on<F: Future>(self: &Rc<Self>, fut: F) -> F::Output {
+        if self.in_block_on.get() || current().is_some_and(|c| c.in_block_on.get()) {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function \
+                 (like `block_on`) attempted to block the current thread while the thread is \
+                 being used to drive asynchronous tasks."
+            );
+        }
+        let _entered = self.enter();
+        let n = {
+            let mut core = self.core.borrow_mut();
+            core.block_ons += 1;
+            core.block_ons
+        };
+        let _active = Active::new(self, n);
+        self.in_block_on.set(true);
+        let _reset = ResetOnDrop(&self.in_block_on);
+        let mut fut = std::pin::pin!(fut);
+        let main_header = self.core.borrow().main_header.clone();
+        let main_waker = Waker::from(main_header.clone());
+        main_header.queued.store(false, Ordering::Release);
+        main_header.schedule();
+        loop {
+            self.drain_wakes(true);
+            match self.next() {
+                Next::Main => {
+                    main_header.queued.store(false, Ordering::Release);
+                    self.cur.set(Cur {
+                        task: None,
+                        node: NodeId::MAIN,
+                    });
+                    self.sync_clock(NodeId::MAIN);
+                    {
+                        let mut core = self.core.borrow_mut();
+                        core.step += 1;
+                        core.decide(Kind::Poll, 0);
+                    }
+                    let mut cx = Context::from_waker(&main_waker);
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
+                    {
+                        Ok(Poll::Ready(v)) => {
+                            self.drain_wakes(true);
+                            self.core.borrow_mut().trace.finish();
+                            return v;
+                        }
+                        Ok(Poll::Pending) => self.after_poll(),
+                        Err(payload) => self.main_panicked(payload),
+                    }
+                }
+                Next::Task(slot, id) => self.poll_task(slot, id),
+                Next::Fail(f) => self.fail(f),
+            }
+        }
+    }
+
+    fn after_poll(&self) {
+        if hooks::thread_spawn_attempts() > 0 {
+            self.core.borrow_mut().fail(
+                Class::Forbidden,
+                "a simulated task tried to start an OS thread (std::thread::spawn, or a crate \
+                 that spawns one); threads run outside the simulation's control. Use \
+                 tokio::spawn or tokio::task::spawn_blocking instead."
+                    .into(),
+            );
+        }
+    }
+
+    fn next(&self) -> Next {
+        let mut core = self.core.borrow_mut();
+        loop {
+            if let Some(f) = core.failure.take() {
+                return Next::Fail(f);
+            }
+            if let Some(limit) = core.config.step_limit {
+                if core.step >= limit {
+                    return Next::Fail(Failure {
+                        class: Class::StepLimit,
+                        message: format!(
+                            "the run took {limit} steps without finishing (a busy loop that never \
+                             yields to the clock?). Raise it with SIM_STEP_LIMIT=<n> or \
+                             SIM_STEP_LIMIT=none."
+                        ),
+                    });
+                }
+            }
+            if core.run_queue.is_empty() {
+                if self.shared.has_remote.load(Ordering::Acquire) {
+                    drop(core);
+                    self.drain_wakes(true);
+                    core = self.core.borrow_mut();
+                    continue;
+                }
+                match self.advance(core) {
+                    Ok(c) => {
+                        core = c;
+                        continue;
+                    }
+                    Err(f) => return Next::Fail(f),
+                }
+            }
+            let len = core.run_queue.len();
+            let (slot, id) = match core.config.schedule {
+                Schedule::Fifo => core.run_queue.pop_front(),
+                Schedule::Random => {
+                    let i = if len == 1 {
+                        0
+                    } else {
+                        seed::below(core.sched_rng.next_u64(), len as u64)
+                    };
+                    core.run_queue.swap_remove_back(i as usize)
+                }
+            }
+            .expect("run queue is not empty");
+            if slot == MAIN_SLOT {
+                return Next::Main;
+            }
+            let node = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
+                Some(t) if t.header.id == id && t.future.is_some() => t.node,
+                _ => continue, // finished or dropped since it was woken
+            };
+            if core.node(node).paused {
+                core.node_mut(node).parked.push((slot, id));
+                continue;
+            }
+            return Next::Task(slot, id);
+        }
+    }
+
+    /// Nothing is runnable: move the clock to the next timer and fire every
+    /// timer due then. Consumes and returns the core borrow so that wakers
+    /// run with the core released.
+    fn advance<'a>(
+        &'a self,
+        mut core: std::cell::RefMut<'a, Core>,
+    ) -> Result<std::cell::RefMut<'a, Core>, Failure> {
+        let Some(deadline) = core.timers.next_deadline() else {
+            return Err(self.deadlock(&core));
+        };
+        if let Some(limit) = core.config.time_limit {
+            if deadline > limit.as_nanos() as u64 {
+                return Err(Failure {
+                    class: Class::Livelock,
+                    message: format!(
+                        "virtual time would pass the limit of {} (next timer at {}) and the main \
+                         future is still not finished. Raise it with SIM_TIME_LIMIT=<duration> \
+                         or SIM_TIME_LIMIT=none.",
+                        report::fmt_ns(limit.as_nanos() as u64),
+                        report::fmt_ns(deadline)
+                    ),
+                });
+            }
+        }
+        debug_assert!(deadline >= core.now, "timers never fire in the past");
+        if deadline > core.now {
+            core.now = deadline;
+            hooks::set_now(deadline);
+            core.decide(Kind::Advance, deadline);
+        }
+        let now = core.now;
+        let mut wakers = Vec::new();
+        while let Some(fired) = core.timers.pop_due(now) {
+            if core.node(fired.node).paused {
+                core.node_mut(fired.node).deferred.push(fired.waker);
+                continue;
+            }
+            core.decide(Kind::Fire, fired.seq);
+            wakers.push(fired.waker);
+        }
+        drop(core);
+        for w in wakers.into_iter().flatten() {
+            w.wake();
+        }
+        self.drain_wakes(false);
+        Ok(self.core.borrow_mut())
+    }
+
+    fn deadlock(&self, core: &Core) -> Failure {
+        let tasks = core.describe_tasks();
+        let paused: Vec<&str> = core
+            .nodes
+            .iter()
+            .filter(|n| n.paused)
+            .map(|n| n.name.as_str())
+            .collect();
+        let mut message = String::from(
+            "nothing is runnable, no timer is pending, and the main future is not finished",
+        );
+        if !paused.is_empty() {
+            message.push_str(&format!(" (paused nodes hold work: {})", paused.join(", ")));
+        }
+        message.push_str(".\n  live tasks:");
+        if tasks.is_empty() {
+            message.push_str(" none besides the main future");
+        }
+        for t in tasks {
+            message.push_str("\n    ");
+            message.push_str(&t);
+        }
+        Failure {
+            class: Class::Deadlock,
+            message,
+        }
+    }
+
+    fn poll_task(&self, slot: u32, id: u64) {
+        let (mut fut, header_ptr, node) = {
+            let mut core = self.core.borrow_mut();
+            let task = core.tasks[slot as usize]
+                .as_mut()
+                .expect("picked task exists");
+            if task.header.aborted.load(Ordering::Acquire) {
+                let fut = task.future.take();
+                let node = task.node;
+                let task = core.tasks[slot as usize].take();
+                core.free.push(slot as u32);
+                core.alive -= 1;
+                drop(core);
+                self.with_node(node, || {
+                    drop(fut);
+                    drop(task);
+                });
+                return;
+            }
+            let fut = task.future.take().expect("task is not being polled");
+            let ptr = Arc::as_ptr(&task.header);
+            let node = task.node;
+            core.step += 1;
+            core.decide(Kind::Poll, id);
+            (fut, ptr, node)
+        };
+        // SAFETY: the task's slab entry keeps its `Arc<Header>` alive for the
+        // whole poll (entries are only removed by this function, or by a kill
+        // that skips tasks whose future is out), and `ManuallyDrop` keeps this
+        // borrowed waker from releasing a count it never took.
+        let waker = ManuallyDrop::new(unsafe { Waker::from(Arc::from_raw(header_ptr)) });
+        // SAFETY: as above, the header outlives this reference.
+        unsafe { &*header_ptr }
+            .queued
+            .store(false, Ordering::Release);
+        self.cur.set(Cur {
+            task: Some(id),
+            node,
+        });
+        self.sync_clock(node);
+        let ready = fut
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_ready();
+        self.cur.set(Cur { task: None, node });
+        let mut core = self.core.borrow_mut();
+        let killed = !core.node(node).alive;
+        if ready || killed {
+            let task = core.tasks[slot as usize].take();
+            core.free.push(slot);
+            core.alive -= 1;
+            drop(core);
+            self.with_node(node, || {
+                drop(fut);
+                drop(task);
+            });
+        } else {
+            core.tasks[slot as usize]
+                .as_mut()
+                .expect("task still present")
+                .future = Some(fut);
+            drop(core);
+        }
+        self.after_poll();
+    }
+
+    fn main_panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ! {
+        let context = {
+            let core = self.core.borrow();
+            report::context(&core, "panic")
+        };
+        eprintln!("{context}");
+        std::panic::resume_unwind(report::augment_payload(payload, &context))
+    }
+
+    fn fail(&self, f: Failure) -> ! {
+        let text = {
+            let core = self.core.borrow();
+            report::render(&core, &f)
+        };
+        *self.last_failure.borrow_mut() = Some(f);
+        panic!("{text}");
+    }
+
+    // ----- node control -----------------------------------------------------
+
+    /// Kills `node`'s process: every task is dropped inside the node's
+    /// context (so `Drop` impls that spawn are attributed to it, and their
+    /// spawns are cancelled at once), and the node stays dead until revived.
+    pub(crate) fn kill(self: &Rc<Self>, node: NodeId) {
+        let wakers = {
+            let mut core = self.core.borrow_mut();
+            let n = core.node_mut(node);
+            n.alive = false;
+            n.paused = false;
+            n.incarnation += 1;
+            n.parked.clear();
+            let deferred = std::mem::take(&mut n.deferred);
+            n.reset_signals();
+            core.decide(Kind::Node, u64::from(node.0) << 8 | 1);
+            deferred
+        };
+        drop(wakers);
+        loop {
+            let victims = {
+                let mut core = self.core.borrow_mut();
+                let mut ids: Vec<(u64, u32)> = core
+                    .tasks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| t.as_ref().map(|t| (t, i)))
+                    .filter(|(t, _)| t.node == node && t.future.is_some())
+                    .map(|(t, i)| (t.header.id, i as u32))
+                    .collect();
+                ids.sort_unstable();
+                let mut victims = Vec::with_capacity(ids.len());
+                for (_, slot) in ids {
+                    let task = core.tasks[slot as usize].take();
+                    core.free.push(slot);
+                    core.alive -= 1;
+                    victims.push(task);
+                }
+                victims
+            };
+            if victims.is_empty() {
+                break;
+            }
+            self.with_node(node, || {
+                for t in victims {
+                    drop(t);
+                }
+            });
+        }
+    }
+
+    pub(crate) fn pause(&self, node: NodeId) {
+        let mut core = self.core.borrow_mut();
+        core.node_mut(node).paused = true;
+        core.decide(Kind::Node, u64::from(node.0) << 8 | 2);
+    }
+
+    pub(crate) fn resume(&self, node: NodeId) {
+        let (mut parked, deferred) = {
+            let mut core = self.core.borrow_mut();
+            core.decide(Kind::Node, u64::from(node.0) << 8 | 3);
+            let n = core.node_mut(node);
+            n.paused = false;
+            (
+                std::mem::take(&mut n.parked),
+                std::mem::take(&mut n.deferred),
+            )
+        };
+        parked.sort_unstable_by_key(|&(_, id)| id);
+        for (slot, id) in parked {
+            self.push_wake(slot, id);
+        }
+        for w in deferred.into_iter().flatten() {
+            w.wake();
+        }
+    }
+
+    /// Drops every remaining task (runtime shutdown), each in its node's
+    /// context.
+    pub(crate) fn shutdown(self: &Rc<Self>) {
+        let _entered = self.enter();
+        loop {
+            let victims: Vec<(NodeId, Option<Task>)> = {
+                let mut core = self.core.borrow_mut();
+                let mut v = Vec::new();
+                for i in 0..core.tasks.len() {
+                    if core.tasks[i].as_ref().is_some_and(|t| t.future.is_some()) {
+                        let t = core.tasks[i].take();
+                        core.free.push(i as u32);
+                        core.alive -= 1;
+                        v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
+                    }
+                }
+                for n in core.nodes.iter_mut() {
+                    n.alive = false;
+                }
+                v
+            };
+            if victims.is_empty() {
+                break;
+            }
+            for (node, t) in victims {
+                self.with_node(node, || drop(t));
+            }
+        }
+        WAKE_BUF.with(|b| b.borrow_mut().buf.clear());
+    }
+}
+
+enum Next {
+    Main,
+    Task(u32, u64),
+    Fail(Failure),
+}
+
+struct ResetOnDrop<'a>(&'a Cell<bool>);
+
+impl Drop for ResetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Interception is on while a `block_on` runs on this thread.
+struct Active {
+    was_active: bool,
+}
+
+impl Active {
+    fn new(exec: &Exec, n: u64) -> Active {
+        let was_active = hooks::active();
+        if !was_active {
+            let seed = exec.core.borrow().config.seed;
+            hooks::activate(
+                seed::child(seed, &format!("std.random.{n}")),
+                exec.wall_base_ns,
+            );
+        }
+        hooks::set_now(exec.now_ns());
+        exec.refresh_clock();
+        Active { was_active }
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        if !self.was_active {
+            hooks::deactivate();
+        }
+    }
+}
+
+pub(crate) struct Entered {
+    exec: Rc<Exec>,
+    prev: Option<Rc<Exec>>,
+    prev_wake: u64,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        // Wakes buffered for this executor go to its run queue before the
+        // buffer is handed back.
+        let leftover = WAKE_BUF.with(|b| {
+            let mut b = b.borrow_mut();
+            b.exec_id = self.prev_wake;
+            std::mem::take(&mut b.buf)
+        });
+        if !leftover.is_empty() {
+            if let Ok(mut core) = self.exec.core.try_borrow_mut() {
+                core.run_queue.extend(leftover);
+            }
+        }
+        let prev = self.prev.take();
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+/// `select!`'s fairness draw: from the seed inside a simulation, from a
+/// fixed-seed generator outside one (still deterministic).
+pub(crate) fn select_draw(n: u32) -> u32 {
+    if n <= 1 {
+        return 0;
+    }
+    if let Some(exec) = current() {
+        if let Ok(mut core) = exec.core.try_borrow_mut() {
+            return core.select_draw(n);
+        }
+    }
+    thread_local! {
+        static FALLBACK: Cell<u64> = const { Cell::new(0x853c_49e6_748f_ea9b) };
+    }
+    FALLBACK.with(|s| {
+        let x = seed::splitmix(s.get());
+        s.set(x);
+        seed::below(x, u64::from(n)) as u32
+    })
+}
+
+/// Called by a task whose panic nobody can observe (its `JoinHandle` is
+/// gone).
+pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
+    if let Some(exec) = current() {
+        if let Ok(mut core) = exec.core.try_borrow_mut() {
+            if core.config.unhandled_panic == UnhandledPanic::Fail {
+                let node = exec.current_node();
+                let node_name = core.node(node).name.clone();
+                core.fail(
+                    Class::Panic,
+                    format!(
+                        "task {id}{} on node '{node_name}' panicked and its JoinHandle was \
+                         dropped, so nobody could observe it: {message}\n  (SIM_UNHANDLED_PANIC=ignore \
+                         keeps running, as Tokio does by default)",
+                        name.map(|n| format!(" '{n}'")).unwrap_or_default()
+                    ),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The simulation: a seeded single-threaded executor with virtual time,
+//! nodes, and the Tokio-shaped modules bound to it.
+//!
+//! Data flow of one step: [`executor::Exec::block_on`] drains the wake buffer
+//! into the run queue, lets the schedule pick the next task (or advances the
+//! virtual clock to the next timer when nothing is runnable), polls it inside
+//! its node's context, and folds the decision into the run's fingerprint.
+
+pub(crate) mod api;
+pub(crate) mod config;
+pub mod control;
+pub(crate) mod executor;
+pub(crate) mod hooks;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod intercept;
+pub(crate) mod node;
+pub mod private;
+pub(crate) mod report;
+pub mod runtime;
+pub(crate) mod seed;
+pub mod signal;
+pub mod task;
+pub mod time;
+pub(crate) mod timer;
+pub(crate) mod trace;

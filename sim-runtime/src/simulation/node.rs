@@ -1,0 +1,84 @@
+//! Nodes: every task belongs to one, inherited from its spawner.
+//!
+//! A node models one process on one machine: a name, an optional IP, a clock
+//! (offset and drift), its signals, and — with the network and disk issues —
+//! its sockets and disk. The executor can kill it (process death: every task
+//! dropped), pause and resume it (tasks not polled, timers held), and revive
+//! it for a restart.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::task::Waker;
+
+/// A node of the simulation. `NodeId::MAIN` runs the `block_on` future.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub(crate) u32);
+
+impl NodeId {
+    pub const MAIN: NodeId = NodeId(0);
+
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The node's number (0 is the main node).
+    pub fn as_u32(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "node#{}", self.0)
+    }
+}
+
+pub(crate) struct NodeState {
+    pub name: String,
+    pub ip: Option<IpAddr>,
+    pub alive: bool,
+    pub paused: bool,
+    pub incarnation: u32,
+    pub mono_offset_ns: i64,
+    pub wall_offset_ns: i64,
+    pub drift_ppm: i64,
+    /// Tasks woken while the node was paused.
+    pub parked: Vec<(u32, u64)>,
+    /// Timers that came due while the node was paused.
+    pub deferred: Vec<Option<Waker>>,
+    pub signals: BTreeMap<i32, SignalSlot>,
+}
+
+/// One signal number on one node.
+#[derive(Default)]
+pub(crate) struct SignalSlot {
+    /// Deliveries so far.
+    pub count: u64,
+    /// Whether a handler was installed (`signal()` / `ctrl_c()` was called);
+    /// until then the default action applies.
+    pub handled: bool,
+    pub waiters: BTreeMap<u64, Waker>,
+}
+
+impl NodeState {
+    pub(crate) fn new(name: String, ip: Option<IpAddr>) -> NodeState {
+        NodeState {
+            name,
+            ip,
+            alive: true,
+            paused: false,
+            incarnation: 0,
+            mono_offset_ns: 0,
+            wall_offset_ns: 0,
+            drift_ppm: 0,
+            parked: Vec::new(),
+            deferred: Vec::new(),
+            signals: BTreeMap::new(),
+        }
+    }
+
+    /// A new process has no handlers installed.
+    pub(crate) fn reset_signals(&mut self) {
+        self.signals.clear();
+    }
+}

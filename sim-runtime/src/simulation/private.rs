@@ -1,0 +1,229 @@
+//! What `#[tokio::test]`, `#[tokio::main]` and `select!` expand to under
+//! simulation. Hidden from docs; the paths are a contract with
+//! `sim-runtime-macros`.
+
+use super::config::{self, Config};
+use super::executor::{self, Exec};
+use super::report::{self, Class, TestInfo};
+use super::runtime::{Builder, Runtime};
+use super::trace::{Decision, Trace};
+use std::cell::Cell;
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Arguments of `#[tokio::test]`.
+#[derive(Clone, Copy, Debug)]
+pub struct TestOptions {
+    pub name: &'static str,
+    pub file: &'static str,
+    pub package: &'static str,
+    pub crate_name: &'static str,
+    pub flavor: &'static str,
+    pub worker_threads: Option<usize>,
+    pub start_paused: bool,
+}
+
+/// Arguments of `#[tokio::main]`.
+#[derive(Clone, Copy, Debug)]
+pub struct MainOptions {
+    pub flavor: &'static str,
+    pub worker_threads: Option<usize>,
+    pub start_paused: bool,
+}
+
+/// What a test body may return: `()` or `Result<(), E: Debug>`.
+pub trait TestOutput {
+    fn into_outcome(self) -> Result<(), String>;
+    fn success() -> Self;
+}
+
+impl TestOutput for () {
+    fn into_outcome(self) -> Result<(), String> {
+        Ok(())
+    }
+    fn success() -> Self {}
+}
+
+impl<E: Debug> TestOutput for Result<(), E> {
+    fn into_outcome(self) -> Result<(), String> {
+        self.map_err(|e| format!("the test returned Err({e:?})"))
+    }
+    fn success() -> Self {
+        Ok(())
+    }
+}
+
+thread_local! {
+    static IN_TEST_RUNNER: Cell<bool> = const { Cell::new(false) };
+}
+
+pub(crate) fn in_test_runner() -> bool {
+    IN_TEST_RUNNER.with(|c| c.get())
+}
+
+fn test_info(opts: &TestOptions) -> TestInfo {
+    // `module_path!()` starts with the crate name, which libtest's test
+    // names leave out.
+    let name = opts
+        .name
+        .split_once("::")
+        .map(|(_, rest)| rest)
+        .unwrap_or(opts.name)
+        .to_string();
+    let in_tests_dir = opts.file.starts_with("tests/") || opts.file.contains("/tests/");
+    let target = if in_tests_dir {
+        format!("--test {}", opts.crate_name)
+    } else {
+        "--lib".into()
+    };
+    TestInfo {
+        name,
+        package: opts.package.to_string(),
+        target,
+    }
+}
+
+struct SeedRun {
+    outcome: Result<(), String>,
+    fingerprint: u64,
+    decisions: u64,
+    record: Option<Vec<Decision>>,
+    divergence: Option<super::trace::Divergence>,
+}
+
+fn run_seed<F, Fut>(
+    seed: u64,
+    make: &Arc<F>,
+    info: &TestInfo,
+    record: bool,
+    compare: Option<Arc<Vec<Decision>>>,
+) -> std::thread::Result<SeedRun>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future,
+    Fut::Output: TestOutput,
+{
+    let make = make.clone();
+    let info = info.clone();
+    // Each seed runs on a fresh OS thread, so no thread-local state (std's
+    // HashMap keys, rand's ThreadRng, Tokio's context) leaks between seeds.
+    std::thread::Builder::new()
+        .name(info.name.clone())
+        .spawn(move || {
+            IN_TEST_RUNNER.with(|c| c.set(true));
+            report::set_test(Some(info));
+            let exec = Exec::with_trace(Config::from_env(seed), Trace::new(record, compare));
+            let rt = Runtime::with_exec(exec.clone());
+            let out = rt.block_on(make());
+            let outcome = out.into_outcome().map_err(|e| {
+                let core = exec.core.borrow();
+                format!("{e}\n{}", report::context(&core, "the test failed"))
+            });
+            drop(rt);
+            let mut core = exec.core.borrow_mut();
+            SeedRun {
+                outcome,
+                fingerprint: core.trace.fingerprint(),
+                decisions: core.trace.decisions(),
+                record: core.trace.take_record(),
+                divergence: core.trace.divergence().cloned(),
+            }
+        })
+        .expect("sim: could not start the thread for a seed")
+        .join()
+}
+
+/// Runs a `#[tokio::test]` body once per seed (`SIM_SEED`, `SIM_SEEDS` or
+/// the default), each in a fresh simulation on a fresh thread.
+pub fn run_test<F, Fut>(opts: TestOptions, make: F) -> Fut::Output
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future,
+    Fut::Output: TestOutput,
+{
+    let info = test_info(&opts);
+    report::set_test(Some(info.clone()));
+    let seeds = config::test_seeds();
+    let check = config::env_check_determinism();
+    let make = Arc::new(make);
+    for seed in seeds {
+        eprintln!(
+            "sim: {} seed {seed} · replay: {}",
+            info.name,
+            report::replay_command(seed)
+        );
+        let first = match run_seed(seed, &make, &info, check, None) {
+            Ok(r) => r,
+            Err(payload) => std::panic::resume_unwind(payload),
+        };
+        if let Err(msg) = first.outcome {
+            panic!("{msg}");
+        }
+        if check {
+            let log = Arc::new(first.record.unwrap_or_default());
+            let second = match run_seed(seed, &make, &info, false, Some(log)) {
+                Ok(r) => r,
+                Err(payload) => {
+                    eprintln!(
+                        "sim: {}: seed {seed} passed once and failed when run again",
+                        Class::Nondeterminism.name()
+                    );
+                    std::panic::resume_unwind(payload)
+                }
+            };
+            if let Some(d) = second.divergence {
+                let show = |x: Option<Decision>| {
+                    x.map(|d| d.to_string())
+                        .unwrap_or_else(|| "(the run ended)".into())
+                };
+                panic!(
+                    "sim: {}: seed {seed} made different decisions when run again.\n  first \
+                     difference at decision #{}:\n    first run:  {}\n    second run: {}\n  \
+                     Something outside the seed steers the run (an OS thread, real I/O, a \
+                     global counter, time read outside the simulation).\n  replay: {}",
+                    Class::Nondeterminism.name(),
+                    d.index,
+                    show(d.expected),
+                    show(d.actual),
+                    report::replay_command(seed)
+                );
+            }
+            assert_eq!(
+                (first.fingerprint, first.decisions),
+                (second.fingerprint, second.decisions),
+                "sim: seed {seed}: fingerprints differ although no decision did"
+            );
+        }
+    }
+    report::set_test(None);
+    Fut::Output::success()
+}
+
+/// Runs a `#[tokio::main]` body in one simulation on the current thread.
+pub fn run_main<Fut: Future>(opts: MainOptions, future: Fut) -> Fut::Output {
+    let mut builder = match opts.flavor {
+        "current_thread" | "local" => Builder::new_current_thread(),
+        _ => Builder::new_multi_thread(),
+    };
+    builder
+        .enable_all()
+        .start_paused(opts.start_paused)
+        .build()
+        .expect("Failed building the Runtime")
+        .block_on(future)
+}
+
+/// `select!`'s fairness draw, from the seed.
+pub fn thread_rng_n(n: u32) -> u32 {
+    executor::select_draw(n)
+}
+
+pub use tokio as __tokio;
+
+/// Runs `f` on a fresh thread with the libc interposers answering from
+/// `seed` (for the interposers' own tests).
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub fn with_intercept_for_test<R: Send>(seed: u64, f: impl FnOnce() -> R + Send) -> R {
+    super::intercept::with_intercept_for_test(seed, f)
+}

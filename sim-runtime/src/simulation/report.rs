@@ -1,0 +1,129 @@
+//! How a failed run is told: its class, what happened, and where — seed,
+//! schedule, step, virtual time — and the one command that replays it.
+
+use super::executor::Core;
+use std::cell::RefCell;
+
+/// The kind of failure, each with its own wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Nothing runnable, no timer, main not finished.
+    Deadlock,
+    /// The virtual-time limit was reached.
+    Livelock,
+    /// The step limit was reached.
+    StepLimit,
+    /// A task panicked and nobody could observe it.
+    Panic,
+    /// Simulated code did something outside the simulation's control.
+    Forbidden,
+    /// Two runs of the same seed made different decisions.
+    Nondeterminism,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Deadlock => "deadlock",
+            Class::Livelock => "livelock (virtual-time limit)",
+            Class::StepLimit => "step limit",
+            Class::Panic => "panic",
+            Class::Forbidden => "forbidden operation",
+            Class::Nondeterminism => "nondeterminism",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub class: Class,
+    pub message: String,
+}
+
+/// How to name the running test in a replay command; set by the
+/// `#[tokio::test]` runner, guessed from the thread name otherwise.
+#[derive(Clone, Debug)]
+pub(crate) struct TestInfo {
+    pub name: String,
+    pub package: String,
+    pub target: String,
+}
+
+thread_local! {
+    static TEST: RefCell<Option<TestInfo>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn set_test(info: Option<TestInfo>) {
+    TEST.with(|t| *t.borrow_mut() = info);
+}
+
+/// The command that replays `seed`.
+pub(crate) fn replay_command(seed: u64) -> String {
+    let info = TEST.with(|t| t.borrow().clone());
+    match info {
+        Some(t) => format!(
+            "SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {} -- {} --exact",
+            t.package, t.target, t.name
+        ),
+        None => {
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("<test name>")
+                .to_string();
+            format!("SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo test -- {test} --exact")
+        }
+    }
+}
+
+pub(crate) fn fmt_ns(ns: u64) -> String {
+    format!("{}.{:09}s", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// Seed, schedule, step, virtual time and the replay line.
+pub(crate) fn context(core: &Core, class: &str) -> String {
+    let seed = core.config.seed;
+    format!(
+        "sim: {class} at step {} · virtual time {} · seed {seed} (schedule {})\n\
+         sim: replay with: {}",
+        core.step,
+        fmt_ns(core.now),
+        core.config.schedule.name(),
+        replay_command(seed)
+    )
+}
+
+pub(crate) fn render(core: &Core, f: &Failure) -> String {
+    format!(
+        "sim: {}: {}\n{}",
+        f.class.name(),
+        f.message,
+        context(core, f.class.name())
+    )
+}
+
+/// Adds the context to a panic payload that is a string (so
+/// `#[should_panic(expected = ..)]` still matches the original text).
+pub(crate) fn augment_payload(
+    payload: Box<dyn std::any::Any + Send>,
+    context: &str,
+) -> Box<dyn std::any::Any + Send> {
+    let text = if let Some(s) = payload.downcast_ref::<&'static str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        return payload;
+    };
+    Box::new(format!("{text}\n{context}"))
+}
+
+/// The text of a panic payload, as far as it has one.
+pub(crate) fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".into()
+    }
+}

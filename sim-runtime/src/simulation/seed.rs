@@ -1,0 +1,56 @@
+//! The seed tree: every consumer of randomness gets its own stream, derived
+//! from the root seed and a label, so adding a consumer never shifts the
+//! draws of the others.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+/// A child seed: `H(root, label)`. The hash is a fixed function (FNV-1a over
+/// the label folded into SplitMix64), identical on every platform and build.
+pub(crate) fn child(root: u64, label: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in label.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    splitmix(root ^ splitmix(h))
+}
+
+pub(crate) fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The stream for `label` under `root`.
+pub(crate) fn stream(root: u64, label: &str) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(child(root, label))
+}
+
+/// Uniform draw in `0..n` without modulo bias worth caring about at our `n`
+/// (Lemire's multiply-shift).
+#[inline]
+pub(crate) fn below(x: u64, n: u64) -> u64 {
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_differ_by_label_and_root() {
+        assert_ne!(child(1, "sched"), child(1, "timer"));
+        assert_ne!(child(1, "sched"), child(2, "sched"));
+        assert_eq!(child(7, "sched"), child(7, "sched"));
+    }
+
+    #[test]
+    fn below_stays_in_range() {
+        for x in [0, 1, u64::MAX / 2, u64::MAX] {
+            assert!(below(x, 5) < 5);
+        }
+        assert_eq!(below(u64::MAX, 1), 0);
+    }
+}

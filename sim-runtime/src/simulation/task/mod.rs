@@ -1,0 +1,199 @@
+//! `tokio::task` under simulation.
+
+pub(crate) mod join;
+mod join_set;
+mod local;
+
+pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use join_set::JoinSet;
+pub use local::{spawn_local, LocalSet};
+pub use tokio::task::{futures, LocalKey};
+
+use crate::simulation::executor::{self, expect_current};
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::panic::Location;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// An opaque id that uniquely identifies a task relative to all other
+/// currently running tasks.
+#[derive(Clone, Copy, Debug, Hash, Eq, PartialEq, Ord, PartialOrd)]
+pub struct Id(pub(crate) u64);
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The id of the currently running task. Panics outside a task.
+#[track_caller]
+pub fn id() -> Id {
+    try_id().expect("Can't get a task id when not inside a task")
+}
+
+/// The id of the currently running task, or `None` outside a task.
+pub fn try_id() -> Option<Id> {
+    executor::current().and_then(|e| e.current_task()).map(Id)
+}
+
+/// Spawns a new asynchronous task, returning a [`JoinHandle`] for it.
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    expect_current().spawn(future, None, Location::caller(), None)
+}
+
+/// Runs the provided closure on a blocking thread — in a simulation, as a
+/// task of its own on the one simulation thread, so it is scheduled like
+/// any other task (and a blocking call inside it still blocks everything).
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let mut f = Some(f);
+    expect_current().spawn(
+        std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))())),
+        None,
+        Location::caller(),
+        None,
+    )
+}
+
+/// Runs the closure in place (there is only one thread to block).
+pub fn block_in_place<F, R>(f: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    f()
+}
+
+/// Yields execution back to the scheduler: the task is re-queued behind the
+/// tasks that are runnable now.
+pub async fn yield_now() {
+    struct YieldNow {
+        yielded: bool,
+    }
+    impl Future for YieldNow {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.yielded {
+                return Poll::Ready(());
+            }
+            self.yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+    YieldNow { yielded: false }.await
+}
+
+/// Consumes a unit of budget (the simulation has no budget: this yields
+/// nothing and returns at once).
+pub async fn consume_budget() {}
+
+/// Turns off cooperative scheduling for a future (a no-op in simulation:
+/// there is no budget to turn off).
+pub fn unconstrained<F: Future>(inner: F) -> Unconstrained<F> {
+    Unconstrained { inner }
+}
+
+/// Future for [`unconstrained`].
+#[must_use = "Unconstrained does nothing unless polled"]
+pub struct Unconstrained<F> {
+    inner: F,
+}
+
+impl<F: Future> Future for Unconstrained<F> {
+    type Output = F::Output;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: structural pinning of the only field.
+        unsafe { self.map_unchecked_mut(|s| &mut s.inner) }.poll(cx)
+    }
+}
+
+/// Factory which is used to configure the properties of a new task (Tokio's
+/// unstable `task::Builder`; here always available).
+#[derive(Default, Debug)]
+pub struct Builder<'a> {
+    name: Option<&'a str>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder with no name.
+    pub fn new() -> Self {
+        Builder { name: None }
+    }
+
+    /// Names the task (shown in deadlock reports and traces).
+    pub fn name(&self, name: &'a str) -> Self {
+        Builder { name: Some(name) }
+    }
+
+    fn arc_name(&self) -> Option<Arc<str>> {
+        self.name.map(Arc::from)
+    }
+
+    /// Spawns a task with this builder's settings.
+    #[track_caller]
+    pub fn spawn<Fut>(self, future: Fut) -> io::Result<JoinHandle<Fut::Output>>
+    where
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        Ok(expect_current().spawn(future, self.arc_name(), Location::caller(), None))
+    }
+
+    /// Spawns a `!Send` task with this builder's settings.
+    #[track_caller]
+    pub fn spawn_local<Fut>(self, future: Fut) -> io::Result<JoinHandle<Fut::Output>>
+    where
+        Fut: Future + 'static,
+        Fut::Output: 'static,
+    {
+        Ok(expect_current().spawn(future, self.arc_name(), Location::caller(), None))
+    }
+
+    /// Spawns blocking code with this builder's settings.
+    #[track_caller]
+    pub fn spawn_blocking<Function, Output>(
+        self,
+        function: Function,
+    ) -> io::Result<JoinHandle<Output>>
+    where
+        Function: FnOnce() -> Output + Send + 'static,
+        Output: Send + 'static,
+    {
+        let mut f = Some(function);
+        Ok(expect_current().spawn(
+            std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))())),
+            self.arc_name(),
+            Location::caller(),
+            None,
+        ))
+    }
+
+    /// Spawns on the runtime behind `handle`.
+    #[track_caller]
+    pub fn spawn_on<Fut>(
+        self,
+        future: Fut,
+        handle: &crate::simulation::runtime::Handle,
+    ) -> io::Result<JoinHandle<Fut::Output>>
+    where
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        Ok(handle
+            .exec()
+            .spawn(future, self.arc_name(), Location::caller(), None))
+    }
+}

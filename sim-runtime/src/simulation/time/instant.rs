@@ -1,0 +1,148 @@
+use crate::simulation::executor;
+use crate::simulation::hooks;
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+use std::time::Duration;
+
+/// A measurement of the node's monotonically nondecreasing virtual clock.
+///
+/// Same shape as Tokio's: a wrapper around `std::time::Instant`, so
+/// `from_std`/`into_std` convert freely and compare correctly with
+/// `std::time::Instant::now()` inside the simulation.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant {
+    std: std::time::Instant,
+}
+
+impl Instant {
+    /// The current instant on this node's clock (outside a simulation: the
+    /// real clock).
+    pub fn now() -> Instant {
+        match executor::current() {
+            Some(exec) => {
+                let (now, off, ppm) = {
+                    let core = exec.core.borrow();
+                    let n = core.node(exec.current_node());
+                    (core.now, n.mono_offset_ns, n.drift_ppm)
+                };
+                let local = hooks::local_elapsed_ns(now, ppm) as i128 + off as i128;
+                Instant {
+                    std: exec.base_std + Duration::from_nanos(local.max(0) as u64),
+                }
+            }
+            None => Instant {
+                std: std::time::Instant::now(),
+            },
+        }
+    }
+
+    pub fn from_std(std: std::time::Instant) -> Instant {
+        Instant { std }
+    }
+
+    pub fn into_std(self) -> std::time::Instant {
+        self.std
+    }
+
+    pub fn duration_since(&self, earlier: Instant) -> Duration {
+        self.std.saturating_duration_since(earlier.std)
+    }
+
+    pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
+        self.std.checked_duration_since(earlier.std)
+    }
+
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
+        self.std.saturating_duration_since(earlier.std)
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        Instant::now().saturating_duration_since(*self)
+    }
+
+    pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
+        self.std.checked_add(duration).map(Instant::from_std)
+    }
+
+    pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
+        self.std.checked_sub(duration).map(Instant::from_std)
+    }
+
+    /// Far enough in the future to stand for "never" (Tokio uses ~30 years).
+    pub(crate) fn far_future() -> Instant {
+        Instant::now() + Duration::from_secs(86_400 * 365 * 30)
+    }
+
+    /// This instant as global virtual time (ns since the run started), as
+    /// seen from the current node; instants in the past map to "now or
+    /// earlier", which the caller treats as already due.
+    pub(crate) fn to_global_ns(self, exec: &executor::Exec) -> u64 {
+        let core = exec.core.borrow();
+        let n = core.node(exec.current_node());
+        let local = self.std.saturating_duration_since(exec.base_std).as_nanos() as i128
+            - n.mono_offset_ns as i128;
+        if local <= 0 {
+            return 0;
+        }
+        let global = if n.drift_ppm == 0 {
+            local
+        } else {
+            // Invert local = global * (1 + ppm/1e6), rounding up so a timer
+            // never fires before its local deadline.
+            let den = 1_000_000i128 + n.drift_ppm as i128;
+            (local * 1_000_000 + den - 1) / den
+        };
+        global.clamp(0, u64::MAX as i128) as u64
+    }
+}
+
+impl From<std::time::Instant> for Instant {
+    fn from(time: std::time::Instant) -> Instant {
+        Instant::from_std(time)
+    }
+}
+
+impl From<Instant> for std::time::Instant {
+    fn from(value: Instant) -> std::time::Instant {
+        value.into_std()
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, other: Duration) -> Instant {
+        Instant::from_std(self.std + other)
+    }
+}
+
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, rhs: Duration) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sub for Instant {
+    type Output = Duration;
+    fn sub(self, rhs: Instant) -> Duration {
+        self.std.saturating_duration_since(rhs.std)
+    }
+}
+
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+    fn sub(self, rhs: Duration) -> Instant {
+        Instant::from_std(std::time::Instant::sub(self.std, rhs))
+    }
+}
+
+impl SubAssign<Duration> for Instant {
+    fn sub_assign(&mut self, rhs: Duration) {
+        *self = *self - rhs;
+    }
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.std.fmt(fmt)
+    }
+}

@@ -1,0 +1,90 @@
+//! `tokio::time` under simulation: virtual time.
+//!
+//! The clock only moves when nothing is runnable: it then jumps to the
+//! earliest timer. A timer's deadline is rounded up to the next millisecond
+//! of virtual time (Tokio's granularity), so a sleep lasts at least its
+//! duration; timers due at the same instant fire in an order drawn from the
+//! seed. Each node reads its own clock (offset and drift), and deadlines are
+//! converted to global time when a timer is registered.
+
+mod instant;
+mod interval;
+mod sleep;
+mod timeout;
+
+pub use instant::Instant;
+pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
+pub use sleep::{sleep, sleep_until, Sleep};
+pub use timeout::{timeout, timeout_at, Timeout};
+
+pub use std::time::Duration;
+
+/// Errors of `tokio::time`.
+pub mod error {
+    use std::fmt;
+
+    /// Returned by `timeout` and `timeout_at` when the deadline passed.
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct Elapsed(pub(crate) ());
+
+    impl fmt::Display for Elapsed {
+        fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
+            "deadline has elapsed".fmt(fmt)
+        }
+    }
+
+    impl std::error::Error for Elapsed {}
+
+    impl From<Elapsed> for std::io::Error {
+        fn from(_err: Elapsed) -> std::io::Error {
+            std::io::ErrorKind::TimedOut.into()
+        }
+    }
+
+    /// Timer errors (never produced by the simulation's timer, which cannot
+    /// shut down or run out of capacity; kept for API parity).
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct Error(());
+
+    impl Error {
+        pub fn shutdown() -> Error {
+            Error(())
+        }
+        pub fn is_shutdown(&self) -> bool {
+            true
+        }
+        pub fn at_capacity() -> Error {
+            Error(())
+        }
+        pub fn is_at_capacity(&self) -> bool {
+            false
+        }
+        pub fn invalid() -> Error {
+            Error(())
+        }
+        pub fn is_invalid(&self) -> bool {
+            false
+        }
+    }
+
+    impl fmt::Display for Error {
+        fn fmt(&self, fmt: &mut fmt::Formatter<'_>) -> fmt::Result {
+            "timer is shutdown".fmt(fmt)
+        }
+    }
+
+    impl std::error::Error for Error {}
+}
+
+/// Pauses time. The simulated clock is always "paused" in Tokio's sense
+/// (it only moves when everything is idle), so this does nothing.
+pub fn pause() {}
+
+/// Resumes time. A no-op: the simulated clock never runs on its own.
+pub fn resume() {}
+
+/// Advances time by `duration`: the calling task sleeps exactly that long
+/// (no millisecond rounding) and every timer due meanwhile fires.
+pub async fn advance(duration: Duration) {
+    sleep::Sleep::exact(duration).await
+}

@@ -1,0 +1,168 @@
+use super::Instant;
+use crate::simulation::executor::{self, expect_current};
+use crate::simulation::timer::TimerKey;
+use std::future::Future;
+use std::marker::PhantomPinned;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+const MS: u64 = 1_000_000;
+
+/// Waits until `duration` has elapsed on the node's virtual clock.
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    let deadline = Instant::now()
+        .checked_add(duration)
+        .unwrap_or_else(Instant::far_future);
+    Sleep::new(deadline, false)
+}
+
+/// Waits until `deadline` is reached on the node's virtual clock.
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::new(deadline, false)
+}
+
+/// Future returned by [`sleep`] and [`sleep_until`].
+///
+/// Registered with the timer queue on first poll; dropping it cancels the
+/// timer (no stale wake-up, and the clock is not pulled forward).
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    deadline: Instant,
+    /// `advance()` sleeps to the exact nanosecond; `sleep` rounds up to ms.
+    exact: bool,
+    key: Option<TimerKey>,
+    exec_id: u64,
+    elapsed: bool,
+    _pin: PhantomPinned,
+}
+
+impl Sleep {
+    #[track_caller]
+    fn new(deadline: Instant, exact: bool) -> Sleep {
+        let exec = expect_current();
+        Sleep {
+            deadline,
+            exact,
+            key: None,
+            exec_id: exec.id,
+            elapsed: false,
+            _pin: PhantomPinned,
+        }
+    }
+
+    pub(crate) fn exact(duration: Duration) -> Sleep {
+        let deadline = Instant::now()
+            .checked_add(duration)
+            .unwrap_or_else(Instant::far_future);
+        Sleep::new(deadline, true)
+    }
+
+    /// The instant at which the future completes.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has elapsed.
+    pub fn is_elapsed(&self) -> bool {
+        if self.elapsed {
+            return true;
+        }
+        match (self.key, executor::current()) {
+            (Some(k), Some(exec)) if exec.id == self.exec_id => {
+                exec.core.borrow().timers.is_fired(k)
+            }
+            _ => self.deadline <= Instant::now(),
+        }
+    }
+
+    /// Resets the deadline. A task waiting on this sleep is woken at the new
+    /// deadline without being polled again first, as in Tokio.
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        // SAFETY: no field is structurally pinned; `PhantomPinned` only keeps
+        // the type `!Unpin` like Tokio's.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.deadline = deadline;
+        this.elapsed = false;
+        let waker = this.deregister();
+        if let Some(w) = waker {
+            let _ = this.register(&w);
+        }
+    }
+
+    fn deregister(&mut self) -> Option<Waker> {
+        let key = self.key.take()?;
+        let exec = executor::current().filter(|e| e.id == self.exec_id)?;
+        let w = exec.core.borrow_mut().timers.remove(key);
+        w
+    }
+
+    /// Registers the timer. Returns `true` if the deadline is already due.
+    fn register(&mut self, waker: &Waker) -> bool {
+        let exec = expect_current();
+        let global = self.deadline.to_global_ns(&exec);
+        let due = if self.exact {
+            global
+        } else {
+            global.div_ceil(MS).saturating_mul(MS)
+        };
+        let mut core = exec.core.borrow_mut();
+        if due <= core.now {
+            return true;
+        }
+        let tie = core.timer_tie();
+        let node = exec.current_node();
+        self.key = Some(core.timers.insert(due, tie, waker.clone(), node));
+        false
+    }
+
+    fn poll_elapsed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.elapsed {
+            return Poll::Ready(());
+        }
+        match self.key {
+            Some(key) => {
+                let exec = expect_current();
+                let mut core = exec.core.borrow_mut();
+                if core.timers.is_fired(key) {
+                    let w = core.timers.remove(key);
+                    drop(core);
+                    drop(w);
+                    self.key = None;
+                    self.elapsed = true;
+                    Poll::Ready(())
+                } else {
+                    core.timers.set_waker(key, cx.waker());
+                    Poll::Pending
+                }
+            }
+            None => {
+                if self.register(cx.waker()) {
+                    self.elapsed = true;
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            }
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: see `reset`.
+        unsafe { self.get_unchecked_mut() }.poll_elapsed(cx)
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        let w = self.deregister();
+        drop(w);
+    }
+}

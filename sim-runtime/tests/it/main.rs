@@ -1,0 +1,43 @@
+//! sim-runtime's integration tests under `--cfg simulation`.
+#![cfg(simulation)]
+
+mod failures;
+mod nodes;
+mod tasks;
+mod time;
+
+use std::future::Future;
+
+/// Runs `f` in a fresh simulation with `seed`, on the current thread.
+pub fn run<F: Future>(seed: u64, f: F) -> F::Output {
+    sim_runtime::runtime::Builder::new_current_thread()
+        .sim_seed(seed)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Runs `f` in a fresh simulation on a fresh thread, returning the panic
+/// message if the run failed.
+pub fn run_failing<F, Fut>(seed: u64, f: F) -> String
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future,
+{
+    let r = std::thread::spawn(move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run(seed, f());
+        }))
+    })
+    .join()
+    .unwrap();
+    match r {
+        Ok(()) => panic!("the simulation was expected to fail, but it passed"),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    }
+}

@@ -1,0 +1,176 @@
+use crate::run;
+use sim_runtime::task::{self, JoinSet};
+use std::sync::{Arc, Mutex};
+
+/// The interleaving of three yielding tasks, as a transcript.
+fn interleaving(seed: u64) -> Vec<u32> {
+    run(seed, async {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for t in 0..3u32 {
+            let log = log.clone();
+            handles.push(sim_runtime::spawn(async move {
+                for i in 0..5 {
+                    log.lock().unwrap().push(t * 10 + i);
+                    task::yield_now().await;
+                }
+            }));
+        }
+        for h in handles {
+            h.await.unwrap();
+        }
+        let v = log.lock().unwrap().clone();
+        v
+    })
+}
+
+#[test]
+fn same_seed_same_interleaving_and_seeds_differ() {
+    assert_eq!(interleaving(7), interleaving(7));
+    let distinct: std::collections::BTreeSet<Vec<u32>> = (0..20).map(interleaving).collect();
+    assert!(
+        distinct.len() > 5,
+        "20 seeds gave only {} interleavings",
+        distinct.len()
+    );
+}
+
+#[test]
+fn join_handle_returns_output_and_panics() {
+    run(1, async {
+        assert_eq!(sim_runtime::spawn(async { 5 }).await.unwrap(), 5);
+        let err = sim_runtime::spawn(async { panic!("boom") })
+            .await
+            .unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(*err.into_panic().downcast::<&str>().unwrap(), "boom");
+    });
+}
+
+#[test]
+fn abort_cancels_and_is_finished() {
+    run(2, async {
+        let h = sim_runtime::spawn(std::future::pending::<()>());
+        let a = h.abort_handle();
+        assert!(!a.is_finished());
+        h.abort();
+        let e = h.await.unwrap_err();
+        assert!(e.is_cancelled());
+        assert!(a.is_finished());
+    });
+}
+
+#[test]
+fn task_ids_and_names() {
+    run(3, async {
+        assert!(
+            task::try_id().is_none(),
+            "block_on's future is not a task, as in Tokio"
+        );
+        let h = task::Builder::new()
+            .name("worker")
+            .spawn(async { task::id() })
+            .unwrap();
+        let id = h.id();
+        assert_eq!(h.await.unwrap(), id);
+    });
+}
+
+#[test]
+fn join_set_yields_in_completion_order() {
+    run(4, async {
+        let mut set = JoinSet::new();
+        for ms in [30u64, 10, 20] {
+            set.spawn(async move {
+                sim_runtime::time::sleep(std::time::Duration::from_millis(ms)).await;
+                ms
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(r) = set.join_next().await {
+            out.push(r.unwrap());
+        }
+        assert_eq!(out, vec![10, 20, 30]);
+    });
+}
+
+#[test]
+fn spawn_blocking_and_local() {
+    run(5, async {
+        assert_eq!(task::spawn_blocking(|| 2 + 2).await.unwrap(), 4);
+        let rc = std::rc::Rc::new(3);
+        assert_eq!(task::spawn_local(async move { *rc }).await.unwrap(), 3);
+        let local = task::LocalSet::new();
+        local.spawn_local(async { task::yield_now().await });
+        local.await;
+    });
+}
+
+sim_runtime::task_local! {
+    static REQUEST: u32;
+}
+
+#[test]
+fn task_local_scopes() {
+    run(6, async {
+        let v = REQUEST
+            .scope(9, async {
+                task::yield_now().await;
+                REQUEST.get()
+            })
+            .await;
+        assert_eq!(v, 9);
+    });
+}
+
+#[test]
+fn select_draw_is_seeded() {
+    fn firsts(seed: u64) -> Vec<u8> {
+        run(seed, async {
+            let mut out = Vec::new();
+            for _ in 0..16 {
+                sim_runtime::select! {
+                    _ = async {} => out.push(0),
+                    _ = async {} => out.push(1),
+                }
+            }
+            out
+        })
+    }
+    assert_eq!(firsts(11), firsts(11));
+    let a = firsts(11);
+    assert!(
+        a.contains(&0) && a.contains(&1),
+        "select! never chose one branch: {a:?}"
+    );
+    assert_ne!(firsts(11), firsts(12));
+}
+
+#[test]
+fn runtime_handle_and_enter() {
+    let rt = sim_runtime::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .sim_seed(1)
+        .build()
+        .unwrap();
+    let h = rt.spawn(async { 1 });
+    assert_eq!(rt.block_on(h).unwrap(), 1);
+    let handle = rt.handle().clone();
+    let _g = rt.enter();
+    let h2 = sim_runtime::spawn(async { 2 });
+    assert_eq!(handle.block_on(h2).unwrap(), 2);
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    send_sync(&rt);
+    send_sync(&handle);
+}
+
+#[test]
+fn nested_block_on_is_refused_like_tokio() {
+    let msg = crate::run_failing(1, || async {
+        sim_runtime::runtime::Handle::current().block_on(async {});
+    });
+    assert!(
+        msg.contains("Cannot start a runtime from within a runtime"),
+        "{msg}"
+    );
+}

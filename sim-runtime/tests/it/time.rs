@@ -1,0 +1,136 @@
+use crate::run;
+use sim_runtime::time::{self, Duration, Instant, MissedTickBehavior};
+use std::sync::{Arc, Mutex};
+
+#[test]
+fn an_hour_of_sleep_is_virtual() {
+    let wall = std::time::Instant::now();
+    let elapsed = run(1, async {
+        let start = Instant::now();
+        for _ in 0..60 {
+            time::sleep(Duration::from_secs(60)).await;
+        }
+        start.elapsed()
+    });
+    assert_eq!(elapsed, Duration::from_secs(3600));
+    // Not a speed assertion: an hour of real sleeping would not end at all
+    // within the test's lifetime; this only guards against real sleeping.
+    assert!(wall.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn sleep_lasts_at_least_its_duration_rounded_to_ms() {
+    run(2, async {
+        let start = Instant::now();
+        time::sleep(Duration::from_micros(1500)).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(2));
+        time::sleep(Duration::ZERO).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(2));
+    });
+}
+
+#[test]
+fn std_clocks_follow_virtual_time() {
+    run(3, async {
+        let std_start = std::time::Instant::now();
+        let wall_start = std::time::SystemTime::now();
+        time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(std_start.elapsed(), Duration::from_secs(5));
+        assert_eq!(wall_start.elapsed().unwrap(), Duration::from_secs(5));
+        assert_eq!(Instant::now().into_std(), std::time::Instant::now());
+    });
+}
+
+#[test]
+fn same_instant_timers_fire_in_seeded_order() {
+    fn order(seed: u64) -> Vec<u32> {
+        run(seed, async {
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let mut hs = Vec::new();
+            for i in 0..6 {
+                let log = log.clone();
+                hs.push(sim_runtime::spawn(async move {
+                    time::sleep(Duration::from_millis(10)).await;
+                    log.lock().unwrap().push(i);
+                }));
+            }
+            for h in hs {
+                h.await.unwrap();
+            }
+            let v = log.lock().unwrap().clone();
+            v
+        })
+    }
+    assert_eq!(order(5), order(5));
+    let distinct: std::collections::BTreeSet<_> = (0..10).map(order).collect();
+    assert!(distinct.len() > 3);
+}
+
+#[test]
+fn dropped_sleep_neither_wakes_nor_pulls_time_forward() {
+    run(4, async {
+        let start = Instant::now();
+        {
+            let s = time::sleep(Duration::from_secs(100));
+            let _ = time::timeout(Duration::from_millis(1), s).await;
+        }
+        assert_eq!(start.elapsed(), Duration::from_millis(1));
+        time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(1001));
+    });
+}
+
+#[test]
+fn timeout_and_elapsed() {
+    run(5, async {
+        let r = time::timeout(Duration::from_millis(50), std::future::pending::<()>()).await;
+        let e = r.unwrap_err();
+        assert_eq!(e.to_string(), "deadline has elapsed");
+        let io: std::io::Error = e.into();
+        assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+        let ok = time::timeout(Duration::from_millis(50), async { 3 }).await;
+        assert_eq!(ok.unwrap(), 3);
+    });
+}
+
+#[test]
+fn interval_ticks_and_missed_tick_behaviours() {
+    run(6, async {
+        let start = Instant::now();
+        let mut iv = time::interval(Duration::from_millis(10));
+        assert_eq!(iv.tick().await, start);
+        assert_eq!(iv.tick().await, start + Duration::from_millis(10));
+        // Miss three ticks, then Burst catches up at once.
+        time::sleep(Duration::from_millis(35)).await;
+        assert_eq!(iv.tick().await, start + Duration::from_millis(20));
+        assert_eq!(Instant::now(), start + Duration::from_millis(45));
+        iv.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        assert_eq!(iv.tick().await, start + Duration::from_millis(30));
+        assert_eq!(iv.tick().await, start + Duration::from_millis(50));
+    });
+}
+
+#[test]
+fn sleep_reset_wakes_waiter_at_new_deadline() {
+    run(7, async {
+        let start = Instant::now();
+        let sleep = time::sleep(Duration::from_secs(10));
+        tokio_pin(sleep, start).await;
+    });
+    async fn tokio_pin(sleep: time::Sleep, start: Instant) {
+        sim_runtime::pin!(sleep);
+        let _ = time::timeout(Duration::from_millis(1), sleep.as_mut()).await;
+        sleep.as_mut().reset(start + Duration::from_millis(20));
+        sleep.await;
+        assert_eq!(Instant::now(), start + Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn advance_moves_exactly() {
+    run(8, async {
+        let start = Instant::now();
+        time::advance(Duration::from_micros(10)).await;
+        assert_eq!(start.elapsed(), Duration::from_micros(10));
+    });
+}
