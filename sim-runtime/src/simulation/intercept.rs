@@ -17,12 +17,20 @@
 //!
 //! | caller                                   | libc entry point                         |
 //! |------------------------------------------|------------------------------------------|
-//! | `Instant::now`, `SystemTime::now`         | `clock_gettime`                          |
-//! | std `HashMap` keys, `std::random`         | `getrandom`, a weak symbol in std        |
+//! | `Instant::now`, `SystemTime::now`        | `clock_gettime`                          |
+//! | std `HashMap` keys, `std::random`        | `getrandom`, a weak symbol in std        |
 //! | getrandom 0.2 (rand 0.8)                 | `syscall(SYS_getrandom, ..)`             |
 //! | getrandom 0.3 / 0.4 (rand 0.9)           | `dlsym(RTLD_DEFAULT, "getrandom")`       |
 //! | `std::thread::spawn`                     | `pthread_create`                         |
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
+//!
+//! `dlsym` itself needs no interposer: a symbol that an executable defines
+//! and a linked shared library (here libc.so.6) also defines is exported to
+//! the executable's dynamic symbol table (GNU ld and LLD both do this), and
+//! the executable comes first in the global lookup scope, so
+//! `dlsym(RTLD_DEFAULT, "getrandom")` already returns the definition below.
+//! Not interposing `dlsym` also keeps `RTLD_NEXT` lookups made by other
+//! shared objects (LD_PRELOAD profilers) exactly as they are.
 //!
 //! Only x86_64 Linux with glibc is supported: on every other target this
 //! module defines no symbols, so the crate still builds there, but std's
@@ -501,7 +509,9 @@ control and would make the run nondeterministic. Use tokio::spawn / spawn_blocki
 
     /// `sched_getaffinity(2)`, the glibc wrapper: inside a simulation the
     /// machine has exactly one CPU (CPU 0), so `available_parallelism()` is
-    /// 1 on every machine.
+    /// 1 on every machine. (std reads the cgroup CPU quota files before this
+    /// call, for real; their answer can only lower the count, which is
+    /// already 1, so it does not reach the result.)
     ///
     /// # Safety
     ///

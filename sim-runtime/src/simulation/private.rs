@@ -202,6 +202,7 @@ where
 
 /// Runs a `#[tokio::main]` body in one simulation on the current thread.
 pub fn run_main<Fut: Future>(opts: MainOptions, future: Fut) -> Fut::Output {
+    report::set_binary();
     let mut builder = match opts.flavor {
         "current_thread" | "local" => Builder::new_current_thread(),
         _ => Builder::new_multi_thread(),

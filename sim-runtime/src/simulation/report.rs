@@ -50,6 +50,19 @@ pub(crate) struct TestInfo {
 }
 
 thread_local! {
+    static BINARY: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Marks this thread as running a `#[tokio::main]` binary.
+pub(crate) fn set_binary() {
+    let name = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "<binary>".into());
+    BINARY.with(|b| *b.borrow_mut() = Some(name));
+}
+
+thread_local! {
     static TEST: RefCell<Option<TestInfo>> = const { RefCell::new(None) };
 }
 
@@ -66,6 +79,11 @@ pub(crate) fn replay_command(seed: u64) -> String {
             t.package, t.target, t.name
         ),
         None => {
+            if let Some(bin) = BINARY.with(|b| b.borrow().clone()) {
+                return format!(
+                    "SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo run --bin {bin}"
+                );
+            }
             let test = std::thread::current()
                 .name()
                 .unwrap_or("<test name>")
