@@ -687,7 +687,7 @@ impl Exec {
                 let fut = task.future.take();
                 let node = task.node;
                 let task = core.tasks[slot as usize].take();
-                core.free.push(slot as u32);
+                core.free.push(slot);
                 core.alive -= 1;
                 drop(core);
                 self.with_node(node, || {

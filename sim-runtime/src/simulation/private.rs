@@ -228,3 +228,17 @@ pub use tokio as __tokio;
 pub fn with_intercept_for_test<R: Send>(seed: u64, f: impl FnOnce() -> R + Send) -> R {
     super::intercept::with_intercept_for_test(seed, f)
 }
+
+/// Sets the virtual time the interposers report on this thread (for the
+/// interposers' own tests).
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub fn set_now_for_test(now_ns: u64) {
+    super::hooks::set_now(now_ns)
+}
+
+/// How many OS threads simulated code on this thread tried to start (for
+/// the interposers' own tests).
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub fn thread_spawn_attempts_for_test() -> u32 {
+    super::hooks::thread_spawn_attempts()
+}

@@ -82,3 +82,16 @@ fn main_panic_keeps_its_message_and_gains_the_seed() {
     assert!(msg.contains("virtual time 0.003000000s"), "{msg}");
     assert!(msg.contains("SIM_SEED=8"), "{msg}");
 }
+
+#[test]
+fn starting_an_os_thread_is_a_reported_failure() {
+    let msg = run_failing(9, || async {
+        let h = sim_runtime::spawn(async {
+            let _ = std::thread::Builder::new().spawn(|| {});
+        });
+        let _ = h.await;
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(msg.contains("forbidden operation"), "{msg}");
+    assert!(msg.contains("tried to start an OS thread"), "{msg}");
+}

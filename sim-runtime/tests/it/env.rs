@@ -1,0 +1,126 @@
+//! Environment-driven behaviour of `#[tokio::test]`, checked by running
+//! this test binary again as a child process with the variables set.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+fn child(test: &str, envs: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"]);
+    for var in [
+        "SIM_SEED",
+        "SIM_SEEDS",
+        "SIM_CHECK_DETERMINISM",
+        "RUST_BACKTRACE",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_sleeps_a_seeded_time() {
+    let ms = sim_runtime::sim::fork_seed("child") % 50;
+    sim_runtime::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
+
+/// A body that is *not* a function of the seed: it yields as many times as
+/// a process-wide counter says, so a second run differs.
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_nondeterministic() {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, Ordering::SeqCst);
+    for _ in 0..(3 + n) {
+        sim_runtime::task::yield_now().await;
+    }
+}
+
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_fails_on_seed_3() {
+    assert_ne!(sim_runtime::sim::seed(), 3, "seed 3 is the unlucky one");
+}
+
+#[test]
+fn sim_seeds_runs_every_seed_with_a_replay_line() {
+    let (ok, text) = child("env::child_sleeps_a_seeded_time", &[("SIM_SEEDS", "0..5")]);
+    assert!(ok, "{text}");
+    for s in 0..5 {
+        assert!(
+            text.contains(&format!("seed {s} · replay: SIM_SEED={s} ")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("--test it -- env::child_sleeps_a_seeded_time --exact"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sweep_stops_at_the_first_failing_seed_and_names_it() {
+    let (ok, text) = child("env::child_fails_on_seed_3", &[("SIM_SEEDS", "0..10")]);
+    assert!(!ok);
+    assert!(text.contains("seed 3 is the unlucky one"), "{text}");
+    assert!(text.contains("sim: replay with: SIM_SEED=3 "), "{text}");
+    assert!(
+        !text.contains("seed 4 · replay"),
+        "the sweep went on after the failure: {text}"
+    );
+}
+
+#[test]
+fn sim_seed_wins_over_sim_seeds() {
+    let (ok, text) = child(
+        "env::child_fails_on_seed_3",
+        &[("SIM_SEEDS", "0..10"), ("SIM_SEED", "7")],
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("seed 7 · replay"), "{text}");
+}
+
+#[test]
+fn determinism_check_passes_a_deterministic_body() {
+    let (ok, text) = child(
+        "env::child_sleeps_a_seeded_time",
+        &[("SIM_SEEDS", "0..3"), ("SIM_CHECK_DETERMINISM", "1")],
+    );
+    assert!(ok, "{text}");
+}
+
+#[test]
+fn determinism_check_names_the_first_divergent_decision() {
+    let (ok, text) = child(
+        "env::child_nondeterministic",
+        &[("SIM_CHECK_DETERMINISM", "1")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("nondeterminism: seed 0 made different decisions"),
+        "{text}"
+    );
+    assert!(text.contains("first difference at decision #"), "{text}");
+    assert!(
+        text.contains("first run:") && text.contains("second run:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn malformed_variables_are_clear_errors() {
+    let (ok, text) = child("env::child_sleeps_a_seeded_time", &[("SIM_SEEDS", "five")]);
+    assert!(!ok);
+    assert!(text.contains("SIM_SEEDS=\"five\" is malformed"), "{text}");
+    assert!(text.contains("accepted forms"), "{text}");
+    let (ok, text) = child("env::child_sleeps_a_seeded_time", &[("SIM_SEED", "-1")]);
+    assert!(!ok);
+    assert!(text.contains("SIM_SEED=\"-1\" is not a seed"), "{text}");
+}

@@ -1,0 +1,111 @@
+//! `cargo xtask test` and `cargo xtask ci`: the whole suite, in both build
+//! modes, each with its own target directory so neither rebuilds the other.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace root (xtask's parent directory).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+/// A build mode: production (plain Tokio) or simulation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Production,
+    Simulation,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Production => "production",
+            Mode::Simulation => "simulation",
+        }
+    }
+}
+
+/// `cargo <args>` in `mode`, from the workspace root.
+pub fn cargo(mode: Mode, args: &[&str]) -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root()).args(args);
+    if mode == Mode::Simulation {
+        let flags = |var: &str| {
+            let old = std::env::var(var).unwrap_or_default();
+            if old.contains("--cfg simulation") {
+                old
+            } else {
+                format!("{old} --cfg simulation").trim().to_string()
+            }
+        };
+        cmd.env("RUSTFLAGS", flags("RUSTFLAGS"));
+        cmd.env("RUSTDOCFLAGS", flags("RUSTDOCFLAGS"));
+        cmd.env("CARGO_TARGET_DIR", root().join("target").join("sim"));
+    }
+    cmd
+}
+
+pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("\n==> [{}] {what}: cargo {}", mode.name(), args.join(" "));
+    let status = cargo(mode, args)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("[{}] {what} failed ({status})", mode.name()))
+    }
+}
+
+/// Tests in both modes. In simulation the proc-macro crate's own tests are
+/// skipped: they test token expansion, which no cfg changes.
+pub fn test() -> Result<(), String> {
+    run(Mode::Production, "tests", &["test", "--workspace"])?;
+    run(
+        Mode::Simulation,
+        "tests",
+        &[
+            "test",
+            "--workspace",
+            "--exclude",
+            "sim-runtime-macros",
+            "--exclude",
+            "xtask",
+        ],
+    )?;
+    Ok(())
+}
+
+/// Formatting, lints (both modes), tidy, then the tests.
+pub fn ci() -> Result<(), String> {
+    run(Mode::Production, "format", &["fmt", "--all", "--check"])?;
+    crate::tidy::tidy()?;
+    run(
+        Mode::Production,
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run(
+        Mode::Simulation,
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    test()
+}
