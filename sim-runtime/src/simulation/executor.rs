@@ -135,6 +135,9 @@ struct Task {
     /// `None` while the task is being polled.
     future: Option<Pin<Box<dyn Future<Output = ()>>>>,
     node: NodeId,
+    /// The node's incarnation when the task was spawned: a task outlives
+    /// neither a kill nor a restart of its node.
+    incarnation: u32,
     name: Option<Arc<str>>,
     location: &'static Location<'static>,
 }
@@ -238,6 +241,10 @@ pub(crate) struct Exec {
     pub(crate) wall_base_ns: u64,
     /// The failure that ended the last `block_on`, for the harness.
     pub(crate) last_failure: RefCell<Option<Failure>>,
+    /// Tokio's "time is frozen" state (`start_paused`, `pause`, `resume`).
+    /// The simulated clock is virtual either way; this only keeps Tokio's
+    /// panics for `advance` without `pause`, a second `pause`, and so on.
+    pub(crate) time_frozen: Cell<bool>,
 }
 
 /// 2026-01-01T00:00:00Z, ns since the Unix epoch: the earliest wall clock a
@@ -309,6 +316,7 @@ impl Exec {
             in_block_on: Cell::new(false),
             wall_base_ns,
             last_failure: RefCell::new(None),
+            time_frozen: Cell::new(false),
         })
     }
 
@@ -405,10 +413,12 @@ impl Exec {
             self.with_node(node, || drop(cell));
             return handle;
         }
+        let incarnation = core.node(node).incarnation;
         core.tasks[slot as usize] = Some(Task {
             header,
             future: Some(Box::pin(cell)),
             node,
+            incarnation,
             name,
             location,
         });
@@ -678,7 +688,7 @@ impl Exec {
     }
 
     fn poll_task(&self, slot: u32, id: u64) {
-        let (mut fut, header_ptr, node) = {
+        let (mut fut, header_ptr, node, incarnation) = {
             let mut core = self.core.borrow_mut();
             let task = core.tasks[slot as usize]
                 .as_mut()
@@ -699,9 +709,10 @@ impl Exec {
             let fut = task.future.take().expect("task is not being polled");
             let ptr = Arc::as_ptr(&task.header);
             let node = task.node;
+            let incarnation = task.incarnation;
             core.step += 1;
             core.decide(Kind::Poll, id);
-            (fut, ptr, node)
+            (fut, ptr, node, incarnation)
         };
         // SAFETY: the task's slab entry keeps its `Arc<Header>` alive for the
         // whole poll (entries are only removed by this function, or by a kill
@@ -723,7 +734,7 @@ impl Exec {
             .is_ready();
         self.cur.set(Cur { task: None, node });
         let mut core = self.core.borrow_mut();
-        let killed = !core.node(node).alive;
+        let killed = core.node(node).incarnation != incarnation;
         if ready || killed {
             let task = core.tasks[slot as usize].take();
             core.free.push(slot);

@@ -93,6 +93,7 @@ struct SeedRun {
 }
 
 fn run_seed<F, Fut>(
+    opts: &TestOptions,
     seed: u64,
     make: &Arc<F>,
     info: &TestInfo,
@@ -106,6 +107,7 @@ where
 {
     let make = make.clone();
     let info = info.clone();
+    let start_paused = opts.start_paused;
     // Each seed runs on a fresh OS thread, so no thread-local state (std's
     // HashMap keys, rand's ThreadRng, Tokio's context) leaks between seeds.
     std::thread::Builder::new()
@@ -114,6 +116,7 @@ where
             IN_TEST_RUNNER.with(|c| c.set(true));
             report::set_test(Some(info));
             let exec = Exec::with_trace(Config::from_env(seed), Trace::new(record, compare));
+            exec.time_frozen.set(start_paused);
             let rt = Runtime::with_exec(exec.clone());
             let out = rt.block_on(make());
             let outcome = out.into_outcome().map_err(|e| {
@@ -153,7 +156,7 @@ where
             info.name,
             report::replay_command(seed)
         );
-        let first = match run_seed(seed, &make, &info, check, None) {
+        let first = match run_seed(&opts, seed, &make, &info, check, None) {
             Ok(r) => r,
             Err(payload) => std::panic::resume_unwind(payload),
         };
@@ -162,7 +165,7 @@ where
         }
         if check {
             let log = Arc::new(first.record.unwrap_or_default());
-            let second = match run_seed(seed, &make, &info, false, Some(log)) {
+            let second = match run_seed(&opts, seed, &make, &info, false, Some(log)) {
                 Ok(r) => r,
                 Err(payload) => {
                     eprintln!(

@@ -170,7 +170,9 @@ impl Builder {
         if let Some(l) = self.time_limit {
             config.time_limit = l;
         }
-        Ok(Runtime::from_exec(Exec::new(config), self.flavor))
+        let exec = Exec::new(config);
+        exec.time_frozen.set(self.start_paused);
+        Ok(Runtime::from_exec(exec, self.flavor))
     }
 }
 

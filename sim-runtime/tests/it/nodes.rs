@@ -127,3 +127,18 @@ fn signals_reach_listeners_or_kill_by_default() {
         h.await.unwrap();
     });
 }
+
+#[test]
+fn a_task_that_kills_and_revives_its_own_node_does_not_survive() {
+    run(5, async {
+        let a = sim::node("a").build();
+        let h = sim::spawn_on(a, async move {
+            sim::kill(a);
+            sim::revive(a);
+            sim_runtime::task::yield_now().await;
+            "survived"
+        });
+        assert!(h.await.unwrap_err().is_cancelled());
+        assert_eq!(sim::spawn_on(a, async { 1 }).await.unwrap(), 1);
+    });
+}

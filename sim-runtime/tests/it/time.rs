@@ -130,7 +130,22 @@ fn sleep_reset_wakes_waiter_at_new_deadline() {
 fn advance_moves_exactly() {
     run(8, async {
         let start = Instant::now();
+        time::pause();
         time::advance(Duration::from_micros(10)).await;
         assert_eq!(start.elapsed(), Duration::from_micros(10));
+        time::resume();
     });
+}
+
+#[test]
+fn pause_rules_follow_tokio() {
+    let msg = crate::run_failing(9, || async {
+        time::advance(Duration::from_millis(1)).await;
+    });
+    assert!(msg.starts_with("time is not frozen"), "{msg}");
+    let msg = crate::run_failing(9, || async {
+        time::pause();
+        time::pause();
+    });
+    assert!(msg.starts_with("time is already frozen"), "{msg}");
 }

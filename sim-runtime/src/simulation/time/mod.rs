@@ -76,15 +76,40 @@ pub mod error {
     impl std::error::Error for Error {}
 }
 
-/// Pauses time. The simulated clock is always "paused" in Tokio's sense
-/// (it only moves when everything is idle), so this does nothing.
-pub fn pause() {}
+fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::executor::Exec> {
+    crate::simulation::executor::current()
+        .unwrap_or_else(|| panic!("time cannot be {what} from outside the Tokio runtime"))
+}
 
-/// Resumes time. A no-op: the simulated clock never runs on its own.
-pub fn resume() {}
+/// Pauses time, as Tokio's test-util does. The simulated clock is virtual
+/// and auto-advancing whether or not time is "paused"; the call only keeps
+/// Tokio's rules.
+///
+/// # Panics
+/// If time is already frozen, or outside a runtime (as in Tokio).
+#[track_caller]
+pub fn pause() {
+    let exec = frozen_exec("frozen");
+    assert!(!exec.time_frozen.replace(true), "time is already frozen");
+}
+
+/// Resumes time.
+///
+/// # Panics
+/// If time is not frozen, or outside a runtime (as in Tokio).
+#[track_caller]
+pub fn resume() {
+    let exec = frozen_exec("resumed");
+    assert!(exec.time_frozen.replace(false), "time is not frozen");
+}
 
 /// Advances time by `duration`: the calling task sleeps exactly that long
 /// (no millisecond rounding) and every timer due meanwhile fires.
+///
+/// # Panics
+/// If time is not frozen (as in Tokio).
 pub async fn advance(duration: Duration) {
+    let frozen = frozen_exec("frozen").time_frozen.get();
+    assert!(frozen, "time is not frozen");
     sleep::Sleep::exact(duration).await
 }
