@@ -11,6 +11,8 @@
 //! (polling a future, dropping one, calling a waker), so a task may spawn,
 //! sleep or kill a node from anywhere.
 
+mod lifecycle;
+
 use super::config::{Config, Schedule, UnhandledPanic};
 use super::hooks;
 use super::node::{NodeId, NodeState};
@@ -757,7 +759,7 @@ impl Exec {
     fn main_panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ! {
         let context = {
             let core = self.core.borrow();
-            report::context(&core, "panic")
+            report::context(&core, "assertion (the test body panicked)")
         };
         eprintln!("{context}");
         std::panic::resume_unwind(report::augment_payload(payload, &context))
@@ -770,114 +772,6 @@ impl Exec {
         };
         *self.last_failure.borrow_mut() = Some(f);
         panic!("{text}");
-    }
-
-    // ----- node control -----------------------------------------------------
-
-    /// Kills `node`'s process: every task is dropped inside the node's
-    /// context (so `Drop` impls that spawn are attributed to it, and their
-    /// spawns are cancelled at once), and the node stays dead until revived.
-    pub(crate) fn kill(self: &Rc<Self>, node: NodeId) {
-        let wakers = {
-            let mut core = self.core.borrow_mut();
-            let n = core.node_mut(node);
-            n.alive = false;
-            n.paused = false;
-            n.incarnation += 1;
-            n.parked.clear();
-            let deferred = std::mem::take(&mut n.deferred);
-            n.reset_signals();
-            core.decide(Kind::Node, u64::from(node.0) << 8 | 1);
-            deferred
-        };
-        drop(wakers);
-        loop {
-            let victims = {
-                let mut core = self.core.borrow_mut();
-                let mut ids: Vec<(u64, u32)> = core
-                    .tasks
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, t)| t.as_ref().map(|t| (t, i)))
-                    .filter(|(t, _)| t.node == node && t.future.is_some())
-                    .map(|(t, i)| (t.header.id, i as u32))
-                    .collect();
-                ids.sort_unstable();
-                let mut victims = Vec::with_capacity(ids.len());
-                for (_, slot) in ids {
-                    let task = core.tasks[slot as usize].take();
-                    core.free.push(slot);
-                    core.alive -= 1;
-                    victims.push(task);
-                }
-                victims
-            };
-            if victims.is_empty() {
-                break;
-            }
-            self.with_node(node, || {
-                for t in victims {
-                    drop(t);
-                }
-            });
-        }
-    }
-
-    pub(crate) fn pause(&self, node: NodeId) {
-        let mut core = self.core.borrow_mut();
-        core.node_mut(node).paused = true;
-        core.decide(Kind::Node, u64::from(node.0) << 8 | 2);
-    }
-
-    pub(crate) fn resume(&self, node: NodeId) {
-        let (mut parked, deferred) = {
-            let mut core = self.core.borrow_mut();
-            core.decide(Kind::Node, u64::from(node.0) << 8 | 3);
-            let n = core.node_mut(node);
-            n.paused = false;
-            (
-                std::mem::take(&mut n.parked),
-                std::mem::take(&mut n.deferred),
-            )
-        };
-        parked.sort_unstable_by_key(|&(_, id)| id);
-        for (slot, id) in parked {
-            self.push_wake(slot, id);
-        }
-        for w in deferred.into_iter().flatten() {
-            w.wake();
-        }
-    }
-
-    /// Drops every remaining task (runtime shutdown), each in its node's
-    /// context.
-    pub(crate) fn shutdown(self: &Rc<Self>) {
-        let _entered = self.enter();
-        loop {
-            let victims: Vec<(NodeId, Option<Task>)> = {
-                let mut core = self.core.borrow_mut();
-                let mut v = Vec::new();
-                for i in 0..core.tasks.len() {
-                    if core.tasks[i].as_ref().is_some_and(|t| t.future.is_some()) {
-                        let t = core.tasks[i].take();
-                        core.free.push(i as u32);
-                        core.alive -= 1;
-                        v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
-                    }
-                }
-                for n in core.nodes.iter_mut() {
-                    n.alive = false;
-                }
-                v
-            };
-            if victims.is_empty() {
-                break;
-            }
-            for (node, t) in victims {
-                self.with_node(node, || drop(t));
-            }
-        }
-        WAKE_BUF.with(|b| b.borrow_mut().buf.clear());
     }
 }
 

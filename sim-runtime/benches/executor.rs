@@ -1,0 +1,305 @@
+//! The executor benchmark: the same workloads, written once against
+//! `sim_runtime::` paths, measure the simulation (built with
+//! `RUSTFLAGS="--cfg simulation"`) and real Tokio's current-thread runtime (a
+//! normal build with `--features full,test-util`).
+//!
+//! ```text
+//! cargo xtask bench                      # both modes, alternately; writes docs/bench.md
+//! cargo bench -p sim-runtime --bench executor --features full,test-util   # Tokio only
+//! RUSTFLAGS="--cfg simulation" CARGO_TARGET_DIR=target/sim \
+//!     cargo bench -p sim-runtime --bench executor                         # simulation only
+//! ```
+//!
+//! Options (after `--`): `--runs N` (measured runs per workload, default 5),
+//! `--warmup N` (unmeasured runs first, default 1), `--seeds N` (seeds of the
+//! `seeds` workload, default 20000), `--only NAME` (one workload: `spawn_yield`,
+//! `sleep`, `seeds`; repeatable), `--skip-clock-check`.
+//!
+//! Wall time is read with `std::time::Instant` *outside* any `block_on`:
+//! under simulation the interposers make `Instant::now()` virtual only while
+//! a simulation runs on the thread. The clock check at start-up proves it
+//! (a real 20 ms `thread::sleep`, measured after a runtime was built and
+//! run, must read as about 20 ms).
+//!
+//! Each workload prints one machine-readable line, which `cargo xtask bench`
+//! parses:
+//!
+//! ```text
+//! BENCH <mode> <workload> <unit> <median> <sample,sample,...>
+//! ```
+
+use std::time::{Duration, Instant};
+
+#[cfg(simulation)]
+const MODE: &str = "sim";
+#[cfg(not(simulation))]
+const MODE: &str = "tokio";
+
+/// Whether this build can run the workloads: the simulation always can; a
+/// production build needs Tokio's `rt` and `time`.
+const RUNNABLE: bool = cfg!(any(simulation, all(feature = "rt", feature = "time")));
+
+/// Whether the timer workloads run on a paused (auto-advancing) clock: always
+/// in simulation, and in production only with Tokio's `test-util`.
+const PAUSED_CLOCK: bool = cfg!(any(simulation, feature = "test-util"));
+
+struct Opts {
+    runs: usize,
+    warmup: usize,
+    seeds: u64,
+    only: Vec<String>,
+    clock_check: bool,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let mut o = Opts {
+        runs: 5,
+        warmup: 1,
+        seeds: 20_000,
+        only: Vec::new(),
+        clock_check: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| -> Result<String, String> {
+            args.next().ok_or_else(|| format!("{name} needs a value"))
+        };
+        let number = |name: &str, v: String| -> Result<u64, String> {
+            v.replace('_', "")
+                .parse()
+                .map_err(|_| format!("{name} {v:?} is not a number"))
+        };
+        match a.as_str() {
+            "--runs" => o.runs = number("--runs", value("--runs")?)?.max(1) as usize,
+            "--warmup" => o.warmup = number("--warmup", value("--warmup")?)? as usize,
+            "--seeds" => o.seeds = number("--seeds", value("--seeds")?)?.max(1),
+            "--only" => o.only.push(value("--only")?),
+            "--skip-clock-check" => o.clock_check = false,
+            // `cargo bench` passes `--bench`; a filter may follow it.
+            "--bench" => {}
+            "-h" | "--help" => {
+                return Err("usage: executor [--runs N] [--warmup N] [--seeds N] \
+                            [--only spawn_yield|sleep|seeds]... [--skip-clock-check]"
+                    .into())
+            }
+            other if other.starts_with('-') => return Err(format!("unknown option {other}")),
+            filter => o.only.push(filter.to_string()),
+        }
+    }
+    Ok(o)
+}
+
+fn main() {
+    let opts = parse_args().unwrap_or_else(|e| {
+        eprintln!("executor bench: {e}");
+        std::process::exit(2)
+    });
+    if !RUNNABLE {
+        eprintln!(
+            "executor bench: a production build needs Tokio's runtime and timers: \
+             cargo bench -p sim-runtime --bench executor --features full,test-util"
+        );
+        std::process::exit(2);
+    }
+    let wanted = |name: &str| opts.only.is_empty() || opts.only.iter().any(|o| o == name);
+    if opts.clock_check {
+        clock_check();
+    }
+    if wanted("spawn_yield") {
+        report(
+            "spawn_yield",
+            "ms",
+            &opts,
+            || workloads::spawn_yield(100_000, 10),
+            |d| d.as_secs_f64() * 1e3,
+        );
+    }
+    if wanted("sleep") {
+        if PAUSED_CLOCK {
+            report(
+                "sleep",
+                "ms",
+                &opts,
+                || workloads::sleeps(1_000, 1_000),
+                |d| d.as_secs_f64() * 1e3,
+            );
+        } else {
+            eprintln!("executor bench: `sleep` skipped: Tokio's paused clock needs --features test-util");
+        }
+    }
+    if wanted("seeds") {
+        if PAUSED_CLOCK {
+            let seeds = opts.seeds;
+            report(
+                "seeds",
+                "us/seed",
+                &opts,
+                || workloads::seeds(seeds),
+                |d| d.as_secs_f64() * 1e6 / seeds as f64,
+            );
+        } else {
+            eprintln!("executor bench: `seeds` skipped: Tokio's paused clock needs --features test-util");
+        }
+    }
+}
+
+/// Runs `work` `warmup + runs` times, timing each run from outside, and
+/// prints the samples and their median.
+fn report(
+    name: &str,
+    unit: &str,
+    opts: &Opts,
+    work: impl Fn(),
+    scale: impl Fn(Duration) -> f64,
+) {
+    for _ in 0..opts.warmup {
+        work();
+    }
+    let mut samples: Vec<f64> = (0..opts.runs)
+        .map(|_| {
+            let start = Instant::now();
+            work();
+            scale(start.elapsed())
+        })
+        .collect();
+    let list = samples
+        .iter()
+        .map(|s| format!("{s:.3}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let m = median(&mut samples);
+    eprintln!("{MODE:>5} {name:<12} {m:>10.3} {unit}   (median of {})", opts.runs);
+    println!("BENCH {MODE} {name} {unit} {m:.3} {list}");
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Proves that the stopwatch reads real time: a real 20 ms sleep, taken
+/// after a runtime was built and has run (so the simulation's interposers
+/// were on and off again), must measure as about 20 ms.
+fn clock_check() {
+    let rt = workloads::warm_runtime();
+    let real = Duration::from_millis(20);
+    let start = Instant::now();
+    std::thread::sleep(real);
+    let measured = start.elapsed();
+    drop(rt);
+    let ok = measured >= real && measured < real * 10;
+    eprintln!(
+        "{MODE:>5} clock check: a real {} ms sleep measured {:.3} ms{}",
+        real.as_millis(),
+        measured.as_secs_f64() * 1e3,
+        if ok { "" } else { " -- NOT REAL TIME" }
+    );
+    println!(
+        "CLOCK {MODE} {} {:.3}",
+        real.as_millis(),
+        measured.as_secs_f64() * 1e3
+    );
+    if !ok {
+        eprintln!("executor bench: the stopwatch does not read real time; refusing to report");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(any(simulation, all(feature = "rt", feature = "time")))]
+mod workloads {
+    use sim_runtime::runtime::{Builder, Runtime};
+    use std::time::Duration;
+
+    /// A current-thread runtime. `seed` is the simulation's seed (ignored by
+    /// Tokio); `paused` starts Tokio's clock paused so that sleeps
+    /// auto-advance as the simulation's clock does.
+    pub fn runtime(seed: u64, paused: bool) -> Runtime {
+        let mut b = Builder::new_current_thread();
+        b.enable_all();
+        #[cfg(simulation)]
+        b.sim_seed(seed);
+        #[cfg(not(simulation))]
+        let _ = seed;
+        #[cfg(any(simulation, feature = "test-util"))]
+        b.start_paused(paused);
+        #[cfg(not(any(simulation, feature = "test-util")))]
+        let _ = paused;
+        b.build().expect("runtime builds")
+    }
+
+    /// A runtime that has run one task (for the clock check).
+    pub fn warm_runtime() -> Runtime {
+        let rt = runtime(0, false);
+        rt.block_on(async {
+            sim_runtime::spawn(async {}).await.unwrap();
+        });
+        rt
+    }
+
+    /// 1. `tasks` tasks that each yield `yields` times, then all joined.
+    pub fn spawn_yield(tasks: usize, yields: usize) {
+        runtime(0, false).block_on(async move {
+            let handles: Vec<_> = (0..tasks)
+                .map(|_| {
+                    sim_runtime::spawn(async move {
+                        for _ in 0..yields {
+                            sim_runtime::task::yield_now().await;
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        });
+    }
+
+    /// 2. `tasks` tasks × `sleeps` sequential 1 ms sleeps.
+    pub fn sleeps(tasks: usize, sleeps: usize) {
+        runtime(0, true).block_on(async move {
+            let handles: Vec<_> = (0..tasks)
+                .map(|_| {
+                    sim_runtime::spawn(async move {
+                        for _ in 0..sleeps {
+                            sim_runtime::time::sleep(Duration::from_millis(1)).await;
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        });
+    }
+
+    /// 3. One tiny simulation per seed: a fresh runtime, one task doing ten
+    ///    1 ms sleeps, joined.
+    pub fn seeds(seeds: u64) {
+        for seed in 0..seeds {
+            runtime(seed, true).block_on(async {
+                sim_runtime::spawn(async {
+                    for _ in 0..10 {
+                        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+                    }
+                })
+                .await
+                .unwrap();
+            });
+        }
+    }
+}
+
+/// A production build without Tokio's runtime: `main` explains and exits
+/// before any of these is reached.
+#[cfg(not(any(simulation, all(feature = "rt", feature = "time"))))]
+mod workloads {
+    pub fn warm_runtime() {}
+    pub fn spawn_yield(_: usize, _: usize) {}
+    pub fn sleeps(_: usize, _: usize) {}
+    pub fn seeds(_: u64) {}
+}
