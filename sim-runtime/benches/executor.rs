@@ -124,7 +124,9 @@ fn main() {
                 |d| d.as_secs_f64() * 1e3,
             );
         } else {
-            eprintln!("executor bench: `sleep` skipped: Tokio's paused clock needs --features test-util");
+            eprintln!(
+                "executor bench: `sleep` skipped: Tokio's paused clock needs --features test-util"
+            );
         }
     }
     if wanted("seeds") {
@@ -138,20 +140,16 @@ fn main() {
                 |d| d.as_secs_f64() * 1e6 / seeds as f64,
             );
         } else {
-            eprintln!("executor bench: `seeds` skipped: Tokio's paused clock needs --features test-util");
+            eprintln!(
+                "executor bench: `seeds` skipped: Tokio's paused clock needs --features test-util"
+            );
         }
     }
 }
 
 /// Runs `work` `warmup + runs` times, timing each run from outside, and
 /// prints the samples and their median.
-fn report(
-    name: &str,
-    unit: &str,
-    opts: &Opts,
-    work: impl Fn(),
-    scale: impl Fn(Duration) -> f64,
-) {
+fn report(name: &str, unit: &str, opts: &Opts, work: impl Fn(), scale: impl Fn(Duration) -> f64) {
     for _ in 0..opts.warmup {
         work();
     }
@@ -168,7 +166,10 @@ fn report(
         .collect::<Vec<_>>()
         .join(",");
     let m = median(&mut samples);
-    eprintln!("{MODE:>5} {name:<12} {m:>10.3} {unit}   (median of {})", opts.runs);
+    eprintln!(
+        "{MODE:>5} {name:<12} {m:>10.3} {unit}   (median of {})",
+        opts.runs
+    );
     println!("BENCH {MODE} {name} {unit} {m:.3} {list}");
 }
 
@@ -186,12 +187,14 @@ fn median(v: &mut [f64]) -> f64 {
 /// after a runtime was built and has run (so the simulation's interposers
 /// were on and off again), must measure as about 20 ms.
 fn clock_check() {
-    let rt = workloads::warm_runtime();
     let real = Duration::from_millis(20);
-    let start = Instant::now();
-    std::thread::sleep(real);
-    let measured = start.elapsed();
-    drop(rt);
+    let measured = {
+        // Alive, between two `block_on`s, as in the workloads.
+        let _rt = workloads::warm_runtime();
+        let start = Instant::now();
+        std::thread::sleep(real);
+        start.elapsed()
+    };
     let ok = measured >= real && measured < real * 10;
     eprintln!(
         "{MODE:>5} clock check: a real {} ms sleep measured {:.3} ms{}",
@@ -213,7 +216,18 @@ fn clock_check() {
 #[cfg(any(simulation, all(feature = "rt", feature = "time")))]
 mod workloads {
     use sim_runtime::runtime::{Builder, Runtime};
+    use sim_runtime::time::Instant;
     use std::time::Duration;
+
+    /// The workload really slept (on the runtime's clock: virtual in
+    /// simulation, paused-and-auto-advancing in Tokio).
+    fn slept_at_least(start: Instant, at_least: Duration) {
+        let slept = start.elapsed();
+        assert!(
+            slept >= at_least,
+            "the runtime's clock moved {slept:?}, less than the {at_least:?} slept"
+        );
+    }
 
     /// A current-thread runtime. `seed` is the simulation's seed (ignored by
     /// Tokio); `paused` starts Tokio's clock paused so that sleeps
@@ -262,6 +276,7 @@ mod workloads {
     /// 2. `tasks` tasks × `sleeps` sequential 1 ms sleeps.
     pub fn sleeps(tasks: usize, sleeps: usize) {
         runtime(0, true).block_on(async move {
+            let start = Instant::now();
             let handles: Vec<_> = (0..tasks)
                 .map(|_| {
                     sim_runtime::spawn(async move {
@@ -274,6 +289,7 @@ mod workloads {
             for h in handles {
                 h.await.unwrap();
             }
+            slept_at_least(start, Duration::from_millis(sleeps as u64));
         });
     }
 
@@ -282,6 +298,7 @@ mod workloads {
     pub fn seeds(seeds: u64) {
         for seed in 0..seeds {
             runtime(seed, true).block_on(async {
+                let start = Instant::now();
                 sim_runtime::spawn(async {
                     for _ in 0..10 {
                         sim_runtime::time::sleep(Duration::from_millis(1)).await;
@@ -289,6 +306,7 @@ mod workloads {
                 })
                 .await
                 .unwrap();
+                slept_at_least(start, Duration::from_millis(10));
             });
         }
     }
@@ -298,7 +316,10 @@ mod workloads {
 /// before any of these is reached.
 #[cfg(not(any(simulation, all(feature = "rt", feature = "time"))))]
 mod workloads {
-    pub fn warm_runtime() {}
+    pub struct NoRuntime;
+    pub fn warm_runtime() -> NoRuntime {
+        NoRuntime
+    }
     pub fn spawn_yield(_: usize, _: usize) {}
     pub fn sleeps(_: usize, _: usize) {}
     pub fn seeds(_: u64) {}

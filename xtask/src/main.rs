@@ -1,1 +1,96 @@
-fn main() {}
+//! The workspace's task runner: `cargo xtask <command>` (an alias in
+//! `.cargo/config.toml`). Std only, so it builds in seconds.
+
+mod bench;
+mod ci;
+mod compat;
+mod demo;
+mod json;
+mod proc;
+mod tidy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  ci        the whole suite (README's test command): fmt, tidy, clippy and
+            tests in both build modes
+  test      tests in both build modes (production, then --cfg simulation)
+  demo      a simulated service finds its planted bug; the seed replays
+  tidy      check the simulator's code against the determinism rules
+  bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
+  compat    run Tokio's own integration tests against sim-runtime under
+            --cfg simulation and write docs/compat.md
+            (cargo xtask compat --help for its options)
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(command) = args.next() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let rest: Vec<String> = args.collect();
+    let result = match command.as_str() {
+        "compat" => compat::main(&rest),
+        "ci" => ci::ci().map_err(Error::Failed),
+        "test" => ci::test().map_err(Error::Failed),
+        "demo" => demo::demo().map_err(Error::Failed),
+        "tidy" => tidy::tidy().map_err(Error::Failed),
+        "bench" => bench::bench(&rest).map_err(Error::Failed),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(Error::Usage(format!("unknown command `{other}`"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Usage(msg)) => {
+            eprintln!("xtask: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Error::Failed(msg)) => {
+            eprintln!("xtask: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why a command did not succeed.
+#[derive(Debug)]
+pub enum Error {
+    /// The command line was wrong (exit code 2).
+    Usage(String),
+    /// The command ran and failed (exit code 1).
+    Failed(String),
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Failed(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Formats an error with the path it concerns.
+pub fn io_context(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |e| Error::Failed(format!("{}: {e}", path.display()))
+}
+
+/// The workspace root (the parent of this crate's directory).
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// The `cargo` that runs us (cargo sets `CARGO` for `cargo run`).
+pub fn cargo() -> std::process::Command {
+    std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}

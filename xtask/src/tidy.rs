@@ -28,8 +28,9 @@ const RULES: &[Rule] = &[
         allowed: &[],
     },
     Rule {
-        needle: "Instant::now()",
-        advice: "simulator code never reads real time: use the executor's virtual clock",
+        needle: "std::time::Instant::now",
+        advice: "simulator code never reads real time: use the executor's virtual clock \
+                 (the simulation's own `time::Instant::now()` is virtual)",
         allowed: &[
             // Tokio-shaped Instant::now() outside a simulation is the real clock, as in Tokio.
             "sim-runtime/src/simulation/time/instant.rs",
@@ -38,12 +39,12 @@ const RULES: &[Rule] = &[
         ],
     },
     Rule {
-        needle: "thread::spawn",
+        needle: "thread::spawn(",
         advice: "simulator code never starts OS threads (only the runner's one thread per seed)",
         allowed: &[],
     },
     Rule {
-        needle: "thread_rng",
+        needle: "thread_rng()",
         advice: "only the runtime owns randomness: fork a stream from the seed tree (seed::stream)",
         allowed: &[],
     },

@@ -30,11 +30,22 @@ enum State {
 
 struct Slot {
     gen: u32,
+    /// The heap entry of the pending timer.
+    entry: u128,
     state: State,
 }
 
-/// Heap entry: (deadline ns, seeded tie-break, slot, generation).
-type Entry = Reverse<(u64, u64, u32, u32)>;
+/// Heap entry: deadline ns << 64 | the high half of the seeded tie-break << 32
+/// | slot, one integer so that a sift compares once and moves 16 bytes. The
+/// slot remembers its entry: an entry is stale unless its slot is pending
+/// with that very entry (a reused slot gets a new one; an identical one
+/// would stand for the same deadline, tie and slot, so it is the same timer
+/// position anyway).
+type Entry = Reverse<u128>;
+
+fn entry(deadline: u64, tie: u64, slot: u32) -> u128 {
+    u128::from(deadline) << 64 | u128::from(tie >> 32) << 32 | u128::from(slot)
+}
 
 #[derive(Default)]
 pub(crate) struct Timers {
@@ -43,6 +54,11 @@ pub(crate) struct Timers {
     heap: BinaryHeap<Entry>,
     live: usize,
     next_seq: u64,
+}
+
+fn is_live(slots: &[Slot], e: u128) -> bool {
+    let s = &slots[e as u32 as usize];
+    s.entry == e && matches!(s.state, State::Pending { .. })
 }
 
 /// A timer that fired, as the executor needs it.
@@ -70,19 +86,23 @@ impl Timers {
             seq,
         };
         let slot = match self.free.pop() {
-            Some(slot) => {
-                let s = &mut self.slots[slot as usize];
-                debug_assert!(matches!(s.state, State::Free));
-                s.state = state;
-                slot
-            }
+            Some(slot) => slot,
             None => {
-                self.slots.push(Slot { gen: 0, state });
+                self.slots.push(Slot {
+                    gen: 0,
+                    entry: 0,
+                    state: State::Free,
+                });
                 (self.slots.len() - 1) as u32
             }
         };
-        let gen = self.slots[slot as usize].gen;
-        self.heap.push(Reverse((deadline, tie, slot, gen)));
+        let e = entry(deadline, tie, slot);
+        let s = &mut self.slots[slot as usize];
+        debug_assert!(matches!(s.state, State::Free));
+        s.state = state;
+        s.entry = e;
+        let gen = s.gen;
+        self.heap.push(Reverse(e));
         self.live += 1;
         TimerKey { slot, gen }
     }
@@ -141,23 +161,15 @@ impl Timers {
     fn maybe_compact(&mut self) {
         if self.heap.len() > 64 && self.heap.len() > 2 * self.live.max(1) {
             let slots = &self.slots;
-            self.heap.retain(|Reverse((_, _, slot, gen))| {
-                let s = &slots[*slot as usize];
-                s.gen == *gen && matches!(s.state, State::Pending { .. })
-            });
+            self.heap.retain(|&Reverse(e)| is_live(slots, e));
         }
-    }
-
-    fn entry_is_live(&self, slot: u32, gen: u32) -> bool {
-        let s = &self.slots[slot as usize];
-        s.gen == gen && matches!(s.state, State::Pending { .. })
     }
 
     /// The earliest live deadline, dropping stale entries on the way.
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
-        while let Some(Reverse((deadline, _, slot, gen))) = self.heap.peek().copied() {
-            if self.entry_is_live(slot, gen) {
-                return Some(deadline);
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            if is_live(&self.slots, e) {
+                return Some((e >> 64) as u64);
             }
             self.heap.pop();
         }
@@ -168,16 +180,16 @@ impl Timers {
     /// fired. Timers with equal deadlines come out in tie-break order.
     pub(crate) fn pop_due(&mut self, now: u64) -> Option<Fired> {
         loop {
-            let Reverse((deadline, _, slot, gen)) = *self.heap.peek()?;
-            if !self.entry_is_live(slot, gen) {
+            let Reverse(e) = *self.heap.peek()?;
+            if !is_live(&self.slots, e) {
                 self.heap.pop();
                 continue;
             }
-            if deadline > now {
+            if (e >> 64) as u64 > now {
                 return None;
             }
             self.heap.pop();
-            let s = &mut self.slots[slot as usize];
+            let s = &mut self.slots[e as u32 as usize];
             let State::Pending {
                 waker, node, seq, ..
             } = std::mem::replace(&mut s.state, State::Fired)
@@ -218,9 +230,10 @@ mod tests {
     #[test]
     fn equal_deadlines_fire_in_tie_order() {
         let mut t = Timers::default();
-        t.insert(5, 3, noop(), NodeId::MAIN);
-        t.insert(5, 1, noop(), NodeId::MAIN);
-        t.insert(5, 2, noop(), NodeId::MAIN);
+        // Ties are ordered by their high half.
+        t.insert(5, 3 << 32, noop(), NodeId::MAIN);
+        t.insert(5, 1 << 32, noop(), NodeId::MAIN);
+        t.insert(5, 2 << 32, noop(), NodeId::MAIN);
         let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(5)).map(|f| f.seq).collect();
         assert_eq!(seqs, vec![1, 2, 0]);
     }

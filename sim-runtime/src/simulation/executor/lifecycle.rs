@@ -38,9 +38,7 @@ impl Exec {
                 ids.sort_unstable();
                 let mut victims = Vec::with_capacity(ids.len());
                 for (_, slot) in ids {
-                    let task = core.tasks[slot as usize].take();
-                    core.free.push(slot);
-                    core.alive -= 1;
+                    let task = core.remove_task(slot);
                     victims.push(task);
                 }
                 victims
@@ -92,9 +90,7 @@ impl Exec {
                 let mut v = Vec::new();
                 for i in 0..core.tasks.len() {
                     if core.tasks[i].as_ref().is_some_and(|t| t.future.is_some()) {
-                        let t = core.tasks[i].take();
-                        core.free.push(i as u32);
-                        core.alive -= 1;
+                        let t = core.remove_task(i as u32);
                         v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
                     }
                 }

@@ -19,21 +19,25 @@ impl Instant {
     /// real clock).
     pub fn now() -> Instant {
         match executor::current() {
-            Some(exec) => {
-                let (now, off, ppm) = {
-                    let core = exec.core.borrow();
-                    let n = core.node(exec.current_node());
-                    (core.now, n.mono_offset_ns, n.drift_ppm)
-                };
-                let local = hooks::local_elapsed_ns(now, ppm) as i128 + off as i128;
-                Instant {
-                    std: exec.base_std + Duration::from_nanos(local.max(0) as u64),
-                }
-            }
+            Some(exec) => Instant {
+                std: exec.base_std + Duration::from_nanos(Instant::local_now_ns(&exec)),
+            },
             None => Instant {
                 std: std::time::Instant::now(),
             },
         }
+    }
+
+    /// The current node's clock as ns past `exec.base_std` (what `now()`
+    /// adds to the base).
+    pub(crate) fn local_now_ns(exec: &executor::Exec) -> u64 {
+        let (now, off, ppm) = {
+            let core = exec.core.borrow();
+            let n = core.node(exec.current_node());
+            (core.now, n.mono_offset_ns, n.drift_ppm)
+        };
+        let local = hooks::local_elapsed_ns(now, ppm) as i128 + off as i128;
+        local.max(0) as u64
     }
 
     pub fn from_std(std: std::time::Instant) -> Instant {
@@ -77,10 +81,15 @@ impl Instant {
     /// seen from the current node; instants in the past map to "now or
     /// earlier", which the caller treats as already due.
     pub(crate) fn to_global_ns(self, exec: &executor::Exec) -> u64 {
+        let since_base = self.std.saturating_duration_since(exec.base_std).as_nanos() as i128;
+        Instant::local_to_global_ns(exec, since_base)
+    }
+
+    /// `to_global_ns` of the instant `since_base` ns past `exec.base_std`.
+    pub(crate) fn local_to_global_ns(exec: &executor::Exec, since_base: i128) -> u64 {
         let core = exec.core.borrow();
         let n = core.node(exec.current_node());
-        let local = self.std.saturating_duration_since(exec.base_std).as_nanos() as i128
-            - n.mono_offset_ns as i128;
+        let local = since_base - n.mono_offset_ns as i128;
         if local <= 0 {
             return 0;
         }

@@ -12,10 +12,7 @@ const MS: u64 = 1_000_000;
 /// Waits until `duration` has elapsed on the node's virtual clock.
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    let deadline = Instant::now()
-        .checked_add(duration)
-        .unwrap_or_else(Instant::far_future);
-    Sleep::new(deadline, false)
+    Sleep::after(duration, false)
 }
 
 /// Waits until `deadline` is reached on the node's virtual clock.
@@ -35,6 +32,9 @@ pub struct Sleep {
     /// `advance()` sleeps to the exact nanosecond; `sleep` rounds up to ms.
     exact: bool,
     key: Option<TimerKey>,
+    /// `deadline` as ns past the executor's `base_std`, when `sleep` computed
+    /// it so (saves converting the `Instant` back at registration).
+    since_base_ns: Option<u64>,
     exec_id: u64,
     elapsed: bool,
     _pin: PhantomPinned,
@@ -48,6 +48,7 @@ impl Sleep {
             deadline,
             exact,
             key: None,
+            since_base_ns: None,
             exec_id: exec.id,
             elapsed: false,
             _pin: PhantomPinned,
@@ -55,10 +56,32 @@ impl Sleep {
     }
 
     pub(crate) fn exact(duration: Duration) -> Sleep {
-        let deadline = Instant::now()
-            .checked_add(duration)
-            .unwrap_or_else(Instant::far_future);
-        Sleep::new(deadline, true)
+        Sleep::after(duration, true)
+    }
+
+    /// `Instant::now() + duration` (or the far future), with one executor
+    /// lookup and no `Instant` arithmetic on the common path.
+    #[track_caller]
+    fn after(duration: Duration, exact: bool) -> Sleep {
+        let exec = expect_current();
+        let since_base = u64::try_from(duration.as_nanos())
+            .ok()
+            .and_then(|d| Instant::local_now_ns(&exec).checked_add(d));
+        let Some(since_base) = since_base else {
+            let deadline = Instant::now()
+                .checked_add(duration)
+                .unwrap_or_else(Instant::far_future);
+            return Sleep::new(deadline, exact);
+        };
+        Sleep {
+            deadline: Instant::from_std(exec.base_std + Duration::from_nanos(since_base)),
+            exact,
+            key: None,
+            since_base_ns: Some(since_base),
+            exec_id: exec.id,
+            elapsed: false,
+            _pin: PhantomPinned,
+        }
     }
 
     /// The instant at which the future completes.
@@ -86,6 +109,7 @@ impl Sleep {
         // the type `!Unpin` like Tokio's.
         let this = unsafe { self.get_unchecked_mut() };
         this.deadline = deadline;
+        this.since_base_ns = None;
         this.elapsed = false;
         let waker = this.deregister();
         if let Some(w) = waker {
@@ -103,7 +127,10 @@ impl Sleep {
     /// Registers the timer. Returns `true` if the deadline is already due.
     fn register(&mut self, waker: &Waker) -> bool {
         let exec = expect_current();
-        let global = self.deadline.to_global_ns(&exec);
+        let global = match self.since_base_ns {
+            Some(ns) => Instant::local_to_global_ns(&exec, i128::from(ns)),
+            None => self.deadline.to_global_ns(&exec),
+        };
         let due = if self.exact {
             global
         } else {
