@@ -184,6 +184,8 @@ pub(crate) struct Core {
     /// Global virtual time, ns since the start of the run.
     pub(crate) now: u64,
     pub(crate) step: u64,
+    /// Times the executor went idle and jumped the clock.
+    pub(crate) parks: u64,
     sched_rng: ChaCha8Rng,
     /// The schedule stream's next two draws, taken early to prefetch the
     /// tasks they will probably pick; each is consumed exactly when it would
@@ -334,6 +336,10 @@ pub(crate) struct Exec {
     pub(crate) time_frozen: Cell<bool>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
     fired: Cell<Vec<Option<Waker>>>,
+    /// `Builder::name`, set once at build time.
+    pub(crate) name: std::cell::OnceCell<Box<str>>,
+    /// What the real-time watchdog sees of this simulation.
+    progress: Arc<super::watchdog::Progress>,
 }
 
 /// 2026-01-01T00:00:00Z, ns since the Unix epoch: the earliest wall clock a
@@ -360,6 +366,9 @@ impl Exec {
         let root = config.seed;
         let wall_base_ns = WALL_EPOCH_NS
             + seed::below(seed::child(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
+        // Before the interposers are on: registering may start the watchdog's
+        // OS thread, which simulated code may not do.
+        let progress = super::watchdog::register(root);
         // With the interposers in place, `Instant::now()` here reads the
         // virtual clock at 0, so every `Instant` of the run is a fixed
         // function of the seed; without them it is merely a base point.
@@ -382,6 +391,7 @@ impl Exec {
             timers: Timers::default(),
             now: 0,
             step: 0,
+            parks: 0,
             sched_rng: seed::stream(root, "schedule"),
             sched_peek: [0; 2],
             sched_peeked: 0,
@@ -409,6 +419,8 @@ impl Exec {
             wall_base_ns,
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
+            name: std::cell::OnceCell::new(),
+            progress,
             fired: Cell::new(Vec::new()),
         })
     }
@@ -597,6 +609,8 @@ impl Exec {
         };
         let _active = Active::new(self, n);
         self.in_block_on.set(true);
+        self.progress.set_running(true);
+        let _running = Running(&self.progress);
         let _reset = ResetOnDrop(&self.in_block_on);
         let mut fut = std::pin::pin!(fut);
         let main_header = self.core.borrow().main_header.clone();
@@ -617,6 +631,7 @@ impl Exec {
                         let mut core = self.core.borrow_mut();
                         core.step += 1;
                         core.decide(Kind::Poll, 0);
+                        self.progress.polling(core.step, 0, 0);
                     }
                     let mut cx = Context::from_waker(&main_waker);
                     match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
@@ -740,6 +755,7 @@ impl Exec {
         debug_assert!(deadline >= core.now, "timers never fire in the past");
         if deadline > core.now {
             core.now = deadline;
+            core.parks += 1;
             hooks::set_now(deadline);
             core.decide(Kind::Advance, deadline);
         }
@@ -813,6 +829,7 @@ impl Exec {
             let incarnation = task.incarnation;
             core.step += 1;
             core.decide(Kind::Poll, id);
+            self.progress.polling(core.step, id, node.0);
             (fut, ptr, node, incarnation)
         };
         // SAFETY: the task's slab entry keeps its `Arc<Header>` alive for the
@@ -876,6 +893,14 @@ enum Next {
     Main,
     Task(u32, u64),
     Fail(Failure),
+}
+
+struct Running<'a>(&'a super::watchdog::Progress);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.set_running(false);
+    }
 }
 
 struct ResetOnDrop<'a>(&'a Cell<bool>);

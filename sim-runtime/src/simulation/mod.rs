@@ -23,3 +23,4 @@ pub mod task;
 pub mod time;
 pub(crate) mod timer;
 pub(crate) mod trace;
+pub(crate) mod watchdog;

@@ -33,6 +33,7 @@ pub struct Builder {
     start_paused: bool,
     step_limit: Option<Option<u64>>,
     time_limit: Option<Option<Duration>>,
+    name: Option<String>,
 }
 
 impl Builder {
@@ -54,6 +55,7 @@ impl Builder {
             start_paused: false,
             step_limit: None,
             time_limit: None,
+            name: None,
         }
     }
 
@@ -129,6 +131,27 @@ impl Builder {
     pub fn max_io_events_per_tick(&mut self, _capacity: usize) -> &mut Self {
         self
     }
+    #[track_caller]
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
+        self
+    }
+    /// Names the runtime (`Handle::name`).
+    #[track_caller]
+    pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
+        let val = val.into();
+        assert!(!val.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(val);
+        self
+    }
+
+    /// Builds a `LocalRuntime` (every simulation is local to its thread).
+    pub fn build_local(&mut self, _options: LocalOptions) -> io::Result<LocalRuntime> {
+        Ok(LocalRuntime {
+            rt: self.build()?,
+            _not_send: std::marker::PhantomData,
+        })
+    }
 
     /// Sim-only: use this seed instead of `SIM_SEED` / the default.
     pub fn sim_seed(&mut self, seed: u64) -> &mut Self {
@@ -172,6 +195,9 @@ impl Builder {
         }
         let exec = Exec::new(config);
         exec.time_frozen.set(self.start_paused);
+        if let Some(name) = &self.name {
+            let _ = exec.name.set(name.clone().into_boxed_str());
+        }
         Ok(Runtime::from_exec(exec, self.flavor))
     }
 }
@@ -410,9 +436,21 @@ impl Handle {
         self.flavor
     }
 
+    /// The runtime's id (unique in the process).
+    pub fn id(&self) -> Id {
+        Id(std::num::NonZeroU64::new(self.exec().id).expect("executor ids start at 1"))
+    }
+
+    /// The runtime's name, if `Builder::name` gave one.
+    pub fn name(&self) -> Option<&str> {
+        self.exec().name.get().map(|n| &**n)
+    }
+
     pub fn metrics(&self) -> RuntimeMetrics {
+        let core = self.exec().core.borrow();
         RuntimeMetrics {
-            alive: self.exec().core.borrow().alive_tasks(),
+            alive: core.alive_tasks(),
+            parks: core.parks,
         }
     }
 }
@@ -425,10 +463,103 @@ impl fmt::Debug for Handle {
     }
 }
 
+/// An opaque id of a runtime.
+#[derive(Clone, Copy, Debug, Hash, Eq, PartialEq)]
+pub struct Id(std::num::NonZeroU64);
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The index of the worker running the current task: always 0 inside a
+/// simulation (one thread), `None` outside any runtime.
+pub fn worker_index() -> Option<usize> {
+    executor::current().map(|_| 0)
+}
+
+/// Whether `err` is the error a runtime's I/O reports after shutdown.
+pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
+    match err.get_ref() {
+        Some(inner) => {
+            err.kind() == io::ErrorKind::Other
+                && inner.source().is_none()
+                && inner.to_string() == RUNTIME_SHUTTING_DOWN_ERROR
+        }
+        None => false,
+    }
+}
+
+pub(crate) const RUNTIME_SHUTTING_DOWN_ERROR: &str =
+    "A Tokio 1.x context was found, but it is being shutdown.";
+
+/// Options of `Builder::build_local`.
+#[derive(Default, Debug)]
+#[non_exhaustive]
+pub struct LocalOptions {
+    _p: std::marker::PhantomData<*mut ()>,
+}
+
+/// A runtime that may spawn `!Send` futures (every simulation may).
+#[derive(Debug)]
+pub struct LocalRuntime {
+    rt: Runtime,
+    _not_send: std::marker::PhantomData<*mut ()>,
+}
+
+impl LocalRuntime {
+    pub fn new() -> io::Result<LocalRuntime> {
+        Builder::new_current_thread()
+            .enable_all()
+            .build_local(LocalOptions::default())
+    }
+    pub fn handle(&self) -> &Handle {
+        self.rt.handle()
+    }
+    #[track_caller]
+    pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        self.rt
+            .handle
+            .exec()
+            .spawn(future, None, Location::caller(), None)
+    }
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.rt.spawn_blocking(func)
+    }
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.rt.block_on(future)
+    }
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.rt.enter()
+    }
+    pub fn shutdown_timeout(self, _duration: Duration) {}
+    pub fn shutdown_background(self) {}
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.rt.metrics()
+    }
+}
+
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}
+
 /// The stable part of Tokio's runtime metrics.
 #[derive(Clone, Debug)]
 pub struct RuntimeMetrics {
     alive: usize,
+    parks: u64,
 }
 
 impl RuntimeMetrics {
@@ -441,5 +572,20 @@ impl RuntimeMetrics {
     }
     pub fn global_queue_depth(&self) -> usize {
         0
+    }
+    /// Virtual time spent busy is not measured (polls take no virtual time).
+    pub fn worker_total_busy_duration(&self, worker: usize) -> Duration {
+        assert_eq!(worker, 0, "sim: a simulation has one worker");
+        Duration::ZERO
+    }
+    /// Times the one worker went idle, i.e. the clock jumped to a timer.
+    pub fn worker_park_count(&self, worker: usize) -> u64 {
+        assert_eq!(worker, 0, "sim: a simulation has one worker");
+        self.parks
+    }
+    /// Parks plus unparks: even while the worker runs.
+    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
+        assert_eq!(worker, 0, "sim: a simulation has one worker");
+        self.parks * 2
     }
 }

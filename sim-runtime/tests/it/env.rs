@@ -124,3 +124,25 @@ fn malformed_variables_are_clear_errors() {
     assert!(!ok);
     assert!(text.contains("SIM_SEED=\"-1\" is not a seed"), "{text}");
 }
+
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_blocks_its_thread() {
+    if std::env::var("SIM_HANG_TIMEOUT").is_ok() {
+        let (_tx, rx) = std::sync::mpsc::channel::<()>();
+        let _ = rx.recv();
+    }
+}
+
+#[test]
+fn a_task_blocking_its_thread_is_reported_as_a_hang() {
+    let (ok, text) = child(
+        "env::child_blocks_its_thread",
+        &[("SIM_HANG_TIMEOUT", "2s")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("sim: hang (inconclusive): the main future on node #0"),
+        "{text}"
+    );
+    assert!(text.contains("blocked its OS thread"), "{text}");
+}

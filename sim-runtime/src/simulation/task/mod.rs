@@ -1,5 +1,6 @@
 //! `tokio::task` under simulation.
 
+pub mod coop;
 pub(crate) mod join;
 mod join_set;
 mod local;
