@@ -224,10 +224,14 @@ impl<T> Future for JoinHandle<T> {
         if s.done {
             panic!("`JoinHandle` polled after completion");
         }
-        match &s.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => s.waker = Some(cx.waker().clone()),
-        }
+        let old = match &s.waker {
+            Some(w) if w.will_wake(cx.waker()) => None,
+            _ => s.waker.replace(cx.waker().clone()),
+        };
+        drop(s);
+        // The replaced waker is dropped outside the lock: its destructor may
+        // do anything, including completing this very task.
+        drop(old);
         Poll::Pending
     }
 }

@@ -91,16 +91,17 @@ impl<T> JoinSet<T> {
             if self.tasks.is_empty() {
                 return Poll::Ready(None);
             }
-            let next = {
+            let (next, old) = {
                 let mut r = self.ready.lock().unwrap_or_else(|e| e.into_inner());
                 match r.ids.pop_front() {
-                    Some(id) => Some(id),
-                    None => {
-                        r.waker = Some(cx.waker().clone());
-                        None
-                    }
+                    Some(id) => (Some(id), None),
+                    None => (None, r.waker.replace(cx.waker().clone())),
                 }
             };
+            // Dropped outside the lock: a waker's destructor may drive the
+            // runtime and complete a task of this set (Tokio's test
+            // `replace_parent_waker_drops_outside_lock`).
+            drop(old);
             let Some(id) = next else { return Poll::Pending };
             let Some(mut handle) = self.tasks.remove(&id) else {
                 continue;

@@ -127,7 +127,9 @@ impl Future for LocalSet {
         if g.tasks.is_empty() {
             Poll::Ready(())
         } else {
-            g.waker = Some(cx.waker().clone());
+            let old = g.waker.replace(cx.waker().clone());
+            drop(g);
+            drop(old);
             Poll::Pending
         }
     }
