@@ -17,6 +17,7 @@ fn run(seed: u64, fixed: bool) -> (Result<(), String>, u64, std::time::Duration)
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .sim_seed(seed)
+            .enable_all()
             .build()
             .unwrap()
             .block_on(async move {

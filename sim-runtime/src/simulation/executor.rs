@@ -334,6 +334,9 @@ pub(crate) struct Exec {
     /// The simulated clock is virtual either way; this only keeps Tokio's
     /// panics for `advance` without `pause`, a second `pause`, and so on.
     pub(crate) time_frozen: Cell<bool>,
+    /// `Builder::enable_time`: without it, creating a timer panics as in
+    /// Tokio.
+    pub(crate) timers_enabled: Cell<bool>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
     fired: Cell<Vec<Option<Waker>>>,
     /// `Builder::name`, set once at build time.
@@ -419,6 +422,7 @@ impl Exec {
             wall_base_ns,
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
+            timers_enabled: Cell::new(true),
             name: std::cell::OnceCell::new(),
             progress,
             fired: Cell::new(Vec::new()),

@@ -34,6 +34,7 @@ pub struct Builder {
     step_limit: Option<Option<u64>>,
     time_limit: Option<Option<Duration>>,
     name: Option<String>,
+    enable_time: bool,
 }
 
 impl Builder {
@@ -56,16 +57,22 @@ impl Builder {
             step_limit: None,
             time_limit: None,
             name: None,
+            enable_time: false,
         }
     }
 
     pub fn enable_all(&mut self) -> &mut Self {
+        self.enable_time = true;
         self
     }
     pub fn enable_io(&mut self) -> &mut Self {
         self
     }
+    /// Enables timers. As in Tokio, a runtime built without it (or
+    /// `enable_all`) panics when a timer is created; the virtual clock
+    /// itself runs either way.
     pub fn enable_time(&mut self) -> &mut Self {
+        self.enable_time = true;
         self
     }
     /// Time is always virtual and auto-advancing in simulation.
@@ -195,6 +202,7 @@ impl Builder {
         }
         let exec = Exec::new(config);
         exec.time_frozen.set(self.start_paused);
+        exec.timers_enabled.set(self.enable_time);
         if let Some(name) = &self.name {
             let _ = exec.name.set(name.clone().into_boxed_str());
         }
@@ -346,7 +354,26 @@ impl fmt::Debug for Runtime {
 /// Guard of `Runtime::enter` / `Handle::enter`.
 pub struct EnterGuard<'a> {
     _entered: executor::Entered,
+    depth: usize,
     _p: std::marker::PhantomData<&'a Handle>,
+}
+
+thread_local! {
+    static ENTER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Drop for EnterGuard<'_> {
+    fn drop(&mut self) {
+        let current = ENTER_DEPTH.with(|d| d.get());
+        if current != self.depth && !std::thread::panicking() {
+            panic!(
+                "`EnterGuard` values dropped out of order. Guards returned by \
+                 `tokio::runtime::Handle::enter()` must be dropped in the reverse \
+                 order as they were acquired."
+            );
+        }
+        ENTER_DEPTH.with(|d| d.set(self.depth - 1));
+    }
 }
 
 impl fmt::Debug for EnterGuard<'_> {
@@ -402,8 +429,13 @@ impl Handle {
     }
 
     pub fn enter(&self) -> EnterGuard<'_> {
+        let depth = ENTER_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
         EnterGuard {
             _entered: self.exec().enter(),
+            depth,
             _p: std::marker::PhantomData,
         }
     }

@@ -40,10 +40,21 @@ pub struct Sleep {
     _pin: PhantomPinned,
 }
 
+#[track_caller]
+fn check_enabled(exec: &crate::simulation::executor::Exec) {
+    if !exec.timers_enabled.get() {
+        panic!(
+            "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
+             runtime builder to enable timers."
+        );
+    }
+}
+
 impl Sleep {
     #[track_caller]
     fn new(deadline: Instant, exact: bool) -> Sleep {
         let exec = expect_current();
+        check_enabled(&exec);
         Sleep {
             deadline,
             exact,
@@ -64,6 +75,7 @@ impl Sleep {
     #[track_caller]
     fn after(duration: Duration, exact: bool) -> Sleep {
         let exec = expect_current();
+        check_enabled(&exec);
         let since_base = u64::try_from(duration.as_nanos())
             .ok()
             .and_then(|d| Instant::local_now_ns(&exec).checked_add(d));
