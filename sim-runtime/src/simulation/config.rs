@@ -55,8 +55,10 @@ impl Config {
             seed,
             schedule: env_schedule().unwrap_or(Schedule::Random),
             step_limit: env_limit("SIM_STEP_LIMIT").unwrap_or(Some(100_000_000)),
+            // A century: beyond Tokio's "far future" (30 years), which
+            // `sleep(Duration::MAX)` must reach.
             time_limit: env_duration("SIM_TIME_LIMIT")
-                .unwrap_or(Some(Duration::from_secs(365 * 24 * 3600))),
+                .unwrap_or(Some(Duration::from_secs(100 * 365 * 24 * 3600))),
             unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
         }
     }

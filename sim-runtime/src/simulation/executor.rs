@@ -449,10 +449,10 @@ impl Exec {
         self.cur.get().node
     }
 
-    /// Runs `f` as if on `node` (used for drops on kill and for spawns on
-    /// another node).
-    pub(crate) fn with_node<R>(&self, node: NodeId, f: impl FnOnce() -> R) -> R {
-        let prev = self.cur.replace(Cur { task: None, node });
+    /// Runs `f` as task `task` of `node`: a task's future and output are
+    /// dropped in its own context, so `task::id()` works in their `Drop`.
+    pub(crate) fn with_task<R>(&self, node: NodeId, task: Option<u64>, f: impl FnOnce() -> R) -> R {
+        let prev = self.cur.replace(Cur { task, node });
         self.sync_clock(node);
         let out = f();
         self.cur.set(prev);
@@ -523,7 +523,7 @@ impl Exec {
             // once and its handle reports cancellation.
             core.free.push(slot);
             drop(core);
-            self.with_node(node, || drop(cell));
+            self.with_task(node, Some(id), || drop(cell));
             return handle;
         }
         let incarnation = core.node(node).incarnation;
@@ -821,7 +821,7 @@ impl Exec {
                 let node = task.node;
                 let task = core.remove_task(slot);
                 drop(core);
-                self.with_node(node, || {
+                self.with_task(node, Some(id), || {
                     drop(fut);
                     drop(task);
                 });
@@ -860,7 +860,7 @@ impl Exec {
         if ready || killed {
             let task = core.remove_task(slot);
             drop(core);
-            self.with_node(node, || {
+            self.with_task(node, Some(id), || {
                 drop(fut);
                 drop(task);
             });
@@ -966,6 +966,18 @@ impl Drop for Entered {
         }
         let prev = self.prev.take();
         let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+/// Runs `f` with `task` as the current task id (for dropping a task's
+/// output from its `JoinHandle`, as Tokio does).
+pub(crate) fn with_task_id<R>(task: u64, f: impl FnOnce() -> R) -> R {
+    match current() {
+        Some(exec) => {
+            let node = exec.current_node();
+            exec.with_task(node, Some(task), f)
+        }
+        None => f(),
     }
 }
 

@@ -174,3 +174,52 @@ fn nested_block_on_is_refused_like_tokio() {
         "{msg}"
     );
 }
+
+#[test]
+fn aborted_future_is_dropped_in_its_task_context_and_drop_panics_are_contained() {
+    run(7, async {
+        struct Tell(Option<std::sync::mpsc::Sender<Option<task::Id>>>, bool);
+        impl std::future::Future for Tell {
+            type Output = ();
+            fn poll(
+                self: std::pin::Pin<&mut Self>,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<()> {
+                std::task::Poll::Pending
+            }
+        }
+        impl Drop for Tell {
+            fn drop(&mut self) {
+                self.0.take().unwrap().send(task::try_id()).unwrap();
+                if self.1 {
+                    panic!("panicked while being dropped");
+                }
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = sim_runtime::spawn(Tell(Some(tx.clone()), false));
+        let id = h.id();
+        task::yield_now().await;
+        h.abort();
+        assert!(h.await.unwrap_err().is_cancelled());
+        assert_eq!(rx.recv().unwrap(), Some(id));
+
+        let h = sim_runtime::spawn(Tell(Some(tx), true));
+        task::yield_now().await;
+        h.abort();
+        let err = h.await.unwrap_err();
+        assert!(
+            err.is_panic(),
+            "a panicking destructor is the task's panic: {err:?}"
+        );
+    });
+}
+
+#[test]
+fn zero_sleep_is_not_elapsed_before_its_poll() {
+    run(8, async {
+        let s = sim_runtime::time::sleep(std::time::Duration::ZERO);
+        assert!(!s.is_elapsed());
+        s.await;
+    });
+}

@@ -46,11 +46,10 @@ impl Exec {
             if victims.is_empty() {
                 break;
             }
-            self.with_node(node, || {
-                for t in victims {
-                    drop(t);
-                }
-            });
+            for t in victims {
+                let id = t.as_ref().map(|t| t.header.id);
+                self.with_task(node, id, || drop(t));
+            }
         }
     }
 
@@ -103,7 +102,8 @@ impl Exec {
                 break;
             }
             for (node, t) in victims {
-                self.with_node(node, || drop(t));
+                let id = t.as_ref().map(|t| t.header.id);
+                self.with_task(node, id, || drop(t));
             }
         }
         WAKE_BUF.with(|b| b.borrow_mut().buf.clear());

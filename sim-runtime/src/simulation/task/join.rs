@@ -65,6 +65,22 @@ enum Stage<F: Future> {
     Done,
 }
 
+/// Drops the future where it is pinned and leaves `Done` behind, even when
+/// its destructor panics (the panic is returned, not propagated, and the
+/// future is never dropped twice).
+fn finish_in_place<F: Future>(stage: &mut Stage<F>) -> std::thread::Result<()> {
+    // SAFETY: `drop_in_place` runs the destructor in place, which pinning
+    // allows; whether it returns or unwinds, the old value counts as
+    // dropped, so overwriting it with `ptr::write` (which does not drop)
+    // never drops it again.
+    let r = std::panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+        std::ptr::drop_in_place(stage)
+    }));
+    // SAFETY: see above.
+    unsafe { std::ptr::write(stage, Stage::Done) };
+    r
+}
+
 /// The future the executor polls for a spawned task.
 pub(crate) struct TaskCell<F: Future> {
     stage: Stage<F>,
@@ -124,7 +140,7 @@ impl<F: Future> Future for TaskCell<F> {
         match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(v)) => {
-                this.stage = Stage::Done;
+                let _ = finish_in_place(&mut this.stage);
                 this.header.set_finished();
                 this.join.complete(this.id, Ok(v));
                 Poll::Ready(())
@@ -132,7 +148,7 @@ impl<F: Future> Future for TaskCell<F> {
             Err(payload) => {
                 // Dropping a future that panicked may panic again; that
                 // second panic is swallowed, as Tokio does.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| this.stage = Stage::Done));
+                let _ = finish_in_place(&mut this.stage);
                 let text = report::payload_text(&*payload);
                 this.header.set_finished();
                 let observed = this
@@ -151,11 +167,15 @@ impl<F: Future> Drop for TaskCell<F> {
     fn drop(&mut self) {
         if let Stage::Running(_) = self.stage {
             // Drop the future first (its destructors may spawn or wake), then
-            // tell the joiner.
-            self.stage = Stage::Done;
+            // tell the joiner. A destructor that panics is contained and
+            // reported to the joiner as the task's panic, as in Tokio.
+            let dropped = finish_in_place(&mut self.stage);
             self.header.set_finished();
-            self.join
-                .complete(self.id, Err(JoinError::cancelled(self.id)));
+            let err = match dropped {
+                Ok(()) => JoinError::cancelled(self.id),
+                Err(payload) => JoinError::panic(self.id, payload),
+            };
+            self.join.complete(self.id, Err(err));
         }
     }
 }
@@ -243,9 +263,12 @@ impl<T> Drop for JoinHandle<T> {
         // Tokio drops an unclaimed output when the handle goes; so do we,
         // outside the lock (the output's destructor may do anything).
         let out = s.result.take();
-        s.waker = None;
+        let waker = s.waker.take();
         drop(s);
-        drop(out);
+        drop(waker);
+        if out.is_some() {
+            executor::with_task_id(self.id.0, || drop(out));
+        }
     }
 }
 

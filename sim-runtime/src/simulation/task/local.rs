@@ -25,7 +25,13 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    expect_current().spawn(future, None, Location::caller(), None)
+    match crate::simulation::executor::current() {
+        Some(exec) => exec.spawn(future, None, Location::caller(), None),
+        None => panic!(
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
+             (sim: no simulation is running on this thread)"
+        ),
+    }
 }
 
 #[derive(Default)]

@@ -103,6 +103,8 @@ impl Sleep {
 
     /// Whether the deadline has elapsed.
     pub fn is_elapsed(&self) -> bool {
+        // As in Tokio: only a sleep that was polled (or whose timer fired)
+        // has elapsed; a zero-length sleep is not elapsed before its poll.
         if self.elapsed {
             return true;
         }
@@ -110,7 +112,7 @@ impl Sleep {
             (Some(k), Some(exec)) if exec.id == self.exec_id => {
                 exec.core.borrow().timers.is_fired(k)
             }
-            _ => self.deadline <= Instant::now(),
+            _ => false,
         }
     }
 
