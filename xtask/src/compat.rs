@@ -36,7 +36,10 @@ summary and writes docs/compat.md (target/compat/report.md with --only).
 options:
   --only a,b,...         run only these test files (names without .rs)
   --min-pass-rate X      fail (exit 1) if the pass rate is below X (0..1)
-  --timeout SECS         deadline per test binary (default 120)
+  --timeout SECS         deadline per run of a test binary (default 120)
+  --test-timeout SECS    a test that makes no progress for this long is
+                         killed and counted as hung (default 10; 30 at
+                         least for real Tokio)
   --seeds SEEDS          SIM_SEEDS for every simulated test (default: the
                          runtime's default seed)
   --baseline             also run every file against real Tokio and mark the
@@ -166,6 +169,7 @@ tokio-stream = "0.1"
 rand = "0.9"
 tempfile = "3"
 libc = "0.2"
+pin-project-lite = "0.2"
 "#;
 
 /// Every file named above, selected or not applicable.
@@ -179,7 +183,7 @@ fn all_named_files() -> impl Iterator<Item = &'static str> {
 struct Options {
     only: Option<Vec<String>>,
     min_pass_rate: Option<f64>,
-    timeout: Duration,
+    limits: Limits,
     seeds: Option<String>,
     baseline: bool,
     list: bool,
@@ -190,7 +194,10 @@ impl Options {
         let mut o = Options {
             only: None,
             min_pass_rate: None,
-            timeout: Duration::from_secs(120),
+            limits: Limits {
+                binary: Duration::from_secs(120),
+                test: Duration::from_secs(10),
+            },
             seeds: None,
             baseline: false,
             list: false,
@@ -241,7 +248,14 @@ impl Options {
                     let secs: u64 = v.parse().map_err(|_| {
                         Error::Usage(format!("--timeout {v}: expected whole seconds"))
                     })?;
-                    o.timeout = Duration::from_secs(secs.max(1));
+                    o.limits.binary = Duration::from_secs(secs.max(1));
+                }
+                "--test-timeout" => {
+                    let v = value(flag)?;
+                    let secs: u64 = v.parse().map_err(|_| {
+                        Error::Usage(format!("--test-timeout {v}: expected whole seconds"))
+                    })?;
+                    o.limits.test = Duration::from_secs(secs.max(1));
                 }
                 "--seeds" => o.seeds = Some(value(flag)?),
                 "--baseline" => o.baseline = true,
@@ -304,7 +318,7 @@ pub fn main(args: &[String]) -> Result<()> {
             continue;
         };
         eprint!("compat: [{}/{}] {name} ... ", i + 1, names.len());
-        let run = run_file(exe, &dir, &logs, name, "sim", &env, opts.timeout)?;
+        let run = run_file(exe, &dir, &logs, name, "sim", &env, opts.limits)?;
         eprintln!("{} ({:.1} s)", run.summary(), run.elapsed.as_secs_f64());
         results.insert(name, run);
     }
@@ -340,7 +354,11 @@ pub fn main(args: &[String]) -> Result<()> {
             };
             if opts.baseline {
                 eprint!("compat: real tokio: {name} ... ");
-                let run = run_file(exe, &dir, &logs, name, "real", &[], opts.timeout)?;
+                let limits = Limits {
+                    binary: opts.limits.binary,
+                    test: opts.limits.test.max(Duration::from_secs(30)),
+                };
+                let run = run_file(exe, &dir, &logs, name, "real", &[], limits)?;
                 eprintln!("{}", run.summary());
                 real_lists.insert(name, run.tests.keys().cloned().collect());
                 real_runs.insert(name, run);
@@ -785,6 +803,15 @@ impl Verdict {
     }
 }
 
+/// Deadlines of a test run.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// One run of a test binary.
+    binary: Duration,
+    /// One test without progress.
+    test: Duration,
+}
+
 struct FileRun {
     tests: BTreeMap<String, Verdict>,
     /// How the whole binary ended, if not normally.
@@ -853,6 +880,9 @@ fn list_tests(exe: &Path, cwd: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Runs a test binary one test at a time (so a crash or a hang names its
+/// test: the last one started), resuming after each crash or hang with the
+/// tests that have a verdict skipped.
 fn run_file(
     exe: &Path,
     cwd: &Path,
@@ -860,41 +890,106 @@ fn run_file(
     name: &str,
     label: &str,
     env: &[(String, Option<String>)],
-    timeout: Duration,
+    limits: Limits,
 ) -> Result<FileRun> {
     let listed = list_tests(exe, cwd)?;
-    let out = logs.join(format!("{label}-{name}.stdout"));
-    let err = logs.join(format!("{label}-{name}.stderr"));
-    let mut cmd = command(exe, cwd, env);
-    cmd.args(["--color", "never"]);
-    let fin = run_with_timeout(cmd, &out, &err, timeout)?;
-    let text = fs::read_to_string(&out).unwrap_or_default();
-    let mut tests = parse_libtest(&text);
-    let normal = matches!(fin.status.map(|s| s.code()), Some(Some(0 | 101)));
-    let crash = (!normal).then(|| fin.describe(timeout));
-    // A crash or a hang leaves some tests without a verdict: run each alone.
-    let alone_timeout = timeout.min(Duration::from_secs(60));
-    for t in listed {
-        if tests.contains_key(&t) {
-            continue;
+    let mut tests: BTreeMap<String, Verdict> = BTreeMap::new();
+    let mut crashes = Vec::new();
+    let mut elapsed = Duration::ZERO;
+    for attempt in 0.. {
+        let suffix = if attempt == 0 {
+            String::new()
+        } else {
+            format!("-{attempt}")
+        };
+        let out = logs.join(format!("{label}-{name}{suffix}.stdout"));
+        let err = logs.join(format!("{label}-{name}{suffix}.stderr"));
+        let mut cmd = command(exe, cwd, env);
+        cmd.args(["--color", "never", "--test-threads", "1"]);
+        if !tests.is_empty() {
+            cmd.arg("--exact");
+            for t in tests.keys() {
+                cmd.args(["--skip", t]);
+            }
         }
-        let out1 = logs.join(format!("{label}-{name}--{}.stdout", file_safe(&t)));
-        let err1 = logs.join(format!("{label}-{name}--{}.stderr", file_safe(&t)));
+        let fin = run_with_timeout(cmd, &out, &err, limits.binary, Some(limits.test))?;
+        elapsed += fin.elapsed;
+        let text = fs::read_to_string(&out).unwrap_or_default();
+        let before = tests.len();
+        tests.extend(parse_libtest(&text));
+        if matches!(fin.status.map(|s| s.code()), Some(Some(0 | 101))) {
+            break;
+        }
+        crashes.push(fin.describe());
+        match running_test(&text) {
+            Some(t) if !tests.contains_key(&t) => {
+                tests.insert(t, Verdict::Failed(crash_excerpt(&fin, &text, &err)));
+            }
+            // No progress at all: give up on the rest rather than loop.
+            _ if tests.len() == before => {
+                for t in &listed {
+                    tests
+                        .entry(t.clone())
+                        .or_insert_with(|| Verdict::Failed(crash_excerpt(&fin, &text, &err)));
+                }
+            }
+            _ => {}
+        }
+        if listed.iter().all(|t| tests.contains_key(t)) {
+            break;
+        }
+    }
+    // A crash cuts the failure details libtest prints at the end: get them
+    // by running those tests alone.
+    let bare: Vec<String> = tests
+        .iter()
+        .filter(|(_, v)| matches!(v, Verdict::Failed(l) if l.is_empty()))
+        .map(|(t, _)| t.clone())
+        .collect();
+    for t in bare {
+        let out = logs.join(format!("{label}-{name}--{}.stdout", file_safe(&t)));
+        let err = logs.join(format!("{label}-{name}--{}.stderr", file_safe(&t)));
         let mut cmd = command(exe, cwd, env);
         cmd.args([t.as_str(), "--exact", "--color", "never"]);
-        let fin1 = run_with_timeout(cmd, &out1, &err1, alone_timeout)?;
-        let text1 = fs::read_to_string(&out1).unwrap_or_default();
-        let verdict = match parse_libtest(&text1).remove(&t) {
-            Some(v) => v,
-            None => Verdict::Failed(crash_excerpt(&fin1, alone_timeout, &text1, &err1)),
+        let fin = run_with_timeout(cmd, &out, &err, limits.binary, Some(limits.test))?;
+        let text = fs::read_to_string(&out).unwrap_or_default();
+        let again = match parse_libtest(&text).remove(&t) {
+            Some(Verdict::Failed(l)) if !l.is_empty() => l,
+            Some(Verdict::Passed) => vec!["failed in the full run, passed when run alone".into()],
+            _ => crash_excerpt(&fin, &text, &err),
         };
-        tests.insert(t, verdict);
+        tests.insert(t, Verdict::Failed(again));
     }
+    let crash = (!crashes.is_empty()).then(|| {
+        let mut uniq: Vec<String> = Vec::new();
+        for c in crashes {
+            if !uniq.contains(&c) {
+                uniq.push(c);
+            }
+        }
+        uniq.join(", ")
+    });
     Ok(FileRun {
         tests,
         crash,
-        elapsed: fin.elapsed,
+        elapsed,
     })
+}
+
+/// The test that was running when the output stops: its `test NAME ... `
+/// line has no verdict.
+fn running_test(text: &str) -> Option<String> {
+    let line = text.lines().rev().find(|l| l.starts_with("test "))?;
+    let (name, result) = line.strip_prefix("test ")?.split_once(" ...")?;
+    let verdict = result.trim_start().split([',', ' ']).next().unwrap_or("");
+    if matches!(verdict, "ok" | "FAILED" | "ignored") {
+        return None;
+    }
+    Some(
+        name.strip_suffix(" - should panic")
+            .unwrap_or(name)
+            .to_string(),
+    )
 }
 
 fn file_safe(s: &str) -> String {
@@ -903,8 +998,8 @@ fn file_safe(s: &str) -> String {
         .collect()
 }
 
-fn crash_excerpt(fin: &Finished, timeout: Duration, stdout: &str, stderr: &Path) -> Vec<String> {
-    let mut lines = vec![format!("the test binary {}", fin.describe(timeout))];
+fn crash_excerpt(fin: &Finished, stdout: &str, stderr: &Path) -> Vec<String> {
+    let mut lines = vec![format!("the test binary {}", fin.describe())];
     let err = fs::read_to_string(stderr).unwrap_or_default();
     let tail = |text: &str| -> Vec<String> {
         let keep: Vec<String> = text
@@ -924,20 +1019,64 @@ fn is_informative(line: &str) -> bool {
     let l = line.trim();
     !(l.is_empty()
         || (l.starts_with("sim: ") && l.contains("replay:"))
+        || l.starts_with("sim: replay with:")
+        || l.starts_with("sim: assertion (the test body panicked)")
         || l.starts_with("note: run with `RUST_BACKTRACE")
         || l.starts_with("note: Some details are omitted"))
 }
 
+/// A line of test output, made stable across runs and machines (no thread
+/// ids, no absolute paths) and cut to a readable length.
 fn shorten(line: &str) -> String {
     const MAX: usize = 300;
+    let line = normalize(line);
     if line.len() <= MAX {
-        return line.to_string();
+        return line;
     }
     let mut end = MAX;
     while !line.is_char_boundary(end) {
         end -= 1;
     }
     format!("{}…", &line[..end])
+}
+
+fn normalize(line: &str) -> String {
+    let mut s = line.to_string();
+    // Absolute paths: the workspace, the registry, the standard library.
+    let root = format!("{}/", workspace_root().display());
+    s = s.replace(&root, "");
+    if let Some(i) = s.find("/registry/src/") {
+        // ".../registry/src/<index>/tokio-1.54.1/src/x.rs" -> "tokio-1.54.1/src/x.rs"
+        let start = s[..i].rfind([' ', '\'', '"', '(']).map_or(0, |j| j + 1);
+        let after = &s[i + "/registry/src/".len()..];
+        if let Some(slash) = after.find('/') {
+            s = format!("{}{}", &s[..start], &after[slash + 1..]);
+        }
+    }
+    while let Some(i) = s.find("/rustc/") {
+        let hash_end = i + "/rustc/".len() + 40;
+        if s.len() <= hash_end || !s[i + 7..hash_end].bytes().all(|b| b.is_ascii_hexdigit()) {
+            break;
+        }
+        s = format!("{}<rustc>{}", &s[..i], &s[hash_end..]);
+    }
+    // "thread 'name' (12345) panicked" -> "thread 'name' panicked"
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find("' (") {
+        let (head, tail) = rest.split_at(i + 1);
+        out.push_str(head);
+        let digits = tail[2..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && tail[2 + digits..].starts_with(") ") {
+            rest = &tail[2 + digits + 1..];
+        } else {
+            rest = tail;
+            out.push_str(&rest[..1]);
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Verdicts and failure excerpts from libtest's default ("pretty") output.
@@ -1211,7 +1350,7 @@ impl FileReport {
         }
         if let Some(c) = &self.crash {
             notes.push(format!(
-                "the binary {c}; tests without a verdict were re-run one by one"
+                "the binary {c} (the run resumed after the test concerned)"
             ));
         }
         if self.compile_errors.is_empty() && self.failed() > 0 {
@@ -1399,8 +1538,22 @@ impl Report {
         let _ = writeln!(s, "\n## Failures by cause\n");
         let _ = writeln!(
             s,
-            "Sorted by the number of tests each cause accounts for. A test is \
-             `file::path` (its function at `tests/file.rs:line`).\n"
+            "Sorted by the number of tests each cause accounts for; the causes \
+             and their ids are in `compat/reasons.txt`.\n"
+        );
+        let _ = writeln!(s, "| cause | tests |");
+        let _ = writeln!(s, "| --- | ---: |");
+        for (cause, n) in &order {
+            let id = match cause {
+                Some(i) => format!("[{}]", reasons.causes[*i].id),
+                None => "unknown (not analysed yet)".into(),
+            };
+            let _ = writeln!(s, "| {id} | {n} |");
+        }
+        let _ = writeln!(
+            s,
+            "\nA test is `file::path` (its function at `tests/file.rs:line`), \
+             then the first lines of its failure.\n"
         );
         let uncounted: Vec<&FileReport> = self
             .files
@@ -1571,6 +1724,31 @@ mod tests {
             ])
         );
         assert!(!v.contains_key("five"));
+    }
+
+    #[test]
+    fn normalized_lines() {
+        let root = workspace_root().display().to_string();
+        assert_eq!(
+            normalize(&format!(
+                "thread 'a::b' (14627) panicked at {root}/sim-runtime/src/x.rs:1:2:"
+            )),
+            "thread 'a::b' panicked at sim-runtime/src/x.rs:1:2:"
+        );
+        assert_eq!(
+            normalize(
+                "panicked at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/\
+                 tokio-1.54.1/src/sync/mpsc/bounded.rs:993:28:"
+            ),
+            "panicked at tokio-1.54.1/src/sync/mpsc/bounded.rs:993:28:"
+        );
+        assert_eq!(
+            normalize(
+                "at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/time.rs:4:3"
+            ),
+            "at <rustc>/library/std/src/time.rs:4:3"
+        );
+        assert_eq!(normalize("x' (y) z' (1)"), "x' (y) z' (1)");
     }
 
     #[test]

@@ -8,17 +8,22 @@ use std::time::{Duration, Instant};
 /// How a child ended.
 #[derive(Debug)]
 pub struct Finished {
-    /// `None` if it was killed at the deadline.
+    /// `None` if it was killed (deadline or stall).
     pub status: Option<ExitStatus>,
     pub elapsed: Duration,
+    /// Killed because its stdout did not grow for this long.
+    pub stalled: Option<Duration>,
 }
 
 impl Finished {
     /// "exit code 101", "killed by signal 6 (SIGABRT)", "timed out after 120 s".
-    pub fn describe(&self, timeout: Duration) -> String {
+    pub fn describe(&self) -> String {
         use std::os::unix::process::ExitStatusExt;
         match self.status {
-            None => format!("timed out after {} s", timeout.as_secs()),
+            None => match self.stalled {
+                Some(d) => format!("hung (no progress for {} s; killed)", d.as_secs()),
+                None => format!("timed out after {} s", self.elapsed.as_secs()),
+            },
             Some(s) => match (s.code(), s.signal()) {
                 (Some(c), _) => format!("exit code {c}"),
                 (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
@@ -40,12 +45,14 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// Runs `cmd` with stdout and stderr written to the given files; kills it
-/// (only it, by its own handle) when `timeout` passes.
+/// (only it, by its own handle) when `timeout` passes, or when its stdout
+/// has not grown for `stall`.
 pub fn run_with_timeout(
     mut cmd: Command,
     stdout: &Path,
     stderr: &Path,
     timeout: Duration,
+    stall: Option<Duration>,
 ) -> std::io::Result<Finished> {
     cmd.stdin(Stdio::null())
         .stdout(File::create(stdout)?)
@@ -53,14 +60,21 @@ pub fn run_with_timeout(
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let mut pause = Duration::from_millis(5);
+    let (mut size, mut progress) = (0, Instant::now());
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Finished {
                 status: Some(status),
                 elapsed: start.elapsed(),
+                stalled: None,
             });
         }
-        if start.elapsed() >= timeout {
+        let now_size = std::fs::metadata(stdout).map(|m| m.len()).unwrap_or(0);
+        if now_size != size {
+            (size, progress) = (now_size, Instant::now());
+        }
+        let stalled = stall.filter(|s| progress.elapsed() >= *s);
+        if start.elapsed() >= timeout || stalled.is_some() {
             // The child may have exited in between; either way it is gone
             // after `wait`.
             let _ = child.kill();
@@ -68,6 +82,7 @@ pub fn run_with_timeout(
             return Ok(Finished {
                 status: None,
                 elapsed: start.elapsed(),
+                stalled,
             });
         }
         std::thread::sleep(pause);
