@@ -139,12 +139,41 @@ pub(crate) fn current() -> Option<Rc<Exec>> {
 /// The executor entered on this thread, or Tokio's panic when there is none.
 #[track_caller]
 pub(crate) fn expect_current() -> Rc<Exec> {
-    current().unwrap_or_else(|| {
-        panic!(
+    match current() {
+        Some(exec) => exec,
+        None => panic!(
             "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
              (sim: no simulation is running on this thread)"
-        )
-    })
+        ),
+    }
+}
+
+/// Leaves the executor's context for the duration of `f` (as Tokio's
+/// `block_in_place` does on a multi-thread runtime), so `f` may build and
+/// drive another runtime. Wakes for this executor made meanwhile go to its
+/// remote queue and are drained when it resumes.
+pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rc<Exec>>, u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+            let id = self.1;
+            let _ = WAKE_BUF.try_with(|b| b.borrow_mut().exec_id = id);
+        }
+    }
+    let prev = CURRENT.with(|c| c.borrow_mut().take());
+    let Some(exec) = prev else { return f() };
+    // Buffered wakes belong to this executor: move them to its run queue.
+    let buffered = WAKE_BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        b.exec_id = 0;
+        std::mem::take(&mut b.buf)
+    });
+    exec.core.borrow_mut().run_queue.extend(buffered);
+    let id = exec.id;
+    let _restore = Restore(Some(exec), id);
+    f()
 }
 
 /// A slab entry: only what every step reads, 32 bytes aligned to 32, so an
@@ -337,6 +366,12 @@ pub(crate) struct Exec {
     /// `Builder::enable_time`: without it, creating a timer panics as in
     /// Tokio.
     pub(crate) timers_enabled: Cell<bool>,
+    /// Tasks that called `yield_now`, woken once the run queue is empty.
+    yielded: RefCell<Vec<Waker>>,
+    /// Built as a multi-thread runtime (`block_in_place` is allowed).
+    pub(crate) multi_thread: Cell<bool>,
+    /// `worker_threads` as configured (reported by metrics only).
+    pub(crate) workers: Cell<usize>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
     fired: Cell<Vec<Option<Waker>>>,
     /// `Builder::name`, set once at build time.
@@ -423,6 +458,9 @@ impl Exec {
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
+            yielded: RefCell::new(Vec::new()),
+            multi_thread: Cell::new(false),
+            workers: Cell::new(1),
             name: std::cell::OnceCell::new(),
             progress,
             fired: Cell::new(Vec::new()),
@@ -689,6 +727,18 @@ impl Exec {
                 if self.shared.has_remote.load(Ordering::Acquire) {
                     drop(core);
                     self.drain_wakes(true);
+                    core = self.core.borrow_mut();
+                    continue;
+                }
+                if !self.yielded.borrow().is_empty() {
+                    // Every task that was runnable when these yielded has
+                    // run: the yielders go again, in the order they yielded.
+                    drop(core);
+                    let yielded = std::mem::take(&mut *self.yielded.borrow_mut());
+                    for w in yielded {
+                        w.wake();
+                    }
+                    self.drain_wakes(false);
                     core = self.core.borrow_mut();
                     continue;
                 }
@@ -966,6 +1016,16 @@ impl Drop for Entered {
         }
         let prev = self.prev.take();
         let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+/// `yield_now`: as in Tokio, the yielding task runs again only after the
+/// tasks that are runnable now have had their turn. Outside a simulation the
+/// waker is woken at once.
+pub(crate) fn defer_yield(waker: &Waker) {
+    match current() {
+        Some(exec) => exec.yielded.borrow_mut().push(waker.clone()),
+        None => waker.wake_by_ref(),
     }
 }
 

@@ -35,6 +35,7 @@ pub struct Builder {
     time_limit: Option<Option<Duration>>,
     name: Option<String>,
     enable_time: bool,
+    workers: Option<usize>,
 }
 
 impl Builder {
@@ -58,6 +59,7 @@ impl Builder {
             time_limit: None,
             name: None,
             enable_time: false,
+            workers: None,
         }
     }
 
@@ -83,6 +85,7 @@ impl Builder {
     #[track_caller]
     pub fn worker_threads(&mut self, val: usize) -> &mut Self {
         assert!(val > 0, "Worker threads cannot be set to 0");
+        self.workers = Some(val);
         self
     }
     #[track_caller]
@@ -129,10 +132,14 @@ impl Builder {
     pub fn thread_keep_alive(&mut self, _duration: Duration) -> &mut Self {
         self
     }
-    pub fn global_queue_interval(&mut self, _val: u32) -> &mut Self {
+    #[track_caller]
+    pub fn global_queue_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "global_queue_interval must be greater than 0");
         self
     }
-    pub fn event_interval(&mut self, _val: u32) -> &mut Self {
+    #[track_caller]
+    pub fn event_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "event_interval must be greater than 0");
         self
     }
     pub fn max_io_events_per_tick(&mut self, _capacity: usize) -> &mut Self {
@@ -203,6 +210,15 @@ impl Builder {
         let exec = Exec::new(config);
         exec.time_frozen.set(self.start_paused);
         exec.timers_enabled.set(self.enable_time);
+        let multi = self.flavor == RuntimeFlavor::MultiThread;
+        exec.multi_thread.set(multi);
+        // Reported by metrics only: every flavor runs on one thread.
+        let workers = match (multi, self.workers) {
+            (false, _) => 1,
+            (true, Some(n)) => n,
+            (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        exec.workers.set(workers);
         if let Some(name) = &self.name {
             let _ = exec.name.set(name.clone().into_boxed_str());
         }
@@ -353,26 +369,32 @@ impl fmt::Debug for Runtime {
 
 /// Guard of `Runtime::enter` / `Handle::enter`.
 pub struct EnterGuard<'a> {
+    // Checked before the context is restored (fields drop in order). The
+    // guard type itself has no `Drop` impl, so, as with Tokio's, a runtime
+    // may be moved while a guard of it is still in scope.
+    _depth: EnterDepth,
     _entered: executor::Entered,
-    depth: usize,
     _p: std::marker::PhantomData<&'a Handle>,
 }
+
+/// This guard's place in the thread's stack of entered contexts.
+struct EnterDepth(usize);
 
 thread_local! {
     static ENTER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-impl Drop for EnterGuard<'_> {
+impl Drop for EnterDepth {
     fn drop(&mut self) {
         let current = ENTER_DEPTH.with(|d| d.get());
-        if current != self.depth && !std::thread::panicking() {
+        if current != self.0 && !std::thread::panicking() {
             panic!(
                 "`EnterGuard` values dropped out of order. Guards returned by \
                  `tokio::runtime::Handle::enter()` must be dropped in the reverse \
                  order as they were acquired."
             );
         }
-        ENTER_DEPTH.with(|d| d.set(self.depth - 1));
+        ENTER_DEPTH.with(|d| d.set(self.0 - 1));
     }
 }
 
@@ -414,7 +436,10 @@ impl Handle {
     /// The handle of the current simulation. Panics outside one.
     #[track_caller]
     pub fn current() -> Handle {
-        Handle::try_current().unwrap_or_else(|e| panic!("{e}"))
+        match Handle::try_current() {
+            Ok(h) => h,
+            Err(e) => panic!("{e}"),
+        }
     }
 
     pub fn try_current() -> Result<Handle, TryCurrentError> {
@@ -434,8 +459,8 @@ impl Handle {
             d.get()
         });
         EnterGuard {
+            _depth: EnterDepth(depth),
             _entered: self.exec().enter(),
-            depth,
             _p: std::marker::PhantomData,
         }
     }
@@ -479,10 +504,8 @@ impl Handle {
     }
 
     pub fn metrics(&self) -> RuntimeMetrics {
-        let core = self.exec().core.borrow();
         RuntimeMetrics {
-            alive: core.alive_tasks(),
-            parks: core.parks,
+            handle: self.clone(),
         }
     }
 }
@@ -587,37 +610,35 @@ impl std::panic::RefUnwindSafe for Runtime {}
 impl std::panic::UnwindSafe for Handle {}
 impl std::panic::RefUnwindSafe for Handle {}
 
-/// The stable part of Tokio's runtime metrics.
+/// The stable part of Tokio's runtime metrics, read live from the
+/// simulation (on its thread).
 #[derive(Clone, Debug)]
 pub struct RuntimeMetrics {
-    alive: usize,
-    parks: u64,
+    handle: Handle,
 }
 
 impl RuntimeMetrics {
-    /// Always 1: a simulation runs on one thread.
+    /// The configured `worker_threads` (1 for current_thread); every
+    /// flavor runs on one thread in simulation.
     pub fn num_workers(&self) -> usize {
-        1
+        self.handle.exec().workers.get()
     }
     pub fn num_alive_tasks(&self) -> usize {
-        self.alive
+        self.handle.exec().core.borrow().alive_tasks()
     }
     pub fn global_queue_depth(&self) -> usize {
         0
     }
-    /// Virtual time spent busy is not measured (polls take no virtual time).
-    pub fn worker_total_busy_duration(&self, worker: usize) -> Duration {
-        assert_eq!(worker, 0, "sim: a simulation has one worker");
+    /// Busy time is not measured: polls take no virtual time.
+    pub fn worker_total_busy_duration(&self, _worker: usize) -> Duration {
         Duration::ZERO
     }
-    /// Times the one worker went idle, i.e. the clock jumped to a timer.
-    pub fn worker_park_count(&self, worker: usize) -> u64 {
-        assert_eq!(worker, 0, "sim: a simulation has one worker");
-        self.parks
+    /// Times the simulation went idle, i.e. the clock jumped to a timer.
+    pub fn worker_park_count(&self, _worker: usize) -> u64 {
+        self.handle.exec().core.borrow().parks
     }
     /// Parks plus unparks: even while the worker runs.
-    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
-        assert_eq!(worker, 0, "sim: a simulation has one worker");
-        self.parks * 2
+    pub fn worker_park_unpark_count(&self, _worker: usize) -> u64 {
+        self.handle.exec().core.borrow().parks * 2
     }
 }

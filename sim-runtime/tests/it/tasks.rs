@@ -223,3 +223,72 @@ fn zero_sleep_is_not_elapsed_before_its_poll() {
         s.await;
     });
 }
+
+#[test]
+fn a_yielding_task_waits_for_every_runnable_task() {
+    for seed in 0..20 {
+        let order = run(seed, async {
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let l = log.clone();
+            let yielder = sim_runtime::spawn(async move {
+                l.lock().unwrap().push("yield");
+                task::yield_now().await;
+                l.lock().unwrap().push("resumed");
+            });
+            let mut others = Vec::new();
+            for _ in 0..4 {
+                let l = log.clone();
+                others.push(sim_runtime::spawn(async move {
+                    l.lock().unwrap().push("other")
+                }));
+            }
+            yielder.await.unwrap();
+            for o in others {
+                o.await.unwrap();
+            }
+            let v = log.lock().unwrap().clone();
+            v
+        });
+        let y = order.iter().position(|e| *e == "yield").unwrap();
+        let r = order.iter().position(|e| *e == "resumed").unwrap();
+        let others_after_yield = order[y..].iter().filter(|e| **e == "other").count();
+        let others_before_resume = order[y..r].iter().filter(|e| **e == "other").count();
+        assert_eq!(
+            others_after_yield, others_before_resume,
+            "seed {seed}: {order:?}"
+        );
+    }
+}
+
+#[test]
+fn block_in_place_follows_the_flavor() {
+    let msg = crate::run_failing(1, || async {
+        task::block_in_place(|| ());
+    });
+    assert!(
+        msg.starts_with("can call blocking only when running on the multi-threaded runtime"),
+        "{msg}"
+    );
+    let rt = sim_runtime::runtime::Builder::new_multi_thread()
+        .worker_threads(3)
+        .sim_seed(2)
+        .build()
+        .unwrap();
+    let inner = rt.block_on(async {
+        assert_eq!(
+            sim_runtime::runtime::Handle::current()
+                .metrics()
+                .num_workers(),
+            3
+        );
+        // Outside the context, blocking code may drive another runtime.
+        task::block_in_place(|| {
+            sim_runtime::runtime::Builder::new_current_thread()
+                .sim_seed(3)
+                .build()
+                .unwrap()
+                .block_on(async { 7 })
+        })
+    });
+    assert_eq!(inner, 7);
+}

@@ -267,7 +267,11 @@ impl<T> Drop for JoinHandle<T> {
         drop(s);
         drop(waker);
         if out.is_some() {
-            executor::with_task_id(self.id.0, || drop(out));
+            // Dropped in the task's context; a panic in the output's
+            // destructor is swallowed, as in Tokio.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                executor::with_task_id(self.id.0, || drop(out));
+            }));
         }
     }
 }

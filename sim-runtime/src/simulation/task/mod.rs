@@ -69,16 +69,28 @@ where
     )
 }
 
-/// Runs the closure in place (there is only one thread to block).
+/// Runs blocking code in place, as Tokio does: on a current-thread runtime
+/// this panics; on a multi-thread one (simulated on the same one thread) the
+/// closure runs outside the runtime's context, so it may drive another
+/// runtime. Everything else waits while it runs, as on a real worker.
+#[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
 {
+    if let Some(exec) = executor::current() {
+        if !exec.multi_thread.get() {
+            panic!("can call blocking only when running on the multi-threaded runtime");
+        }
+        drop(exec);
+        return executor::outside_context(f);
+    }
     f()
 }
 
-/// Yields execution back to the scheduler: the task is re-queued behind the
-/// tasks that are runnable now.
+/// Yields execution back to the scheduler: the task runs again only after
+/// every task that is runnable now has had its turn (Tokio's semantics; the
+/// random schedule chooses among those, never the yielder again first).
 pub async fn yield_now() {
     struct YieldNow {
         yielded: bool,
@@ -90,7 +102,7 @@ pub async fn yield_now() {
                 return Poll::Ready(());
             }
             self.yielded = true;
-            cx.waker().wake_by_ref();
+            executor::defer_yield(cx.waker());
             Poll::Pending
         }
     }

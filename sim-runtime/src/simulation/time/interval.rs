@@ -90,7 +90,7 @@ impl Interval {
 
     /// Resets the interval to complete one period after now.
     pub fn reset(&mut self) {
-        self.delay.as_mut().reset(Instant::now() + self.period);
+        self.delay.as_mut().reset(after_now(self.period));
     }
 
     /// Resets the interval to complete immediately.
@@ -100,7 +100,7 @@ impl Interval {
 
     /// Resets the interval to complete `after` from now.
     pub fn reset_after(&mut self, after: Duration) {
-        self.delay.as_mut().reset(Instant::now() + after);
+        self.delay.as_mut().reset(after_now(after));
     }
 
     /// Resets the interval to complete at `deadline`.
@@ -119,4 +119,11 @@ impl Interval {
     pub fn period(&self) -> Duration {
         self.period
     }
+}
+
+/// `now + d`, saturating at the far future as Tokio does.
+fn after_now(d: Duration) -> Instant {
+    Instant::now()
+        .checked_add(d)
+        .unwrap_or_else(Instant::far_future)
 }
