@@ -108,6 +108,14 @@ where
     let make = make.clone();
     let info = info.clone();
     let start_paused = opts.start_paused;
+    let multi_thread = opts.flavor == "multi_thread";
+    // Reported by metrics only: every flavor runs on one thread. Tokio's
+    // default for multi_thread is the number of CPUs.
+    let workers = match (multi_thread, opts.worker_threads) {
+        (false, _) => 1,
+        (true, Some(n)) => n,
+        (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     // Each seed runs on a fresh OS thread, so no thread-local state (std's
     // HashMap keys, rand's ThreadRng, Tokio's context) leaks between seeds.
     std::thread::Builder::new()
@@ -117,6 +125,8 @@ where
             report::set_test(Some(info));
             let exec = Exec::with_trace(Config::from_env(seed), Trace::new(record, compare));
             exec.time_frozen.set(start_paused);
+            exec.multi_thread.set(multi_thread);
+            exec.workers.set(workers);
             let rt = Runtime::with_exec(exec.clone());
             let out = rt.block_on(make());
             let outcome = out.into_outcome().map_err(|e| {
