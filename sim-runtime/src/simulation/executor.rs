@@ -479,6 +479,11 @@ impl Exec {
         }
     }
 
+    /// Whether a `block_on` of this executor is running.
+    pub(crate) fn in_block_on(&self) -> bool {
+        self.in_block_on.get()
+    }
+
     pub(crate) fn current_task(&self) -> Option<u64> {
         self.cur.get().task
     }

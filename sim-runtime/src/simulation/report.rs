@@ -125,14 +125,17 @@ pub(crate) fn augment_payload(
     payload: Box<dyn std::any::Any + Send>,
     context: &str,
 ) -> Box<dyn std::any::Any + Send> {
-    let text = if let Some(s) = payload.downcast_ref::<&'static str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        return payload;
-    };
-    Box::new(format!("{text}\n{context}"))
+    // The payload keeps its type, so code that downcasts it (as Tokio's own
+    // tests do) still works: a `&'static str` stays one, at the cost of
+    // leaking the text of a failed run.
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        let text: &'static str = Box::leak(format!("{s}\n{context}").into_boxed_str());
+        return Box::new(text);
+    }
+    if let Some(s) = payload.downcast_ref::<String>() {
+        return Box::new(format!("{s}\n{context}"));
+    }
+    payload
 }
 
 /// The text of a panic payload, as far as it has one.

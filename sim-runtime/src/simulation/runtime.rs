@@ -239,6 +239,9 @@ impl fmt::Debug for Builder {
 /// built it (a simulation is one thread), and says so clearly otherwise.
 pub struct Runtime {
     handle: Handle,
+    /// Set by `shutdown_timeout`/`shutdown_background`, which Tokio allows
+    /// inside an async context (a plain drop there panics).
+    shutting_down: bool,
 }
 
 /// A handle to a simulation: `Send + Sync + Clone`, usable on its thread.
@@ -296,6 +299,7 @@ impl Runtime {
                 },
                 flavor,
             },
+            shutting_down: false,
         }
     }
 
@@ -342,9 +346,13 @@ impl Runtime {
     }
 
     /// Drops every task now (there are no threads to wait for).
-    pub fn shutdown_timeout(self, _duration: Duration) {}
+    pub fn shutdown_timeout(mut self, _duration: Duration) {
+        self.shutting_down = true;
+    }
 
-    pub fn shutdown_background(self) {}
+    pub fn shutdown_background(mut self) {
+        self.shutting_down = true;
+    }
 
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.metrics()
@@ -353,6 +361,13 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        let in_async = executor::current().is_some_and(|e| e.in_block_on());
+        if in_async && !self.shutting_down && !std::thread::panicking() {
+            panic!(
+                "Cannot drop a runtime in a context where blocking is not allowed. This happens \
+                 when a runtime is dropped from within an asynchronous context."
+            );
+        }
         if std::thread::current().id() == self.handle.exec.owner {
             self.handle.exec().shutdown();
         }
@@ -598,8 +613,12 @@ impl LocalRuntime {
     pub fn enter(&self) -> EnterGuard<'_> {
         self.rt.enter()
     }
-    pub fn shutdown_timeout(self, _duration: Duration) {}
-    pub fn shutdown_background(self) {}
+    pub fn shutdown_timeout(self, duration: Duration) {
+        self.rt.shutdown_timeout(duration)
+    }
+    pub fn shutdown_background(self) {
+        self.rt.shutdown_background()
+    }
     pub fn metrics(&self) -> RuntimeMetrics {
         self.rt.metrics()
     }

@@ -292,3 +292,24 @@ fn block_in_place_follows_the_flavor() {
     });
     assert_eq!(inner, 7);
 }
+
+#[test]
+fn dropping_a_runtime_inside_async_code_panics_like_tokio() {
+    let msg = crate::run_failing(1, || async {
+        let _ = sim_runtime::runtime::Builder::new_current_thread()
+            .sim_seed(2)
+            .build()
+            .unwrap();
+    });
+    assert!(
+        msg.starts_with("Cannot drop a runtime in a context where blocking is not allowed"),
+        "{msg}"
+    );
+    run(3, async {
+        let inner = sim_runtime::runtime::Builder::new_current_thread()
+            .sim_seed(4)
+            .build()
+            .unwrap();
+        inner.shutdown_timeout(std::time::Duration::ZERO);
+    });
+}
