@@ -368,6 +368,10 @@ pub(crate) struct Exec {
     pub(crate) timers_enabled: Cell<bool>,
     /// Tasks that called `yield_now`, woken once the run queue is empty.
     yielded: RefCell<Vec<Waker>>,
+    /// `Builder::on_thread_park`, and whether it already ran in this idle
+    /// period (it runs once each time the run queue empties).
+    pub(crate) park_hook: RefCell<Option<Arc<dyn Fn() + Send + Sync>>>,
+    park_hook_ran: Cell<bool>,
     /// Built as a multi-thread runtime (`block_in_place` is allowed).
     pub(crate) multi_thread: Cell<bool>,
     /// `worker_threads` as configured (reported by metrics only).
@@ -459,6 +463,8 @@ impl Exec {
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
             yielded: RefCell::new(Vec::new()),
+            park_hook: RefCell::new(None),
+            park_hook_ran: Cell::new(false),
             multi_thread: Cell::new(false),
             workers: Cell::new(1),
             name: std::cell::OnceCell::new(),
@@ -747,6 +753,16 @@ impl Exec {
                     core = self.core.borrow_mut();
                     continue;
                 }
+                if !self.park_hook_ran.replace(true) {
+                    let hook = self.park_hook.borrow().clone();
+                    if let Some(hook) = hook {
+                        drop(core);
+                        hook();
+                        self.drain_wakes(true);
+                        core = self.core.borrow_mut();
+                        continue;
+                    }
+                }
                 match self.advance(core) {
                     Ok(c) => {
                         core = c;
@@ -773,6 +789,7 @@ impl Exec {
             }
             .expect("run queue is not empty");
             if slot == MAIN_SLOT {
+                self.park_hook_ran.set(false);
                 return Next::Main;
             }
             let node = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
@@ -783,6 +800,7 @@ impl Exec {
                 core.node_mut(node).parked.push((slot, id));
                 continue;
             }
+            self.park_hook_ran.set(false);
             return Next::Task(slot, id);
         }
     }

@@ -36,6 +36,7 @@ pub struct Builder {
     name: Option<String>,
     enable_time: bool,
     workers: Option<usize>,
+    park_hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Builder {
@@ -60,6 +61,7 @@ impl Builder {
             name: None,
             enable_time: false,
             workers: None,
+            park_hook: None,
         }
     }
 
@@ -117,10 +119,13 @@ impl Builder {
     {
         self
     }
-    pub fn on_thread_park<F>(&mut self, _f: F) -> &mut Self
+    /// Called each time the simulation runs out of runnable tasks, before
+    /// the clock moves (Tokio calls it before its worker parks).
+    pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
     where
         F: Fn() + Send + Sync + 'static,
     {
+        self.park_hook = Some(std::sync::Arc::new(f));
         self
     }
     pub fn on_thread_unpark<F>(&mut self, _f: F) -> &mut Self
@@ -219,6 +224,7 @@ impl Builder {
             (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         exec.workers.set(workers);
+        *exec.park_hook.borrow_mut() = self.park_hook.clone();
         if let Some(name) = &self.name {
             let _ = exec.name.set(name.clone().into_boxed_str());
         }
@@ -227,6 +233,7 @@ impl Builder {
 }
 
 impl fmt::Debug for Builder {
+    // (the park hook has no Debug)
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
             .field("flavor", &self.flavor)

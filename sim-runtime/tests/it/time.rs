@@ -149,3 +149,23 @@ fn pause_rules_follow_tokio() {
     });
     assert!(msg.starts_with("time is already frozen"), "{msg}");
 }
+
+#[test]
+fn on_thread_park_runs_each_time_the_simulation_idles() {
+    let parks = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let p = parks.clone();
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .sim_seed(1)
+        .on_thread_park(move || {
+            p.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for _ in 0..3 {
+            time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    assert_eq!(parks.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
