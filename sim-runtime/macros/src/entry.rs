@@ -83,6 +83,8 @@ struct Options {
     worker_threads: Option<usize>,
     start_paused: bool,
     krate: Option<Path>,
+    /// `name = ".."`: the runtime's name (`Handle::name`).
+    name: Option<String>,
 }
 
 /// What is expanded when the arguments are wrong: the function is still
@@ -93,6 +95,7 @@ const ERROR_OPTIONS: Options = Options {
     worker_threads: None,
     start_paused: false,
     krate: None,
+    name: None,
 };
 
 /// The arguments as written, each with the span of its value so that an error
@@ -105,7 +108,7 @@ struct Args {
     start_paused: Option<(bool, Span)>,
     krate: Option<Path>,
     unhandled_panic: Option<Span>,
-    name: bool,
+    name: Option<String>,
 }
 
 impl Args {
@@ -118,7 +121,7 @@ impl Args {
             start_paused: None,
             krate: None,
             unhandled_panic: None,
-            name: false,
+            name: None,
         }
     }
 
@@ -169,11 +172,10 @@ impl Args {
                 self.unhandled_panic = Some(span);
             }
             "name" => {
-                if self.name {
+                if self.name.is_some() {
                     return Err(twice("name"));
                 }
-                parse_string(lit, "name")?;
-                self.name = true;
+                self.name = Some(parse_string(lit, "name")?);
             }
             _ => unreachable!("the caller only passes known argument names"),
         }
@@ -231,6 +233,7 @@ impl Args {
             worker_threads,
             start_paused,
             krate: self.krate,
+            name: self.name,
         })
     }
 }
@@ -474,6 +477,10 @@ fn rewrite(kind: Kind, mut input: ItemFn, options: &Options) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let start_paused = options.start_paused;
+    let runtime_name = match &options.name {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
     let body = input.body();
 
     let (function, arguments) = match kind {
@@ -494,6 +501,7 @@ fn rewrite(kind: Kind, mut input: ItemFn, options: &Options) -> TokenStream {
                         flavor: #flavor,
                         worker_threads: #worker_threads,
                         start_paused: #start_paused,
+                        runtime_name: #runtime_name,
                     },
                     || async move #body,
                 },
@@ -506,6 +514,7 @@ fn rewrite(kind: Kind, mut input: ItemFn, options: &Options) -> TokenStream {
                     flavor: #flavor,
                     worker_threads: #worker_threads,
                     start_paused: #start_paused,
+                    runtime_name: #runtime_name,
                 },
                 async move #body,
             },

@@ -57,6 +57,7 @@ async fn defaults() {
             flavor: "current_thread",
             worker_threads: None,
             start_paused: false,
+            runtime_name: None,
         }
     );
 }
@@ -145,7 +146,7 @@ async fn empty() {}
 
 // `main` on any async fn: it becomes a blocking fn with the same parameters
 // and return type.
-#[sim_runtime_macros::main(flavor = "current_thread", start_paused = true)]
+#[sim_runtime_macros::main(flavor = "current_thread", start_paused = true, name = "primary")]
 async fn add_one(x: u32) -> u32 {
     may_fail(false).await.unwrap() + x
 }
@@ -173,16 +174,19 @@ fn main_runs_the_body() {
                 flavor: "current_thread",
                 worker_threads: None,
                 start_paused: true,
+                runtime_name: Some("primary"),
             }),
             Seen::Main(__private::MainOptions {
                 flavor: "other",
                 worker_threads: Some(2),
                 start_paused: false,
+                runtime_name: None,
             }),
             Seen::Main(__private::MainOptions {
                 flavor: "multi_thread",
                 worker_threads: None,
                 start_paused: false,
+                runtime_name: None,
             }),
         ]
     );

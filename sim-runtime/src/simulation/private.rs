@@ -22,6 +22,8 @@ pub struct TestOptions {
     pub flavor: &'static str,
     pub worker_threads: Option<usize>,
     pub start_paused: bool,
+    /// `name = ".."`: the runtime's name (`Handle::name`).
+    pub runtime_name: Option<&'static str>,
 }
 
 /// Arguments of `#[tokio::main]`.
@@ -30,6 +32,7 @@ pub struct MainOptions {
     pub flavor: &'static str,
     pub worker_threads: Option<usize>,
     pub start_paused: bool,
+    pub runtime_name: Option<&'static str>,
 }
 
 /// What a test body may return: `()` or `Result<(), E: Debug>`.
@@ -108,6 +111,7 @@ where
     let make = make.clone();
     let info = info.clone();
     let start_paused = opts.start_paused;
+    let runtime_name = opts.runtime_name;
     let multi_thread = opts.flavor == "multi_thread";
     // Reported by metrics only: every flavor runs on one thread. Tokio's
     // default for multi_thread is the number of CPUs.
@@ -127,6 +131,9 @@ where
             exec.time_frozen.set(start_paused);
             exec.multi_thread.set(multi_thread);
             exec.workers.set(workers);
+            if let Some(name) = runtime_name {
+                let _ = exec.name.set(name.into());
+            }
             let rt = Runtime::with_exec(exec.clone());
             let out = rt.block_on(make());
             let outcome = out.into_outcome().map_err(|e| {
@@ -220,6 +227,12 @@ pub fn run_main<Fut: Future>(opts: MainOptions, future: Fut) -> Fut::Output {
         "current_thread" | "local" => Builder::new_current_thread(),
         _ => Builder::new_multi_thread(),
     };
+    if let Some(workers) = opts.worker_threads {
+        builder.worker_threads(workers);
+    }
+    if let Some(name) = opts.runtime_name {
+        builder.name(name);
+    }
     builder
         .enable_all()
         .start_paused(opts.start_paused)

@@ -313,3 +313,11 @@ fn dropping_a_runtime_inside_async_code_panics_like_tokio() {
         inner.shutdown_timeout(std::time::Duration::ZERO);
     });
 }
+
+#[sim_runtime::test(crate = "sim_runtime", name = "named-runtime")]
+async fn test_attribute_names_the_runtime() {
+    assert_eq!(
+        sim_runtime::runtime::Handle::current().name(),
+        Some("named-runtime")
+    );
+}

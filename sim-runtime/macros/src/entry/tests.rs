@@ -158,6 +158,7 @@ fn test_expands_to_the_contract() {
         ("flavor", quote!("current_thread")),
         ("worker_threads", quote!(::core::option::Option::None)),
         ("start_paused", quote!(false)),
+        ("runtime_name", quote!(::core::option::Option::None)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), tokens(v)))
@@ -202,6 +203,7 @@ fn main_expands_to_the_contract() {
         ("flavor", quote!("multi_thread")),
         ("worker_threads", quote!(::core::option::Option::None)),
         ("start_paused", quote!(false)),
+        ("runtime_name", quote!(::core::option::Option::None)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), tokens(v)))

@@ -21,6 +21,7 @@ pub struct TestOptions {
     pub flavor: &'static str,
     pub worker_threads: Option<usize>,
     pub start_paused: bool,
+    pub runtime_name: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +29,7 @@ pub struct MainOptions {
     pub flavor: &'static str,
     pub worker_threads: Option<usize>,
     pub start_paused: bool,
+    pub runtime_name: Option<&'static str>,
 }
 
 pub fn run_test<F, Fut>(options: TestOptions, body: F) -> Fut::Output
