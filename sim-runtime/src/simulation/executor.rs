@@ -372,6 +372,9 @@ pub(crate) struct Exec {
     /// period (it runs once each time the run queue empties).
     pub(crate) park_hook: RefCell<Option<Arc<dyn Fn() + Send + Sync>>>,
     park_hook_ran: Cell<bool>,
+    /// How deep the current code is inside a `LocalSet` (its `run_until`, or
+    /// one of its tasks); `block_in_place` refuses to run there, as in Tokio.
+    pub(crate) local_depth: Cell<u32>,
     /// Built as a multi-thread runtime (`block_in_place` is allowed).
     pub(crate) multi_thread: Cell<bool>,
     /// `worker_threads` as configured (reported by metrics only).
@@ -465,6 +468,7 @@ impl Exec {
             yielded: RefCell::new(Vec::new()),
             park_hook: RefCell::new(None),
             park_hook_ran: Cell::new(false),
+            local_depth: Cell::new(0),
             multi_thread: Cell::new(false),
             workers: Cell::new(1),
             name: std::cell::OnceCell::new(),

@@ -321,3 +321,32 @@ async fn test_attribute_names_the_runtime() {
         Some("named-runtime")
     );
 }
+
+#[test]
+fn block_in_place_is_refused_inside_a_local_set_and_pause_on_multi_thread() {
+    let rt = || {
+        sim_runtime::runtime::Builder::new_multi_thread()
+            .sim_seed(1)
+            .build()
+            .unwrap()
+    };
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        task::LocalSet::new().block_on(&rt(), async { task::block_in_place(|| ()) })
+    }));
+    let msg = r
+        .unwrap_err()
+        .downcast::<&str>()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    assert!(
+        msg.starts_with("can call blocking only when running on the multi-threaded runtime"),
+        "{msg}"
+    );
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt().block_on(async { sim_runtime::time::pause() })
+    }));
+    assert!(
+        r.is_err(),
+        "time::pause() on multi_thread must panic as in Tokio"
+    );
+}

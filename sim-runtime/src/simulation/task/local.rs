@@ -18,6 +18,55 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+/// Marks the code it runs as "inside a LocalSet": its polls and its drop.
+struct InLocalSet<F> {
+    inner: std::mem::ManuallyDrop<F>,
+}
+
+struct Depth(Option<Rc<crate::simulation::executor::Exec>>);
+
+impl Depth {
+    fn enter() -> Depth {
+        let exec = crate::simulation::executor::current();
+        if let Some(e) = &exec {
+            e.local_depth.set(e.local_depth.get() + 1);
+        }
+        Depth(exec)
+    }
+}
+
+impl Drop for Depth {
+    fn drop(&mut self) {
+        if let Some(e) = &self.0 {
+            e.local_depth.set(e.local_depth.get() - 1);
+        }
+    }
+}
+
+impl<F: Future> Future for InLocalSet<F> {
+    type Output = F::Output;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _depth = Depth::enter();
+        // SAFETY: structural pinning of `inner`, which is never moved; it is
+        // only dropped in place in `Drop`.
+        unsafe { self.map_unchecked_mut(|s| &mut *s.inner) }.poll(cx)
+    }
+}
+
+impl<F> Drop for InLocalSet<F> {
+    fn drop(&mut self) {
+        let _depth = Depth::enter();
+        // SAFETY: dropped exactly once, here, in place.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.inner) }
+    }
+}
+
+fn in_local_set<F>(inner: F) -> InLocalSet<F> {
+    InLocalSet {
+        inner: std::mem::ManuallyDrop::new(inner),
+    }
+}
+
 /// Spawns a `!Send` future on the current simulation.
 #[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
@@ -26,6 +75,10 @@ where
     F::Output: 'static,
 {
     match crate::simulation::executor::current() {
+        // Inside a LocalSet, the new task belongs to it (as in Tokio).
+        Some(exec) if exec.local_depth.get() > 0 => {
+            exec.spawn(in_local_set(future), None, Location::caller(), None)
+        }
         Some(exec) => exec.spawn(future, None, Location::caller(), None),
         None => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
@@ -80,10 +133,10 @@ impl LocalSet {
     {
         let done = Finished(self.group.clone());
         let handle = expect_current().spawn(
-            async move {
+            in_local_set(async move {
                 let _done = done;
                 future.await
-            },
+            }),
             None,
             Location::caller(),
             None,
@@ -97,12 +150,12 @@ impl LocalSet {
     /// Runs `future` to completion on `rt`, with this set's tasks alongside.
     #[track_caller]
     pub fn block_on<F: Future>(&self, rt: &Runtime, future: F) -> F::Output {
-        rt.block_on(future)
+        rt.block_on(in_local_set(future))
     }
 
     /// Runs `future` to completion; this set's tasks run alongside it.
     pub async fn run_until<F: Future>(&self, future: F) -> F::Output {
-        future.await
+        in_local_set(future).await
     }
 
     /// Enters the set's context (every context is the same in simulation).

@@ -79,7 +79,7 @@ where
     F: FnOnce() -> R,
 {
     if let Some(exec) = executor::current() {
-        if !exec.multi_thread.get() {
+        if !exec.multi_thread.get() || exec.local_depth.get() > 0 {
             panic!("can call blocking only when running on the multi-threaded runtime");
         }
         drop(exec);

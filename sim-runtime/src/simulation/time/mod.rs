@@ -90,6 +90,10 @@ fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::executor::Exec> {
 #[track_caller]
 pub fn pause() {
     let exec = frozen_exec("frozen");
+    assert!(
+        !exec.multi_thread.get(),
+        "`time::pause()` requires the `current_thread` Tokio runtime. This is the default Runtime used by `#[tokio::test]."
+    );
     assert!(!exec.time_frozen.replace(true), "time is already frozen");
 }
 
