@@ -375,6 +375,8 @@ pub(crate) struct Exec {
     /// How deep the current code is inside a `LocalSet` (its `run_until`, or
     /// one of its tasks); `block_in_place` refuses to run there, as in Tokio.
     pub(crate) local_depth: Cell<u32>,
+    /// Built by `build_local`: `spawn_local` works anywhere in it.
+    pub(crate) local_runtime: Cell<bool>,
     /// Built as a multi-thread runtime (`block_in_place` is allowed).
     pub(crate) multi_thread: Cell<bool>,
     /// `worker_threads` as configured (reported by metrics only).
@@ -469,6 +471,7 @@ impl Exec {
             park_hook: RefCell::new(None),
             park_hook_ran: Cell::new(false),
             local_depth: Cell::new(0),
+            local_runtime: Cell::new(false),
             multi_thread: Cell::new(false),
             workers: Cell::new(1),
             name: std::cell::OnceCell::new(),

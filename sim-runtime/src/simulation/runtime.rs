@@ -166,8 +166,10 @@ impl Builder {
 
     /// Builds a `LocalRuntime` (every simulation is local to its thread).
     pub fn build_local(&mut self, _options: LocalOptions) -> io::Result<LocalRuntime> {
+        let rt = self.build()?;
+        rt.handle.exec().local_runtime.set(true);
         Ok(LocalRuntime {
-            rt: self.build()?,
+            rt,
             _not_send: std::marker::PhantomData,
         })
     }

@@ -98,9 +98,12 @@ fn join_set_yields_in_completion_order() {
 fn spawn_blocking_and_local() {
     run(5, async {
         assert_eq!(task::spawn_blocking(|| 2 + 2).await.unwrap(), 4);
-        let rc = std::rc::Rc::new(3);
-        assert_eq!(task::spawn_local(async move { *rc }).await.unwrap(), 3);
         let local = task::LocalSet::new();
+        let rc = std::rc::Rc::new(3);
+        let v = local
+            .run_until(async move { task::spawn_local(async move { *rc }).await.unwrap() })
+            .await;
+        assert_eq!(v, 3);
         local.spawn_local(async { task::yield_now().await });
         local.await;
     });
@@ -348,5 +351,26 @@ fn block_in_place_is_refused_inside_a_local_set_and_pause_on_multi_thread() {
     assert!(
         r.is_err(),
         "time::pause() on multi_thread must panic as in Tokio"
+    );
+}
+
+#[test]
+fn spawn_local_outside_a_local_set_panics_like_tokio() {
+    let msg = crate::run_failing(1, || async {
+        task::spawn_local(async {});
+    });
+    assert!(
+        msg.starts_with(
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
+        ),
+        "{msg}"
+    );
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .sim_seed(2)
+        .build_local(Default::default())
+        .unwrap();
+    assert_eq!(
+        rt.block_on(async { task::spawn_local(async { 5 }).await.unwrap() }),
+        5
     );
 }

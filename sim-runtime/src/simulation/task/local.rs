@@ -1,10 +1,11 @@
 //! `spawn_local` and `LocalSet`.
 //!
-//! The simulation has one thread, so every task is already "local": a
-//! `!Send` future can be spawned from anywhere inside a simulation, not only
-//! inside a `LocalSet` (a deliberate relaxation; Tokio panics there). A
+//! The simulation has one thread, so every task runs on it; `spawn_local`
+//! still follows Tokio's rule (only inside a `LocalSet` or on a
+//! `LocalRuntime`) so that code that works here works in production. A
 //! `LocalSet` groups tasks: awaiting it waits for all of them, dropping it
-//! drops them.
+//! drops them. Unlike Tokio's, its tasks also run while the set itself is
+//! not being driven, and it cannot take tasks before a runtime exists.
 
 use super::{AbortHandle, JoinHandle};
 use crate::simulation::executor::expect_current;
@@ -67,22 +68,37 @@ fn in_local_set<F>(inner: F) -> InLocalSet<F> {
     }
 }
 
-/// Spawns a `!Send` future on the current simulation.
+/// Spawns a `!Send` future. As in Tokio, only inside a `LocalSet` (its
+/// `run_until`/`block_on`, or one of its tasks) or on a `LocalRuntime`;
+/// anywhere else it panics, so code that works here works in production.
 #[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
+    spawn_local_named(future, None)
+}
+
+#[track_caller]
+pub(crate) fn spawn_local_named<F>(
+    future: F,
+    name: Option<std::sync::Arc<str>>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
     match crate::simulation::executor::current() {
-        // Inside a LocalSet, the new task belongs to it (as in Tokio).
+        // Inside a LocalSet, the new task belongs to it.
         Some(exec) if exec.local_depth.get() > 0 => {
-            exec.spawn(in_local_set(future), None, Location::caller(), None)
+            exec.spawn(in_local_set(future), name, Location::caller(), None)
         }
-        Some(exec) => exec.spawn(future, None, Location::caller(), None),
-        None => panic!(
-            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
-             (sim: no simulation is running on this thread)"
+        Some(exec) if exec.local_runtime.get() => {
+            exec.spawn(future, name, Location::caller(), None)
+        }
+        _ => panic!(
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
         ),
     }
 }

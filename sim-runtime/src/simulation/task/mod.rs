@@ -172,7 +172,7 @@ impl<'a> Builder<'a> {
         Fut: Future + 'static,
         Fut::Output: 'static,
     {
-        Ok(expect_current().spawn(future, self.arc_name(), Location::caller(), None))
+        Ok(local::spawn_local_named(future, self.arc_name()))
     }
 
     /// Spawns blocking code with this builder's settings.
