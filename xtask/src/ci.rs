@@ -79,7 +79,9 @@ pub fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// Formatting, lints (both modes), tidy, then the tests.
+/// Formatting, lints (both modes), tidy, the tests, then Tokio's own tests
+/// under simulation with a pass-rate floor (`cargo xtask compat`; the report
+/// goes to target/compat/report.md, leaving docs/compat.md alone).
 pub fn ci() -> Result<(), String> {
     run(Mode::Production, "format", &["fmt", "--all", "--check"])?;
     crate::tidy::tidy()?;
@@ -107,5 +109,12 @@ pub fn ci() -> Result<(), String> {
             "warnings",
         ],
     )?;
-    test()
+    test()?;
+    crate::compat::main(&[
+        "--min-pass-rate".into(),
+        "0.78".into(),
+        "--out".into(),
+        "target/compat/report.md".into(),
+    ])
+    .map_err(|(crate::Error::Usage(e) | crate::Error::Failed(e))| e)
 }

@@ -46,7 +46,9 @@ fn signal_name(sig: i32) -> &'static str {
 
 /// Runs `cmd` with stdout and stderr written to the given files; kills it
 /// (only it, by its own handle) when `timeout` passes, or when its stdout
-/// has not grown for `stall`.
+/// has not grown for `stall`. On Linux the child is also killed if we die
+/// first (killed ourselves, say by a CI timeout), so that a hung test binary
+/// is never left behind.
 pub fn run_with_timeout(
     mut cmd: Command,
     stdout: &Path,
@@ -57,6 +59,7 @@ pub fn run_with_timeout(
     cmd.stdin(Stdio::null())
         .stdout(File::create(stdout)?)
         .stderr(File::create(stderr)?);
+    die_with_parent(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let mut pause = Duration::from_millis(5);
@@ -89,3 +92,34 @@ pub fn run_with_timeout(
         pause = (pause * 2).min(Duration::from_millis(100));
     }
 }
+
+/// Makes the child get SIGKILL when the thread that spawned it exits
+/// (`PR_SET_PDEATHSIG`).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    const PR_SET_PDEATHSIG: i32 = 1;
+    const SIGKILL: u64 = 9;
+    extern "C" {
+        fn prctl(option: i32, ...) -> i32;
+        fn getppid() -> i32;
+    }
+    let parent = std::process::id() as i32;
+    // SAFETY: `prctl` and `getppid` are async-signal-safe and touch no
+    // memory of ours; the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // We may have died before the call: then no signal comes.
+            if getppid() != parent {
+                return Err(std::io::Error::other("the parent exited"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}

@@ -49,6 +49,10 @@ fn prefetch<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
+/// Yielded tasks are woken at least every this many steps (Tokio's default
+/// `event_interval`).
+const YIELD_INTERVAL: u64 = 61;
+
 /// The run-queue slot that stands for the future passed to `block_on`.
 pub(crate) const MAIN_SLOT: u32 = u32::MAX;
 
@@ -368,6 +372,8 @@ pub(crate) struct Exec {
     pub(crate) timers_enabled: Cell<bool>,
     /// Tasks that called `yield_now`, woken once the run queue is empty.
     yielded: RefCell<Vec<Waker>>,
+    /// The step at which the yielders were last woken.
+    yield_flush_step: Cell<u64>,
     /// `Builder::on_thread_park`, and whether it already ran in this idle
     /// period (it runs once each time the run queue empties).
     pub(crate) park_hook: RefCell<Option<Arc<dyn Fn() + Send + Sync>>>,
@@ -468,6 +474,7 @@ impl Exec {
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
             yielded: RefCell::new(Vec::new()),
+            yield_flush_step: Cell::new(0),
             park_hook: RefCell::new(None),
             park_hook_ran: Cell::new(false),
             local_depth: Cell::new(0),
@@ -711,6 +718,16 @@ impl Exec {
         }
     }
 
+    /// Wakes the tasks that called `yield_now`, in the order they yielded.
+    fn wake_yielded(&self) {
+        self.yield_flush_step.set(self.core.borrow().step);
+        let yielded = std::mem::take(&mut *self.yielded.borrow_mut());
+        for w in yielded {
+            w.wake();
+        }
+        self.drain_wakes(false);
+    }
+
     fn after_poll(&self) {
         if hooks::thread_spawn_attempts() > 0 {
             self.core.borrow_mut().fail(
@@ -741,6 +758,16 @@ impl Exec {
                     });
                 }
             }
+            // As Tokio wakes deferred tasks at least every 61 polls, a
+            // yielder is not starved by tasks that keep waking each other.
+            if core.step >= self.yield_flush_step.get() + YIELD_INTERVAL
+                && !self.yielded.borrow().is_empty()
+            {
+                drop(core);
+                self.wake_yielded();
+                core = self.core.borrow_mut();
+                continue;
+            }
             if core.run_queue.is_empty() {
                 if self.shared.has_remote.load(Ordering::Acquire) {
                     drop(core);
@@ -752,11 +779,7 @@ impl Exec {
                     // Every task that was runnable when these yielded has
                     // run: the yielders go again, in the order they yielded.
                     drop(core);
-                    let yielded = std::mem::take(&mut *self.yielded.borrow_mut());
-                    for w in yielded {
-                        w.wake();
-                    }
-                    self.drain_wakes(false);
+                    self.wake_yielded();
                     core = self.core.borrow_mut();
                     continue;
                 }

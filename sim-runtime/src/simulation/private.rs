@@ -113,6 +113,7 @@ where
     let start_paused = opts.start_paused;
     let runtime_name = opts.runtime_name;
     let multi_thread = opts.flavor == "multi_thread";
+    let local = opts.flavor == "local";
     // Reported by metrics only: every flavor runs on one thread. Tokio's
     // default for multi_thread is the number of CPUs.
     let workers = match (multi_thread, opts.worker_threads) {
@@ -130,6 +131,7 @@ where
             let exec = Exec::with_trace(Config::from_env(seed), Trace::new(record, compare));
             exec.time_frozen.set(start_paused);
             exec.multi_thread.set(multi_thread);
+            exec.local_runtime.set(local);
             exec.workers.set(workers);
             if let Some(name) = runtime_name {
                 let _ = exec.name.set(name.into());
@@ -233,9 +235,14 @@ pub fn run_main<Fut: Future>(opts: MainOptions, future: Fut) -> Fut::Output {
     if let Some(name) = opts.runtime_name {
         builder.name(name);
     }
+    builder.enable_all().start_paused(opts.start_paused);
+    if opts.flavor == "local" {
+        return builder
+            .build_local(Default::default())
+            .expect("Failed building the Runtime")
+            .block_on(future);
+    }
     builder
-        .enable_all()
-        .start_paused(opts.start_paused)
         .build()
         .expect("Failed building the Runtime")
         .block_on(future)

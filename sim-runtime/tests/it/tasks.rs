@@ -374,3 +374,32 @@ fn spawn_local_outside_a_local_set_panics_like_tokio() {
         5
     );
 }
+
+#[test]
+fn a_yielder_is_not_starved_by_tasks_that_keep_waking_each_other() {
+    run(5, async {
+        let (tx1, mut rx1) = sim_runtime::sync::mpsc::unbounded_channel::<()>();
+        let (tx2, mut rx2) = sim_runtime::sync::mpsc::unbounded_channel::<()>();
+        tx1.send(()).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s1, s2) = (stop.clone(), stop.clone());
+        let ping = sim_runtime::spawn(async move {
+            while rx1.recv().await.is_some() && !s1.load(std::sync::atomic::Ordering::SeqCst) {
+                tx2.send(()).unwrap();
+            }
+        });
+        let pong = sim_runtime::spawn(async move {
+            while rx2.recv().await.is_some() && !s2.load(std::sync::atomic::Ordering::SeqCst) {
+                tx1.send(()).unwrap();
+            }
+        });
+        task::yield_now().await;
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = (ping.await, pong.await);
+    });
+}
+
+#[sim_runtime::test(crate = "sim_runtime", flavor = "local")]
+async fn local_flavor_allows_spawn_local() {
+    assert_eq!(task::spawn_local(async { 1 }).await.unwrap(), 1);
+}
