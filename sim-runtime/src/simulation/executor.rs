@@ -269,13 +269,16 @@ impl Core {
             let &(slot, _) = core.run_queue.get(j)?;
             core.tasks.get(slot as usize)
         }
+        // The guess: the picked task does not re-queue itself at once (it
+        // waits, or yields, which defers it), so the queue shrinks by one
+        // per pick. A wrong guess only wastes a prefetch.
         if let Some(Some(t)) = task_at(self, self.sched_peek[0], len) {
             prefetch(Arc::as_ptr(&t.header));
             if let Some(f) = &t.future {
                 prefetch(&**f as *const dyn Future<Output = ()>);
             }
         }
-        if let Some(entry) = task_at(self, self.sched_peek[1], len) {
+        if let Some(entry) = task_at(self, self.sched_peek[1], len.saturating_sub(1)) {
             prefetch(entry as *const Option<Task>);
         }
     }
@@ -812,7 +815,8 @@ impl Exec {
                     };
                     let picked = core.run_queue.swap_remove_back(i as usize);
                     if len > PREFETCH_MIN_RUNNABLE {
-                        core.prefetch_next_picks(len);
+                        let left = core.run_queue.len();
+                        core.prefetch_next_picks(left);
                     }
                     picked
                 }
