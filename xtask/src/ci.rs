@@ -85,30 +85,17 @@ pub fn test() -> Result<(), String> {
 pub fn ci() -> Result<(), String> {
     run(Mode::Production, "format", &["fmt", "--all", "--check"])?;
     crate::tidy::tidy()?;
-    run(
-        Mode::Production,
+    const CLIPPY: &[&str] = &[
         "clippy",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
-    run(
-        Mode::Simulation,
-        "clippy",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ];
+    for mode in [Mode::Production, Mode::Simulation] {
+        run(mode, "clippy", CLIPPY)?;
+    }
     test()?;
     crate::compat::main(&[
         "--min-pass-rate".into(),

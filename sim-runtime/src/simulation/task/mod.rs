@@ -60,13 +60,13 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
+    expect_current().spawn(run_once(f), None, Location::caller(), None)
+}
+
+/// Blocking code as a task: the closure runs on the task's first poll.
+fn run_once<R>(f: impl FnOnce() -> R) -> impl Future<Output = R> {
     let mut f = Some(f);
-    expect_current().spawn(
-        std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))())),
-        None,
-        Location::caller(),
-        None,
-    )
+    std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))()))
 }
 
 /// Runs blocking code in place, as Tokio does: on a current-thread runtime
@@ -185,9 +185,8 @@ impl<'a> Builder<'a> {
         Function: FnOnce() -> Output + Send + 'static,
         Output: Send + 'static,
     {
-        let mut f = Some(function);
         Ok(expect_current().spawn(
-            std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))())),
+            run_once(function),
             self.arc_name(),
             Location::caller(),
             None,
