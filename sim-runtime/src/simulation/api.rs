@@ -2,6 +2,8 @@
 //! where they touch the executor, real Tokio's where they do not.
 
 pub use crate::simulation::control as sim;
+pub use crate::simulation::fs;
+pub use crate::simulation::net;
 pub use crate::simulation::runtime;
 pub use crate::simulation::signal;
 pub use crate::simulation::task;

@@ -176,15 +176,25 @@ pub fn kill(node: NodeId) {
     exec.kill(node);
 }
 
+/// Crashes the node's machine: as [`kill`], but the host goes silent (its
+/// connections get no FIN or RST; peers notice only by their own timeouts)
+/// and its disk keeps only what was synced. The node stays dead until
+/// [`revive`].
+#[track_caller]
+pub fn crash(node: NodeId) {
+    not_main(node, "crash");
+    let exec = expect_current();
+    check_node(&exec, node);
+    exec.crash(node);
+}
+
 /// Makes a killed node alive again, as a fresh process (no tasks, no signal
 /// handlers). The caller then spawns its init on it.
 #[track_caller]
 pub fn revive(node: NodeId) {
     let exec = expect_current();
     check_node(&exec, node);
-    let mut core = exec.core.borrow_mut();
-    core.node_mut(node).alive = true;
-    core.decide(super::trace::Kind::Node, u64::from(node.0) << 8 | 4);
+    exec.revive(node);
 }
 
 /// Whether the node is alive (not killed, or revived since).

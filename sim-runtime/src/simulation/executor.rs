@@ -228,6 +228,10 @@ pub(crate) struct Core {
     timer_rng: ChaCha8Rng,
     select_rng: ChaCha8Rng,
     pub(crate) nodes: Vec<NodeState>,
+    /// The simulated network (sockets of every node).
+    pub(crate) net: super::net::Network,
+    /// Every node's simulated disk.
+    pub(crate) fs: super::fs::Disks,
     pub(crate) trace: Trace,
     failure: Option<Failure>,
     next_task_id: u64,
@@ -454,6 +458,8 @@ impl Exec {
             timer_rng: seed::stream(root, "timer.ties"),
             select_rng: seed::stream(root, "select"),
             nodes: vec![NodeState::new("main".into(), None)],
+            net: Default::default(),
+            fs: Default::default(),
             trace,
             failure: None,
             next_task_id: 1,

@@ -10,9 +10,11 @@ pub(crate) mod api;
 pub(crate) mod config;
 pub mod control;
 pub(crate) mod executor;
+pub mod fs;
 pub(crate) mod hooks;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod intercept;
+pub mod net;
 pub(crate) mod node;
 pub mod private;
 pub(crate) mod report;

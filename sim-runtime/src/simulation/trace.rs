@@ -24,6 +24,12 @@ pub(crate) enum Kind {
     RemoteWake = 6,
     /// A `select!` fairness draw (value: the drawn start branch).
     Select = 7,
+    /// A network decision or fault (value: model-defined).
+    #[allow(dead_code)] // until sim-net is bound
+    Net = 8,
+    /// A disk decision or fault (value: model-defined).
+    #[allow(dead_code)] // until sim-fs is bound
+    Fs = 9,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,9 +10,27 @@ impl Exec {
     /// Kills `node`'s process: every task is dropped inside the node's
     /// context (so `Drop` impls that spawn are attributed to it, and their
     /// spawns are cancelled at once), and the node stays dead until revived.
+    /// The kernel survives: sockets close as on process exit (FIN, or RST
+    /// with unread data) and the disk keeps its page cache.
     pub(crate) fn kill(self: &Rc<Self>, node: NodeId) {
+        self.die(node, false);
+    }
+
+    /// Crashes `node`'s machine: as `kill`, but the host goes silent first
+    /// (its sockets vanish without FIN or RST) and the disk keeps only what
+    /// was durable.
+    pub(crate) fn crash(self: &Rc<Self>, node: NodeId) {
+        self.die(node, true);
+    }
+
+    fn die(self: &Rc<Self>, node: NodeId, crash: bool) {
         let wakers = {
             let mut core = self.core.borrow_mut();
+            let now = core.now;
+            if crash {
+                // Before the tasks drop: their sockets must not say goodbye.
+                core.net.on_crash(node, now);
+            }
             let n = core.node_mut(node);
             n.alive = false;
             n.paused = false;
@@ -20,7 +38,10 @@ impl Exec {
             n.parked.clear();
             let deferred = std::mem::take(&mut n.deferred);
             n.reset_signals();
-            core.decide(Kind::Node, u64::from(node.0) << 8 | 1);
+            core.decide(
+                Kind::Node,
+                u64::from(node.0) << 8 | if crash { 5 } else { 1 },
+            );
             deferred
         };
         drop(wakers);
@@ -51,6 +72,28 @@ impl Exec {
                 self.with_task(node, id, || drop(t));
             }
         }
+        let mut core = self.core.borrow_mut();
+        let now = core.now;
+        if crash {
+            let incarnation = core.node(node).incarnation;
+            let seed = crate::simulation::seed::child(
+                core.config.seed,
+                &format!("fs.crash.{}.{incarnation}", node.0),
+            );
+            core.fs.on_crash(node, seed);
+        } else {
+            core.net.on_kill(node, now);
+            core.fs.on_kill(node);
+        }
+    }
+
+    /// Makes a dead node alive again, as a fresh process on the same host.
+    pub(crate) fn revive(&self, node: NodeId) {
+        let mut core = self.core.borrow_mut();
+        core.node_mut(node).alive = true;
+        core.decide(Kind::Node, u64::from(node.0) << 8 | 4);
+        let now = core.now;
+        core.net.on_revive(node, now);
     }
 
     pub(crate) fn pause(&self, node: NodeId) {
