@@ -275,3 +275,25 @@ pub fn signal(node: NodeId, kind: SignalKind) {
     }
     signal::deliver(node, kind);
 }
+
+/// Runs `action` at global virtual time `when` (since the start of the run;
+/// at once if that time has passed), in a task of the main node. This is the
+/// scripted form of every fault and lifecycle call: `sim::at(secs(5), move ||
+/// sim::kill(node))`. Abort the handle to cancel it.
+#[track_caller]
+pub fn at(when: Duration, action: impl FnOnce() + 'static) -> JoinHandle<()> {
+    let exec = expect_current();
+    let location = Location::caller();
+    exec.spawn(
+        async move {
+            let now = elapsed();
+            if when > now {
+                super::time::sleep(when - now).await;
+            }
+            action();
+        },
+        Some("sim::at".into()),
+        location,
+        Some(NodeId::MAIN),
+    )
+}

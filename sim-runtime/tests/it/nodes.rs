@@ -142,3 +142,30 @@ fn a_task_that_kills_and_revives_its_own_node_does_not_survive() {
         assert_eq!(sim::spawn_on(a, async { 1 }).await.unwrap(), 1);
     });
 }
+
+#[test]
+fn crash_drops_tasks_and_scripted_actions_run_at_their_virtual_time() {
+    run(3, async {
+        let a = sim::node("a").build();
+        let h = sim::spawn_on(a, std::future::pending::<()>());
+        let start = sim::elapsed();
+        let when = start + Duration::from_secs(5);
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let s = seen.clone();
+        sim::at(when, move || {
+            *s.lock().unwrap() = Some(sim::elapsed());
+            sim::crash(a);
+        });
+        // A scripted action that is cancelled never runs.
+        let cancelled = sim::at(when, || panic!("an aborted script ran"));
+        cancelled.abort();
+        assert!(
+            h.await.unwrap_err().is_cancelled(),
+            "crash drops the node's tasks"
+        );
+        assert_eq!(*seen.lock().unwrap(), Some(when));
+        assert!(!sim::is_alive(a));
+        sim::revive(a);
+        assert_eq!(sim::spawn_on(a, async { 3 }).await.unwrap(), 3);
+    });
+}
