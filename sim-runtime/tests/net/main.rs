@@ -45,6 +45,7 @@
 ))]
 
 mod errors;
+mod tcp;
 
 /// The named exceptions: where the simulation deliberately differs from real
 /// loopback. Each one is forced by loopback itself (the host's configuration
