@@ -47,6 +47,7 @@
 mod errors;
 mod tcp;
 mod tcp_close;
+mod udp;
 
 /// The named exceptions: where the simulation deliberately differs from real
 /// loopback. Each one is forced by loopback itself (the host's configuration
