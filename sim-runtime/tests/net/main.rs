@@ -45,6 +45,7 @@
 ))]
 
 mod errors;
+mod lookup;
 mod tcp;
 mod tcp_close;
 mod udp;
