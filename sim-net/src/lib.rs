@@ -1,6 +1,117 @@
 //! The simulated network as a synchronous, deterministic data structure.
 //!
-//! Not built yet: this crate holds its place in the dependency order
-//! (models ← sim-runtime ← sim-harness). Under `--cfg simulation`,
-//! `tokio::net` is not provided until it is, so a service that uses it fails
-//! to compile in simulation rather than silently reaching real sockets.
+//! [`Net`] holds every host, socket, connection and link of one simulation.
+//! It has no executor and no clock: every operation takes the current
+//! virtual time `now` (nanoseconds since the start of the run) and answers
+//! at once — [`Progress::Ready`] with a result, or [`Progress::Pending`] with
+//! the time at which asking again may give another answer. After each call
+//! the caller drains [`Net::take_notifications`]: the sockets whose answers
+//! may have changed because of the call, and from when. The runtime
+//! (`sim-runtime`) is the one place where these meet wakers and timers.
+//!
+//! ```
+//! use sim_net::{Config, HostId, Net, Progress};
+//! use std::net::SocketAddr;
+//!
+//! let mut net = Net::new(Config::default());
+//! let (a, b) = (HostId(0), HostId(1));
+//! net.add_host(a, "10.0.0.1".parse().unwrap());
+//! net.add_host(b, "10.0.0.2".parse().unwrap());
+//! let l = net.tcp_bind(b, "0.0.0.0:80".parse().unwrap(), false, 0).unwrap();
+//! net.tcp_listen(l, 128).unwrap();
+//! let c = net.tcp_connect(a, None, "10.0.0.2:80".parse().unwrap(), 0).unwrap();
+//! // The handshake takes a round trip; nothing is established at time 0.
+//! assert!(matches!(net.tcp_poll_connect(c, 0), Progress::Pending { .. }));
+//! let rtt = 2 * net.config().latency_ns + 2 * net.config().jitter_ns;
+//! assert!(matches!(net.tcp_poll_connect(c, rtt), Progress::Ready(Ok(()))));
+//! ```
+//!
+//! # Semantics (normative)
+//!
+//! These are the rules the runtime and the conformance suite rely on. Each
+//! one is a test in this crate or in `sim-runtime/tests/net`.
+//!
+//! **Hosts and addresses.** A host has one IP address and a loopback
+//! (`127.0.0.0/8`, `::1`). A socket may bind the unspecified address, a
+//! loopback address, or the host's own IP; any other IP is
+//! `AddrNotAvailable` (`EADDRNOTAVAIL`). A port already bound on an
+//! overlapping address is `AddrInUse` (`EADDRINUSE`). Port 0 picks an
+//! ephemeral port in `32768..=60999`, starting at a per-host point drawn from
+//! the seed. Names resolve to host IPs; a routed name reaches a set of hosts,
+//! one chosen per connection from the seed and the connection's number.
+//!
+//! **Links.** Every ordered pair of hosts is a link with a latency and a
+//! jitter (a per-link setting, else the configured default); a host talks to
+//! itself over loopback with `loopback_latency_ns`. The delay of a chunk is
+//! `latency + h(seed, link, connection, chunk number) mod (jitter + 1)`: a
+//! function of identities, never of call order.
+//!
+//! **TCP.** A connect sends a SYN. If the link is blocked (partition, clog)
+//! or the destination host is crashed or unknown, the SYN is lost and
+//! retried after 1 s, 2 s, 4 s, … (`syn_retries`, Linux's 6), then the
+//! connect fails with `TimedOut` (`ETIMEDOUT`). If the destination has no
+//! listener on the port, the answer is a RST: `ConnectionRefused`
+//! (`ECONNREFUSED`) one round trip later. If the listener's accept queue is
+//! full, the SYN is dropped and retried as above. Otherwise the connect
+//! completes one round trip later and the connection is in the listener's
+//! queue, ready to `accept`, one and a half round trips after the SYN
+//! (before any data the client sends after connecting can arrive).
+//!
+//! Each direction of a connection is an ordered byte pipe. A write copies
+//! as many bytes as fit in the direction's buffer (`send_buffer +
+//! recv_buffer`, counting bytes in flight and bytes arrived but unread) and
+//! schedules their arrival after the link's delay, never before the previous
+//! chunk's arrival: bytes are never lost, duplicated, reordered or corrupted
+//! inside a stream. A full buffer makes writes wait until the reader drains.
+//! `shutdown(Write)` sends a FIN after the queued bytes: the peer reads them,
+//! then EOF (0), and may still write back. Closing a socket sends a FIN, or a
+//! RST if bytes it never read were queued toward it: the peer reads what was
+//! sent before, then gets `ConnectionReset` (`ECONNRESET`) once, then EOF.
+//! Writing to a connection whose peer has closed succeeds once (the bytes
+//! are discarded by the peer's kernel, which answers with a RST one round
+//! trip later); after the RST arrived, writes fail with `BrokenPipe`
+//! (`EPIPE`).
+//!
+//! A blocked link (partition, clog) holds chunks sent across it: they
+//! arrive one link delay after the link clears. When a partition (not a
+//! clog) holds a direction's bytes for `retransmit_timeout_ns` (Linux's
+//! `tcp_retries2` ≈ 15 min by default), the sender's side fails with
+//! `TimedOut` (`ETIMEDOUT`) on its next read or write.
+//!
+//! **Process death (kill).** The kernel closes the process's sockets as
+//! above (FIN, or RST with unread data); listeners stop and their queued,
+//! unaccepted connections are reset. **Machine death (crash).** The host
+//! goes silent: its sockets vanish without FIN or RST, chunks toward it are
+//! held as across a partition (so peers time out), and connects to it time
+//! out. **Restart.** The host answers again: chunks held toward a vanished
+//! socket, and any sent later, are answered with a RST.
+//!
+//! **UDP.** A datagram keeps its boundaries, is at most 65,507 bytes
+//! (`EMSGSIZE` beyond), arrives after the link delay (so jitter may reorder
+//! datagrams), and is dropped silently when the link is blocked, when no
+//! socket is bound to its destination, when the destination socket is
+//! connected to another address, or when the receive queue
+//! (`udp_recv_buffer` bytes) is full. Link faults may drop or duplicate
+//! datagrams with an integer probability in parts per million. A read into a
+//! buffer smaller than the datagram returns the buffer's length and drops
+//! the rest. Sending to the broadcast address needs `SO_BROADCAST`
+//! (`EACCES` otherwise) and reaches every host's socket bound to the port.
+//!
+//! **Faults** are explicit calls, each recorded by the runtime: partitions
+//! (both ways or one way), clogs (of a link or a whole host), link latency
+//! and jitter, UDP loss and duplication, resets of matching connections,
+//! silenced connections, refused or black-holed connects to a port, paused
+//! listeners, throttled (slow) readers, short reads, a partial write then
+//! an error, and "hold after N bytes". No fault ever loses, duplicates,
+//! reorders or corrupts bytes inside a TCP stream.
+
+mod config;
+mod errno;
+mod fault;
+mod net;
+mod tcp;
+mod udp;
+
+pub use config::Config;
+pub use fault::{ConnFault, ConnInfo};
+pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind};

@@ -27,6 +27,7 @@ use std::panic::Location;
 use std::time::Duration;
 
 pub use super::config::{Schedule, UnhandledPanic};
+pub use super::net::control as net;
 pub use super::node::NodeId as Node;
 pub use super::report::{Class, Failure};
 
@@ -78,7 +79,7 @@ pub fn node_name(node: NodeId) -> String {
     expect_current().core.borrow().node(node).name.clone()
 }
 
-/// A node's IP address, if it was given one.
+/// A node's IP address (every node has one).
 #[track_caller]
 pub fn node_ip(node: NodeId) -> Option<IpAddr> {
     expect_current().core.borrow().node(node).ip
@@ -111,7 +112,8 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The node's IP address (used by the simulated network).
+    /// The node's IP address on the simulated network (by default the next
+    /// free one in 10.0.0.0/8: the main node is 10.0.0.1).
     pub fn ip(mut self, ip: IpAddr) -> Self {
         self.ip = Some(ip);
         self
@@ -127,7 +129,22 @@ impl NodeBuilder {
             "sim: a node named {:?} already exists; node names are unique",
             self.name
         );
-        core.nodes.push(NodeState::new(self.name, self.ip));
+        let ip = match self.ip {
+            Some(ip) => {
+                assert!(
+                    !ip.is_unspecified() && !ip.is_loopback() && !ip.is_multicast(),
+                    "sim: node {:?} cannot have the IP {ip}: give it a routable unicast address",
+                    self.name
+                );
+                assert!(
+                    !core.nodes.iter().any(|n| n.ip == Some(ip)),
+                    "sim: the IP {ip} already belongs to another node",
+                );
+                ip
+            }
+            None => super::node::auto_ip(&core.nodes),
+        };
+        core.nodes.push(NodeState::new(self.name, Some(ip)));
         let id = NodeId((core.nodes.len() - 1) as u32);
         core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);
         id

@@ -457,7 +457,10 @@ impl Exec {
             sched_peeked: 0,
             timer_rng: seed::stream(root, "timer.ties"),
             select_rng: seed::stream(root, "select"),
-            nodes: vec![NodeState::new("main".into(), None)],
+            nodes: vec![NodeState::new(
+                "main".into(),
+                Some(super::node::auto_ip(&[])),
+            )],
             net: Default::default(),
             fs: Default::default(),
             trace,

@@ -82,3 +82,16 @@ impl NodeState {
         self.signals.clear();
     }
 }
+
+/// The next free address of 10.0.0.0/8 for a node without an explicit IP:
+/// 10.0.0.1 for the main node, then counting up.
+pub(crate) fn auto_ip(nodes: &[NodeState]) -> IpAddr {
+    let mut n = nodes.len() as u32 + 1;
+    loop {
+        let ip = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 | (n & 0x00ff_ffff)));
+        if !nodes.iter().any(|x| x.ip == Some(ip)) {
+            return ip;
+        }
+        n += 1;
+    }
+}

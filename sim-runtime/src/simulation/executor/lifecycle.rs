@@ -24,12 +24,12 @@ impl Exec {
     }
 
     fn die(self: &Rc<Self>, node: NodeId, crash: bool) {
+        let mut net_wakes = Vec::new();
         let wakers = {
             let mut core = self.core.borrow_mut();
-            let now = core.now;
             if crash {
                 // Before the tasks drop: their sockets must not say goodbye.
-                core.net.on_crash(node, now);
+                net_wakes = crate::simulation::net::on_crash(&mut core, node);
             }
             let n = core.node_mut(node);
             n.alive = false;
@@ -73,7 +73,6 @@ impl Exec {
             }
         }
         let mut core = self.core.borrow_mut();
-        let now = core.now;
         if crash {
             let incarnation = core.node(node).incarnation;
             let seed = crate::simulation::seed::child(
@@ -82,18 +81,26 @@ impl Exec {
             );
             core.fs.on_crash(node, seed);
         } else {
-            core.net.on_kill(node, now);
+            net_wakes.extend(crate::simulation::net::on_kill(&mut core, node));
             core.fs.on_kill(node);
+        }
+        drop(core);
+        for w in net_wakes {
+            w.wake();
         }
     }
 
     /// Makes a dead node alive again, as a fresh process on the same host.
     pub(crate) fn revive(&self, node: NodeId) {
-        let mut core = self.core.borrow_mut();
-        core.node_mut(node).alive = true;
-        core.decide(Kind::Node, u64::from(node.0) << 8 | 4);
-        let now = core.now;
-        core.net.on_revive(node, now);
+        let wakes = {
+            let mut core = self.core.borrow_mut();
+            core.node_mut(node).alive = true;
+            core.decide(Kind::Node, u64::from(node.0) << 8 | 4);
+            crate::simulation::net::on_revive(&mut core, node)
+        };
+        for w in wakes {
+            w.wake();
+        }
     }
 
     pub(crate) fn pause(&self, node: NodeId) {

@@ -1,21 +1,396 @@
 //! `tokio::net` under simulation, bound to the `sim_net` model.
 //!
-//! Not built yet (issue 3). The executor calls the lifecycle hooks below when
-//! a node dies or restarts.
+//! The model answers every socket call at once, given the virtual time:
+//! ready with a result, or pending until a time or a notification. This
+//! module is where those answers meet wakers: a pending poll leaves its
+//! waker in the socket's waiter list (one list for reading, one for
+//! writing) and, when the model names a time, a timer for it; each call's
+//! notifications wake the waiters of the sockets they name, now or through
+//! a timer at their time. A spurious wake-up only costs a poll; a missing
+//! one would hang, so every pending answer names either a time or a
+//! notification that will come.
 
+mod addr;
+pub mod control;
+mod listener;
+mod socket;
+mod split;
+mod stream;
+mod udp;
+
+pub use addr::{lookup_host, ToSocketAddrs};
+pub use listener::TcpListener;
+pub use socket::TcpSocket;
+pub use stream::TcpStream;
+pub use udp::UdpSocket;
+
+/// TCP utility types, as in `tokio::net::tcp`.
+pub mod tcp {
+    pub use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+}
+
+use super::executor::{expect_current, Core};
 use super::node::NodeId;
+use super::timer::TimerKey;
+use sim_net::{HostId, Net, Notification, Progress, SocketId};
+use std::io;
+use std::task::{Context, Poll, Waker};
+
+/// Which of a socket's waiter lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Read = 0,
+    Write = 1,
+}
+
+struct Waiter {
+    waker: Waker,
+    timer: Option<(TimerKey, u64)>,
+}
+
+#[derive(Default)]
+struct SockWaiters {
+    id: Option<SocketId>,
+    dirs: [Vec<Waiter>; 2],
+}
 
 /// The simulated network.
 #[derive(Default)]
-pub(crate) struct Network {}
+pub(crate) struct Network {
+    model: Option<Net>,
+    hosts: usize,
+    waiters: Vec<SockWaiters>,
+    notes: Vec<Notification>,
+    /// Connection attempts to routed names, numbered for the route draw.
+    pub(crate) route_draws: u64,
+    /// Settings to use when the model is created.
+    pub(crate) config: Option<sim_net::Config>,
+}
 
 impl Network {
-    /// The node's process died: its sockets close as the kernel closes them.
-    pub(crate) fn on_kill(&mut self, _node: NodeId, _now: u64) {}
+    /// Whether no socket was made yet (settings may still change).
+    pub(crate) fn model_is_unused(&self) -> bool {
+        self.model.as_ref().is_none_or(|m| m.open_sockets() == 0)
+    }
 
-    /// The node's machine died: its host goes silent.
-    pub(crate) fn on_crash(&mut self, _node: NodeId, _now: u64) {}
+    /// Drops an unused model so the next use builds it from new settings.
+    pub(crate) fn reset_model(&mut self) {
+        self.model = None;
+        self.hosts = 0;
+    }
+}
 
-    /// The node runs again: old connections are stale.
-    pub(crate) fn on_revive(&mut self, _node: NodeId, _now: u64) {}
+/// Makes sure the model exists and knows every node as a host.
+pub(crate) fn model(core: &mut Core) -> &mut Net {
+    if core.net.model.is_none() {
+        let mut config = core.net.config.take().unwrap_or_default();
+        config.seed = crate::simulation::seed::child(core.config.seed, "net");
+        core.net.model = Some(Net::new(config));
+    }
+    while core.net.hosts < core.nodes.len() {
+        let i = core.net.hosts;
+        let node = &core.nodes[i];
+        let ip = node.ip.expect("every node has an IP");
+        let name = node.name.clone();
+        let net = core.net.model.as_mut().expect("created above");
+        net.add_host(HostId(i as u32), ip);
+        net.set_name(&name, vec![ip]);
+        core.net.hosts += 1;
+    }
+    core.net.model.as_mut().expect("created above")
+}
+
+/// Routes the model's notifications to waiters; returns wakers to wake once
+/// the core is released.
+pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
+    let Some(net) = core.net.model.as_mut() else {
+        return;
+    };
+    let mut notes = std::mem::take(&mut core.net.notes);
+    net.take_notifications(&mut notes);
+    let now = core.now;
+    for n in notes.drain(..) {
+        if core
+            .net
+            .waiters
+            .get(n.socket.index())
+            .is_none_or(|w| w.id != Some(n.socket))
+        {
+            continue;
+        }
+        let node = NodeId(
+            core.net
+                .model
+                .as_ref()
+                .and_then(|m| m.socket_host(n.socket))
+                .map_or(0, |h| h.0),
+        );
+        for d in 0..2 {
+            let list = &mut core.net.waiters[n.socket.index()].dirs[d];
+            if n.at <= now {
+                for waiter in list.drain(..) {
+                    if let Some((key, _)) = waiter.timer {
+                        drop(core.timers.remove(key));
+                    }
+                    wake.push(waiter.waker);
+                }
+            } else {
+                let mut i = 0;
+                while i < core.net.waiters[n.socket.index()].dirs[d].len() {
+                    let (timer, waker) = {
+                        let w = &core.net.waiters[n.socket.index()].dirs[d][i];
+                        (w.timer, w.waker.clone())
+                    };
+                    let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
+                    if live.is_none_or(|(_, at)| at > n.at) {
+                        if let Some((k, _)) = live {
+                            drop(core.timers.remove(k));
+                        }
+                        let tie = core.timer_tie();
+                        let key = core.timers.insert(n.at, tie, waker, node);
+                        core.net.waiters[n.socket.index()].dirs[d][i].timer = Some((key, n.at));
+                    }
+                    i += 1;
+                }
+            }
+        }
+    }
+    core.net.notes = notes;
+}
+
+/// Leaves `cx`'s waker on the socket's `dir` list, with a timer at
+/// `wake_at` if given.
+fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at: Option<u64>) {
+    let i = sock.index();
+    if core.net.waiters.len() <= i {
+        core.net.waiters.resize_with(i + 1, SockWaiters::default);
+    }
+    let w = &mut core.net.waiters[i];
+    if w.id != Some(sock) {
+        // A reused slot: whatever waited there waited on a closed socket.
+        for list in &mut w.dirs {
+            for old in list.drain(..) {
+                if let Some((k, _)) = old.timer {
+                    drop(core.timers.remove(k));
+                }
+            }
+        }
+        core.net.waiters[i].id = Some(sock);
+    }
+    let node = NodeId(
+        core.net
+            .model
+            .as_ref()
+            .and_then(|m| m.socket_host(sock))
+            .map_or(0, |h| h.0),
+    );
+    let list = &core.net.waiters[i].dirs[dir as usize];
+    let pos = list.iter().position(|w| w.waker.will_wake(cx.waker()));
+    let pos = match pos {
+        Some(p) => p,
+        None => {
+            core.net.waiters[i].dirs[dir as usize].push(Waiter {
+                waker: cx.waker().clone(),
+                timer: None,
+            });
+            core.net.waiters[i].dirs[dir as usize].len() - 1
+        }
+    };
+    let timer = core.net.waiters[i].dirs[dir as usize][pos].timer;
+    let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
+    match (live, wake_at) {
+        (Some((_, at)), Some(want)) if at == want => {}
+        (live, want) => {
+            if let Some((k, _)) = live {
+                drop(core.timers.remove(k));
+            }
+            core.net.waiters[i].dirs[dir as usize][pos].timer = want.map(|at| {
+                let tie = core.timer_tie();
+                (core.timers.insert(at, tie, cx.waker().clone(), node), at)
+            });
+        }
+    }
+}
+
+/// Forgets a closed socket's waiters.
+fn unregister(core: &mut Core, sock: SocketId) -> Vec<Waker> {
+    let mut out = Vec::new();
+    if let Some(w) = core.net.waiters.get_mut(sock.index()) {
+        if w.id == Some(sock) {
+            w.id = None;
+            for list in &mut w.dirs {
+                for old in list.drain(..) {
+                    if let Some((k, _)) = old.timer {
+                        out.extend(core.timers.remove(k));
+                    }
+                    out.push(old.waker);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `f` on the model as the current node, now, then delivers the
+/// notifications it left.
+#[track_caller]
+pub(crate) fn with_net<R>(f: impl FnOnce(&mut Net, HostId, u64) -> R) -> R {
+    let exec = expect_current();
+    let node = exec.current_node();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let now = core.now;
+        let r = f(model(&mut core), HostId(node.0), now);
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
+    }
+    r
+}
+
+/// Polls a model operation on `sock`: ready, or pending with the waker left
+/// on the socket's `dir` list.
+pub(crate) fn poll_net<T>(
+    cx: &mut Context<'_>,
+    sock: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> Poll<io::Result<T>> {
+    let exec = expect_current();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let now = core.now;
+        let r = f(model(&mut core), now);
+        let r = match r {
+            Progress::Ready(v) => Poll::Ready(v),
+            Progress::Pending { wake_at } => {
+                register(&mut core, sock, dir, cx, wake_at);
+                Poll::Pending
+            }
+        };
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
+    }
+    r
+}
+
+/// Like [`poll_net`] for readiness checks that answer `(ready, wake_at)`.
+pub(crate) fn poll_ready_with<T>(
+    cx: &mut Context<'_>,
+    sock: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Net, u64) -> (Option<T>, Option<u64>),
+) -> Poll<T> {
+    match poll_net(cx, sock, dir, |net, now| match f(net, now) {
+        (Some(v), _) => Progress::Ready(Ok(v)),
+        (None, wake_at) => Progress::Pending { wake_at },
+    }) {
+        Poll::Ready(Ok(v)) => Poll::Ready(v),
+        Poll::Ready(Err(_)) => unreachable!("readiness never fails"),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// A socket of the model, closed when dropped (as `close(2)` on the last
+/// file descriptor).
+#[derive(Debug)]
+pub(crate) struct Handle {
+    pub(crate) id: SocketId,
+    exec: u64,
+    /// `SO_LINGER` of zero: close with a RST.
+    pub(crate) abort_on_close: std::sync::atomic::AtomicBool,
+}
+
+impl Handle {
+    pub(crate) fn new(id: SocketId) -> Handle {
+        Handle {
+            id,
+            exec: expect_current().id,
+            abort_on_close: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // Outside its simulation (after the runtime is gone) there is
+        // nothing left to close.
+        let Some(exec) = super::executor::current() else {
+            return;
+        };
+        if exec.id != self.exec {
+            return;
+        }
+        let mut wake = Vec::new();
+        {
+            let mut core = exec.core.borrow_mut();
+            let now = core.now;
+            if let Some(net) = core.net.model.as_mut() {
+                if self
+                    .abort_on_close
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    net.abort(self.id, now);
+                }
+                net.close(self.id, now);
+            }
+            route_notes(&mut core, &mut wake);
+            // Futures waiting on this socket are being dropped with it.
+            drop(unregister(&mut core, self.id));
+        }
+        for w in wake {
+            w.wake();
+        }
+    }
+}
+
+/// The error for a socket handed in from outside the simulation.
+#[track_caller]
+pub(crate) fn refuse_std(what: &str) -> ! {
+    panic!(
+        "sim: {what} is not supported in simulation: a std socket is a real OS socket and \
+         cannot join the simulated network. Create it with tokio::net (bind / connect) instead."
+    )
+}
+
+// ----- lifecycle hooks, called by the executor with the core borrowed ------
+
+/// The node's process died: the kernel closes its sockets.
+pub(crate) fn on_kill(core: &mut Core, node: NodeId) -> Vec<Waker> {
+    let mut wake = Vec::new();
+    if core.net.model.is_some() {
+        let now = core.now;
+        model(core).host_kill(HostId(node.0), now);
+        route_notes(core, &mut wake);
+    }
+    wake
+}
+
+/// The node's machine died: its host goes silent.
+pub(crate) fn on_crash(core: &mut Core, node: NodeId) -> Vec<Waker> {
+    let mut wake = Vec::new();
+    if core.net.model.is_some() {
+        let now = core.now;
+        model(core).host_crash(HostId(node.0), now);
+        route_notes(core, &mut wake);
+    }
+    wake
+}
+
+/// The node runs again on the same host.
+pub(crate) fn on_revive(core: &mut Core, node: NodeId) -> Vec<Waker> {
+    let mut wake = Vec::new();
+    if core.net.model.is_some() {
+        let now = core.now;
+        model(core).host_revive(HostId(node.0), now);
+        route_notes(core, &mut wake);
+    }
+    wake
 }

@@ -1,0 +1,110 @@
+//! `TcpListener`: accepts simulated connections.
+
+use super::addr::{resolve, ToSocketAddrs};
+use super::stream::TcpStream;
+use super::{poll_net, with_net, Dir, Handle};
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
+
+/// A TCP socket server, listening for connections on the simulated network.
+pub struct TcpListener {
+    handle: Handle,
+    ttl: AtomicU32,
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local", &self.local_addr().ok())
+            .finish()
+    }
+}
+
+impl TcpListener {
+    pub(crate) fn from_handle(handle: Handle) -> TcpListener {
+        TcpListener {
+            handle,
+            ttl: AtomicU32::new(64),
+        }
+    }
+
+    /// Binds to each resolved address in turn until one works, then
+    /// listens (with `SO_REUSEADDR` and a backlog of 1024, as Tokio does).
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        let addrs = resolve(&addr)?;
+        let mut last = None;
+        for addr in addrs {
+            let r = with_net(|net, host, now| {
+                let id = net.tcp_bind(host, addr, true, now)?;
+                match net.tcp_listen(id, 1024) {
+                    Ok(()) => Ok(id),
+                    Err(e) => {
+                        net.close(id, 0);
+                        Err(e)
+                    }
+                }
+            });
+            match r {
+                Ok(id) => return Ok(TcpListener::from_handle(Handle::new(id))),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "could not resolve to any address",
+            )
+        }))
+    }
+
+    /// Accepts a new incoming connection.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls to accept a new incoming connection.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let id = self.handle.id;
+        poll_net(cx, id, Dir::Read, |net, now| net.tcp_accept(id, now))
+            .map(|r| r.map(|(s, peer)| (TcpStream::from_handle(Handle::new(s)), peer)))
+    }
+
+    /// Refused: a std listener is a real OS socket.
+    #[track_caller]
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        drop(listener);
+        super::refuse_std("TcpListener::from_std")
+    }
+
+    /// Refused: there is no OS socket behind a simulated listener.
+    #[track_caller]
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        super::refuse_std("TcpListener::into_std")
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        let id = self.handle.id;
+        with_net(|net, _, _| net.local_addr(id))
+    }
+
+    pub fn ttl(&self) -> io::Result<u32> {
+        Ok(self.ttl.load(Ordering::Relaxed))
+    }
+
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        if ttl == 0 || ttl > 255 {
+            return Err(io::Error::from_raw_os_error(22));
+        }
+        self.ttl.store(ttl, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The listener's socket in the model (for `sim::net` faults).
+    pub(crate) fn socket_id(&self) -> sim_net::SocketId {
+        self.handle.id
+    }
+}

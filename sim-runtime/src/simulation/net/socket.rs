@@ -1,0 +1,246 @@
+//! `TcpSocket`: a socket configured before it connects or listens.
+
+use super::listener::TcpListener;
+use super::stream::{finish_connect, TcpStream};
+use super::{with_net, Handle};
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Debug)]
+struct State {
+    v6: bool,
+    bound: Option<Handle>,
+    reuseaddr: bool,
+    reuseport: bool,
+    keepalive: bool,
+    nodelay: bool,
+    linger: Option<Duration>,
+    send_buffer: u32,
+    recv_buffer: u32,
+    tos: u32,
+    tclass: u32,
+}
+
+/// A TCP socket that has not yet been converted to a `TcpStream` or
+/// `TcpListener`.
+pub struct TcpSocket {
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for TcpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpSocket").finish_non_exhaustive()
+    }
+}
+
+impl TcpSocket {
+    fn new(v6: bool) -> io::Result<TcpSocket> {
+        // Only to fail outside a simulation as Tokio fails without a runtime.
+        let _ = crate::simulation::executor::expect_current();
+        Ok(TcpSocket {
+            state: Mutex::new(State {
+                v6,
+                bound: None,
+                reuseaddr: false,
+                reuseport: false,
+                keepalive: false,
+                nodelay: false,
+                linger: None,
+                send_buffer: 16_384,
+                recv_buffer: 131_072,
+                tos: 0,
+                tclass: 0,
+            }),
+        })
+    }
+
+    pub fn new_v4() -> io::Result<TcpSocket> {
+        TcpSocket::new(false)
+    }
+
+    pub fn new_v6() -> io::Result<TcpSocket> {
+        TcpSocket::new(true)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_keepalive(&self, keepalive: bool) -> io::Result<()> {
+        self.state().keepalive = keepalive;
+        Ok(())
+    }
+
+    pub fn keepalive(&self) -> io::Result<bool> {
+        Ok(self.state().keepalive)
+    }
+
+    pub fn set_reuseaddr(&self, reuseaddr: bool) -> io::Result<()> {
+        self.state().reuseaddr = reuseaddr;
+        Ok(())
+    }
+
+    pub fn reuseaddr(&self) -> io::Result<bool> {
+        Ok(self.state().reuseaddr)
+    }
+
+    pub fn set_reuseport(&self, reuseport: bool) -> io::Result<()> {
+        self.state().reuseport = reuseport;
+        Ok(())
+    }
+
+    pub fn reuseport(&self) -> io::Result<bool> {
+        Ok(self.state().reuseport)
+    }
+
+    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
+        // Linux doubles the value for bookkeeping, with a floor.
+        self.state().send_buffer = size.saturating_mul(2).max(4608);
+        Ok(())
+    }
+
+    pub fn send_buffer_size(&self) -> io::Result<u32> {
+        Ok(self.state().send_buffer)
+    }
+
+    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
+        self.state().recv_buffer = size.saturating_mul(2).max(2304);
+        Ok(())
+    }
+
+    pub fn recv_buffer_size(&self) -> io::Result<u32> {
+        Ok(self.state().recv_buffer)
+    }
+
+    pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
+        self.state().linger = dur;
+        Ok(())
+    }
+
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.set_linger(Some(Duration::ZERO))
+    }
+
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        Ok(self.state().linger)
+    }
+
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.state().nodelay = nodelay;
+        Ok(())
+    }
+
+    pub fn nodelay(&self) -> io::Result<bool> {
+        Ok(self.state().nodelay)
+    }
+
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        Ok(self.state().tclass)
+    }
+
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.state().tclass = tclass;
+        Ok(())
+    }
+
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        Ok(self.state().tos)
+    }
+
+    #[deprecated = "Use `TcpSocket::tos_v4()` instead"]
+    pub fn tos(&self) -> io::Result<u32> {
+        self.tos_v4()
+    }
+
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        self.state().tos = tos;
+        Ok(())
+    }
+
+    #[deprecated = "Use `TcpSocket::set_tos_v4()` instead"]
+    pub fn set_tos(&self, tos: u32) -> io::Result<()> {
+        self.set_tos_v4(tos)
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.state().bound {
+            Some(h) => {
+                let id = h.id;
+                with_net(|net, _, _| net.local_addr(id))
+            }
+            None => Ok(if self.state().v6 {
+                "[::]:0".parse().expect("literal")
+            } else {
+                "0.0.0.0:0".parse().expect("literal")
+            }),
+        }
+    }
+
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        Ok(None)
+    }
+
+    pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
+        let mut st = self.state();
+        if st.bound.is_some() {
+            return Err(io::Error::from_raw_os_error(22));
+        }
+        if addr.is_ipv6() != st.v6 {
+            return Err(io::Error::from_raw_os_error(22));
+        }
+        let reuse = st.reuseaddr || st.reuseport;
+        let id = with_net(|net, host, now| net.tcp_bind(host, addr, reuse, now))?;
+        st.bound = Some(Handle::new(id));
+        Ok(())
+    }
+
+    pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
+        let (bound, linger, nodelay) = {
+            let mut st = self.state();
+            (st.bound.take(), st.linger, st.nodelay)
+        };
+        let bound_id = bound.as_ref().map(|h| h.id);
+        let id = with_net(|net, host, now| net.tcp_connect(host, bound_id, addr, now))?;
+        // The bound socket became the connecting one: one handle owns it.
+        let handle = match bound {
+            Some(h) => h,
+            None => Handle::new(id),
+        };
+        let stream = finish_connect(handle).await?;
+        stream.set_nodelay(nodelay)?;
+        if linger.is_some() {
+            #[allow(deprecated)]
+            stream.set_linger(linger)?;
+        }
+        Ok(stream)
+    }
+
+    pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
+        let bound = self.state().bound.take();
+        let handle = match bound {
+            Some(h) => h,
+            None => {
+                let v6 = self.state().v6;
+                let any: SocketAddr = if v6 { "[::]:0" } else { "0.0.0.0:0" }
+                    .parse()
+                    .expect("literal");
+                Handle::new(with_net(|net, host, now| {
+                    net.tcp_bind(host, any, false, now)
+                })?)
+            }
+        };
+        let id = handle.id;
+        with_net(|net, _, _| net.tcp_listen(id, backlog))?;
+        Ok(TcpListener::from_handle(handle))
+    }
+
+    /// Refused: a std stream is a real OS socket.
+    #[track_caller]
+    pub fn from_std_stream(std_stream: std::net::TcpStream) -> TcpSocket {
+        drop(std_stream);
+        super::refuse_std("TcpSocket::from_std_stream")
+    }
+}
