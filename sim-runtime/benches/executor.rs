@@ -13,7 +13,8 @@
 //! Options (after `--`): `--runs N` (measured runs per workload, default 5),
 //! `--warmup N` (unmeasured runs first, default 1), `--seeds N` (seeds of the
 //! `seeds` workload, default 20000), `--only NAME` (one workload: `spawn_yield`,
-//! `sleep`, `seeds`; repeatable), `--skip-clock-check`.
+//! `sleep`, `seeds`, `net_rt`, `net_idle_2`, `net_idle_100`, `net_idle_1000`;
+//! repeatable), `--skip-clock-check`.
 //!
 //! Wall time is read with `std::time::Instant` *outside* any `block_on`:
 //! under simulation the interposers make `Instant::now()` virtual only while
@@ -38,6 +39,10 @@ const MODE: &str = "tokio";
 /// Whether this build can run the workloads: the simulation always can; a
 /// production build needs Tokio's `rt` and `time`.
 const RUNNABLE: bool = cfg!(any(simulation, all(feature = "rt", feature = "time")));
+
+/// Whether the network workloads can run (production needs Tokio's `net`
+/// and `io-util`).
+const NET: bool = cfg!(any(simulation, all(feature = "net", feature = "io-util")));
 
 /// Whether the timer workloads run on a paused (auto-advancing) clock: always
 /// in simulation, and in production only with Tokio's `test-util`.
@@ -126,6 +131,38 @@ fn main() {
         } else {
             eprintln!(
                 "executor bench: `sleep` skipped: Tokio's paused clock needs --features test-util"
+            );
+        }
+    }
+    if wanted("net_rt") {
+        if NET {
+            report(
+                "net_rt",
+                "ms",
+                &opts,
+                || workloads::round_trips(10_000, 0),
+                |d| d.as_secs_f64() * 1e3,
+            );
+        } else {
+            eprintln!("executor bench: `net_rt` skipped: a production build needs --features full");
+        }
+    }
+    // The cost of one round trip with `idle` nodes present: a run of
+    // 10,000 round trips minus a run of none (same set-up), per round trip.
+    for idle in [2usize, 100, 1_000] {
+        let name = format!("net_idle_{idle}");
+        if wanted(&name) && cfg!(simulation) {
+            report(
+                &name,
+                "us/rt",
+                &opts,
+                || workloads::round_trips(10_000, idle),
+                |d| {
+                    let start = Instant::now();
+                    workloads::round_trips(0, idle);
+                    let setup = start.elapsed();
+                    d.saturating_sub(setup).as_secs_f64() * 1e6 / 10_000.0
+                },
             );
         }
     }
@@ -293,6 +330,79 @@ mod workloads {
         });
     }
 
+    /// 4. `n` request/response round trips of 64 bytes over one TCP
+    ///    connection, between two nodes (simulation, zero latency) or over
+    ///    loopback (Tokio), with `idle` more nodes present, each with a
+    ///    listener waiting in `accept` (simulation only).
+    #[cfg(any(simulation, all(feature = "net", feature = "io-util")))]
+    pub fn round_trips(n: usize, idle: usize) {
+        use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+        use sim_runtime::net::{TcpListener, TcpStream};
+        runtime(0, true).block_on(async move {
+            #[cfg(simulation)]
+            let (server_node, target) = {
+                use sim_runtime::sim;
+                sim::net::configure(sim::net::Config {
+                    latency_ns: 0,
+                    jitter_ns: 0,
+                    ..Default::default()
+                });
+                for i in 0..idle {
+                    let node = sim::node(format!("idle{i}")).build();
+                    sim::spawn_on(node, async {
+                        let l = TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                        let _ = l.accept().await;
+                    });
+                }
+                (Some(sim::node("server").build()), "server:7000")
+            };
+            #[cfg(not(simulation))]
+            let (server_node, target) = {
+                let _ = idle;
+                (None::<()>, "127.0.0.1:7000")
+            };
+            let serve = async move {
+                let l = TcpListener::bind("0.0.0.0:7000").await.unwrap();
+                let (mut s, _) = l.accept().await.unwrap();
+                let mut buf = [0u8; 64];
+                loop {
+                    if s.read_exact(&mut buf).await.is_err() {
+                        break;
+                    }
+                    s.write_all(&buf).await.unwrap();
+                }
+            };
+            #[cfg(simulation)]
+            let server = sim_runtime::sim::spawn_on(server_node.unwrap(), serve);
+            #[cfg(not(simulation))]
+            let server = {
+                let _ = server_node;
+                sim_runtime::spawn(serve)
+            };
+            // Let the server bind first.
+            sim_runtime::task::yield_now().await;
+            let mut c = loop {
+                match TcpStream::connect(target).await {
+                    Ok(c) => break c,
+                    Err(_) => sim_runtime::task::yield_now().await,
+                }
+            };
+            c.set_nodelay(true).unwrap();
+            let msg = [7u8; 64];
+            let mut buf = [0u8; 64];
+            for _ in 0..n {
+                c.write_all(&msg).await.unwrap();
+                c.read_exact(&mut buf).await.unwrap();
+                assert_eq!(buf, msg);
+            }
+            drop(c);
+            server.await.unwrap();
+        });
+    }
+
+    #[cfg(not(any(simulation, all(feature = "net", feature = "io-util"))))]
+    pub fn round_trips(_: usize, _: usize) {}
+
     /// 3. One tiny simulation per seed: a fresh runtime, one task doing ten
     ///    1 ms sleeps, joined.
     pub fn seeds(seeds: u64) {
@@ -323,4 +433,5 @@ mod workloads {
     pub fn spawn_yield(_: usize, _: usize) {}
     pub fn sleeps(_: usize, _: usize) {}
     pub fn seeds(_: u64) {}
+    pub fn round_trips(_: usize, _: usize) {}
 }

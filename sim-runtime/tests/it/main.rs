@@ -3,6 +3,7 @@
 
 mod env;
 mod failures;
+mod net;
 mod nodes;
 mod tasks;
 mod time;

@@ -34,11 +34,11 @@ impl Report {
              (`target/compat/`) whose `tokio` dependency is \
              `{{ package = \"sim-runtime\", features = [\"full\", \"test-util\"] }}`, \
              built with `RUSTFLAGS=\"--cfg simulation\"` (not `tokio_unstable`), and \
-             run. The copy is unchanged except that the items that use `tokio::net` or \
+             run. The copy is unchanged except that the items that use \
              `tokio::fs` (not simulated yet) get `#[cfg(not(simulation))]`: tests, the \
              helpers and imports they need, and what uses those \
              (xtask/src/compat/trim.rs); such a test still counts, as failed with \
-             cause [net]. A file that does not compile counts all its tests as failed. \
+             cause [net] (named when `tokio::net` was not simulated either). A file that does not compile counts all its tests as failed. \
              Both are counted by listing the same file built against real Tokio.\n"
         );
         let _ = writeln!(
@@ -257,7 +257,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "| without the {net} that need `tokio::net`/`tokio::fs` ([net]) | {passed} | {} | {:.1}% |",
+            "| without the {net} that need `tokio::fs` ([net]) | {passed} | {} | {:.1}% |",
             counted - net,
             ratio(passed, counted - net) * 100.0
         );

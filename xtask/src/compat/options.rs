@@ -11,7 +11,7 @@ usage: cargo xtask compat [options]
 Runs Tokio's own integration tests (from the tokio crate package that
 Cargo.lock resolves) against sim-runtime under --cfg simulation, prints a
 summary and writes docs/compat.md (target/compat/report.md with --only).
-Tests that use tokio::net or tokio::fs (not simulated yet) are compiled out
+Tests that use tokio::fs (not simulated yet) are compiled out
 of the simulated build and count as failed; real Tokio lists them.
 
 options:

@@ -7,6 +7,7 @@ pub(super) enum Group {
     Macros,
     Runtime,
     Sync,
+    Net,
 }
 
 impl Group {
@@ -17,6 +18,7 @@ impl Group {
             Group::Macros => "macros",
             Group::Runtime => "runtime",
             Group::Sync => "sync",
+            Group::Net => "net",
         }
     }
 }
@@ -86,6 +88,22 @@ pub(super) const SELECTED: &[(&str, Group)] = &[
     ("sync_semaphore_owned", Group::Sync),
     ("sync_set_once", Group::Sync),
     ("sync_watch", Group::Sync),
+    ("tcp_accept", Group::Net),
+    ("tcp_accept_ready", Group::Net),
+    ("tcp_connect", Group::Net),
+    ("tcp_echo", Group::Net),
+    ("tcp_into_split", Group::Net),
+    ("tcp_into_std", Group::Net),
+    ("tcp_peek", Group::Net),
+    ("tcp_shutdown", Group::Net),
+    ("tcp_socket", Group::Net),
+    ("tcp_split", Group::Net),
+    ("tcp_stream", Group::Net),
+    ("udp", Group::Net),
+    ("net_lookup_host", Group::Net),
+    ("net_bind_resource", Group::Net),
+    ("net_panic", Group::Net),
+    ("net_quickack", Group::Net),
 ];
 
 /// Files of those modules that are left out, and why. Kept short: a file
@@ -106,8 +124,9 @@ pub(super) const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 /// Families of `tokio/tests/` outside this selection, for the report.
 pub(super) const NOT_SELECTED: &str = "\
-`net`, `tcp_*`, `udp`, `uds_*`, `unix_*`, `io_driver*`, `io_async_fd`, \
-`io_poll_aio`, `io_uring` (the simulated network: later issues); `fs*` (the \
+`uds_*`, `unix_*`, `net_unix_pipe`, `net_named_pipe` (Unix-domain sockets \
+and pipes are not simulated); `io_driver*`, `io_async_fd`, `io_poll_aio`, \
+`io_uring` (Tokio's I/O driver over real file descriptors); `fs*` (the \
 simulated disk: later issues); `process_*` (later issues); `signal_*` \
 (signals are delivered by the simulation per node, not by the OS: these \
 tests raise real OS signals); `io_*` (real Tokio's `io`, re-exported \
