@@ -80,7 +80,8 @@ impl Exec {
                 core.config.seed,
                 &format!("fs.crash.{}.{incarnation}", node.0),
             );
-            core.fs.on_crash(node, seed);
+            let survived = core.fs.on_crash(node, seed);
+            core.decide(Kind::Fs, survived);
         } else {
             core.net.on_kill(node, now);
             core.fs.on_kill(node);

@@ -1,0 +1,1 @@
+//! Crash and kill semantics (simulation only).

@@ -1,0 +1,1 @@
+//! Injected faults (simulation only).
