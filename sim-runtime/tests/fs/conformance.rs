@@ -274,6 +274,7 @@ fn cursors_seek_read_and_write() {
             .read(true)
             .write(true)
             .create(true)
+            .truncate(false)
             .open(&p)
             .await
             .unwrap();
@@ -321,6 +322,8 @@ fn append_mode_writes_at_the_end() {
 }
 
 #[test]
+// The refused combinations are the point of this test.
+#[allow(clippy::nonsensical_open_options, clippy::suspicious_open_options)]
 fn open_options_combinations_follow_std() {
     with_dir(|d| async move {
         let p = d.join("f");
@@ -368,6 +371,7 @@ fn open_options_combinations_follow_std() {
         let f = OpenOptions::new()
             .write(true)
             .create(true)
+            .truncate(false)
             .open(&p)
             .await
             .unwrap();
@@ -381,6 +385,7 @@ fn open_options_combinations_follow_std() {
         OpenOptions::new()
             .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o600)
             .open(&q)
             .await
