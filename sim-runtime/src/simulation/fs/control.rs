@@ -4,9 +4,23 @@
 //! the run's fingerprint, as is every fault that fires. Each has a
 //! scripted form through [`sim::at`](crate::simulation::control::at):
 //!
-//! ```ignore
-//! let db = sim::node("db").build();
-//! sim::at(Duration::from_secs(5), move || sim::fs::set_capacity(db, Some(0)));
+//! ```
+//! use sim_runtime::{fs, sim};
+//! use std::time::Duration;
+//!
+//! let rt = sim_runtime::runtime::Builder::new_current_thread()
+//!     .enable_all()
+//!     .build()
+//!     .unwrap();
+//! rt.block_on(async {
+//!     let me = sim::current_node();
+//!     // The disk fills up five seconds into the run.
+//!     sim::at(Duration::from_secs(5), move || sim::fs::set_capacity(me, Some(0)));
+//!     fs::write("/tmp/early", b"fits").await.unwrap();
+//!     sim_runtime::time::sleep(Duration::from_secs(6)).await;
+//!     let full = fs::write("/tmp/late", b"does not").await.unwrap_err();
+//!     assert_eq!(full.raw_os_error(), Some(28)); // ENOSPC
+//! });
 //! ```
 //!
 //! The fault plan is the plain struct [`Faults`]; its default is no faults.
