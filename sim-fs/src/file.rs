@@ -236,6 +236,7 @@ impl Fs {
         let n = if pos >= len {
             0
         } else {
+            assert!(pos < len && len as usize == f.data.len());
             let n = buf.len().min((len - pos) as usize);
             buf[..n].copy_from_slice(&f.data[pos as usize..pos as usize + n]);
             n
@@ -285,6 +286,8 @@ impl Fs {
         let i = self.inode_mut(ino);
         let f = i.file_mut().unwrap();
         write_at(&mut f.data, pos, bytes);
+        // Read back what was written.
+        assert!(f.data[pos as usize..pos as usize + n] == *bytes);
         f.pending.push(Pending::Write {
             offset: pos,
             bytes: bytes.to_vec(),
@@ -361,6 +364,7 @@ impl Fs {
         let live = i.is_live();
         let f = i.file_mut().expect("sim-fs: truncating a regular file");
         f.data.resize(len as usize, 0);
+        assert_eq!(f.data.len() as u64, len);
         f.pending.push(Pending::SetLen(len));
         i.touch(now);
         if live {

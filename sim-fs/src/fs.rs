@@ -119,6 +119,11 @@ impl Fs {
         self.used_bytes
     }
 
+    /// Inodes held, live or kept for a crash to bring back.
+    pub fn inode_count(&self) -> usize {
+        self.inodes.len()
+    }
+
     pub(crate) fn inode(&self, ino: Ino) -> &Inode {
         self.inodes
             .get(&ino)

@@ -38,6 +38,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
+/// Up to this many inodes, debug builds check every invariant of the disk
+/// model after each operation (the check is linear in the disk's size).
+const CHECK_EVERY_OP_MAX_INODES: usize = 256;
+
 /// One node's disk and what the runtime adds to the model.
 pub(crate) struct Disk {
     pub(crate) fs: sim_fs::Fs,
@@ -124,6 +128,10 @@ pub(crate) fn with_disk_of<R>(
     let now = wall_now(exec, core, node);
     let disk = core.fs.disk(node, now);
     let out = f(&mut disk.fs, now);
+    // The model's own oracle after every operation, while it is cheap.
+    if cfg!(debug_assertions) && disk.fs.inode_count() <= CHECK_EVERY_OP_MAX_INODES {
+        disk.fs.check();
+    }
     let fired = disk.fs.take_fired();
     for x in fired {
         let code = x.code();
