@@ -193,14 +193,23 @@ impl Fs {
     }
 
     /// An inode no directory names and nobody has open no longer counts
-    /// against the capacity. Its storage stays until no durable entry names
-    /// it either (a crash could bring it back): see `collect_garbage`.
+    /// against the capacity. Its storage is freed at once unless a durable
+    /// entry still names it (a crash would bring it back); then it stays
+    /// until that entry goes (see `collect_garbage`).
     pub(crate) fn release_if_dead(&mut self, ino: Ino) {
         let i = self.inode(ino);
         if !i.is_live() {
             let bytes = i.charged_bytes();
             assert!(self.used_bytes >= bytes);
             self.used_bytes -= bytes;
+            let durably_named = self
+                .inodes
+                .values()
+                .filter_map(Inode::dir)
+                .any(|d| d.durable.values().any(|&e| e == ino));
+            if !durably_named {
+                self.inodes.remove(&ino);
+            }
         }
     }
 

@@ -232,6 +232,26 @@ fn unlinked_open_file_stays_readable_until_closed() {
 }
 
 #[test]
+fn dead_inodes_are_freed_unless_a_crash_could_bring_them_back() {
+    let mut fs = Fs::new(t(0));
+    let base = fs.inode_count();
+    put(&mut fs, "/tmp/never-durable", b"x");
+    fs.remove_file(p("/tmp/never-durable"), t(1)).unwrap();
+    assert_eq!(fs.inode_count(), base, "freed at once");
+    put(&mut fs, "/tmp/durable", b"y");
+    sync_path(&mut fs, "/tmp");
+    fs.remove_file(p("/tmp/durable"), t(2)).unwrap();
+    assert_eq!(
+        fs.inode_count(),
+        base + 1,
+        "kept: /tmp still names it durably"
+    );
+    sync_path(&mut fs, "/tmp");
+    assert_eq!(fs.inode_count(), base, "freed once the removal is durable");
+    fs.check();
+}
+
+#[test]
 fn crash_keeps_only_durable_state() {
     let mut fs = Fs::new(t(0));
     fs.create_dir(p("/db"), 0o777, t(1)).unwrap();
