@@ -1,6 +1,110 @@
-//! The simulated disk as a synchronous, deterministic data structure.
+//! The simulated disk: one node's file system as a synchronous,
+//! deterministic data structure.
 //!
-//! Not built yet: this crate holds its place in the dependency order
-//! (models ← sim-runtime ← sim-harness). Under `--cfg simulation`,
-//! `tokio::fs` is not provided until it is, so a service that uses it fails to
-//! compile in simulation rather than silently reaching the real disk.
+//! No `async`, no thread-locals, no clock (every operation that stamps a
+//! time takes `now`), no randomness of its own (a crash takes a seed), and
+//! only ordered maps, so the same calls give the same state on every run.
+//! `sim-runtime` binds it to `tokio::fs` under `--cfg simulation`, one
+//! [`Fs`] per node.
+//!
+//! ```
+//! use sim_fs::{Fs, OpenFlags};
+//! use std::path::Path;
+//! use std::time::{Duration, SystemTime};
+//!
+//! let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+//! let mut fs = Fs::new(now);
+//! let create = OpenFlags { write: true, create: true, mode: 0o666, ..OpenFlags::default() };
+//! let fd = fs.open(Path::new("/tmp/log"), create, now).unwrap();
+//! fs.write(fd, b"acked", now).unwrap();
+//! fs.sync(fd, true).unwrap(); // the bytes are durable...
+//! fs.close(fd).unwrap();
+//! fs.crash(7);                 // ...but the entry in /tmp was never synced
+//! assert!(fs.stat(Path::new("/tmp/log"), true).is_err());
+//! ```
+//!
+//! # The durability model (normative)
+//!
+//! The disk has two states: the **page cache**, which every operation reads
+//! and writes, and the **durable image**, which is what a crash keeps.
+//!
+//! 1. A write, `set_len`, `truncate`, create, link, unlink, rename, mkdir,
+//!    rmdir, chmod or utimes changes the page cache only. Reads, `stat` and
+//!    directory listings always see the page cache.
+//! 2. `sync_data` (`fdatasync`) of a file makes its bytes and its length
+//!    durable. `sync_all` (`fsync`) also makes its metadata durable
+//!    (permissions and timestamps). Syncing one file never makes another
+//!    file's data, nor any directory entry, durable.
+//! 3. A directory entry (a created, linked, renamed or removed name) is
+//!    durable only once its directory is synced: open the directory with
+//!    `File::open` and call `sync_all` or `sync_data`. As on ext4, a new
+//!    file whose data was synced but whose directory was not can vanish in a
+//!    crash, and a rename is durable once both directories are synced (until
+//!    then a crash may show the old name, the new one, or both for a file).
+//!    A directory that ends up durably named twice keeps its first name in
+//!    walk order (name order, breadth first from `/`).
+//! 4. A **kill** (the process dies, the machine stays up) closes every
+//!    descriptor and changes nothing else: the page cache survives, and
+//!    unsynced data is still there for the next process to read.
+//! 5. A **crash** (the machine dies) replaces the page cache by the durable
+//!    image: what no durable entry reaches is gone, every file holds its
+//!    durable bytes and metadata. With **torn writes** on, each file also
+//!    keeps a prefix of its unsynced changes, in the order they were made,
+//!    the last kept write possibly cut at any byte; the prefix is drawn from
+//!    the crash's seed and the inode number only. Without it, nothing
+//!    unsynced survives.
+//! 6. A **failed sync** (an `EIO` rule for syncs, or a one-shot failing
+//!    sync) makes nothing durable and drops the file's pending changes from
+//!    the writeback, as Linux has done since 4.13: the page cache still
+//!    shows them and a later sync succeeds, but they will never become
+//!    durable. Data that was acknowledged after a failed-then-retried sync
+//!    is not safe.
+//! 7. `O_SYNC`/`O_DSYNC` (`custom_flags`) makes each write durable as
+//!    `sync_data` would, before it returns.
+//! 8. A fresh disk holds `/` and `/tmp` (mode `1777`), both durable.
+//!
+//! # Other semantics
+//!
+//! - Errors are `io::Error::from_raw_os_error(errno)` with Linux's errno, so
+//!   both `kind()` and `raw_os_error()` match a real Linux program's.
+//! - The simulated process owns every file and is not root: opening for
+//!   reading needs the owner's `r` bit, for writing its `w` bit, and a
+//!   directory needs its `w` bit to gain or lose entries (`EACCES`).
+//!   New files and directories get `mode & !0o022`.
+//! - Paths resolve as on Linux: relative to `/`, `..` of `/` is `/`, at
+//!   most 40 symlinks per resolution (`ELOOP`), names of at most 255 bytes
+//!   (`ENAMETOOLONG`), a trailing slash requires a directory.
+//! - Capacity (`ENOSPC`) counts the bytes of files that are named or open;
+//!   a write near the limit is short, one with no room fails. Files are
+//!   never sparse: extending with `set_len` takes room too.
+//! - Timestamps: creation sets all four; a write or `set_len` sets
+//!   modified and changed; a directory's change of entries sets its
+//!   modified and changed. Reads never set accessed (as `noatime`).
+//! - Directory listings are in name order; a directory's length is 4096.
+
+mod crash;
+mod errno;
+mod faults;
+mod file;
+mod fs;
+mod inode;
+mod path;
+
+pub use crash::CrashReport;
+pub use errno::err;
+pub use faults::{Eio, Faults, Fired, IoOp};
+pub use file::{Fd, OpenFlags, O_DIRECTORY, O_DSYNC, O_NOFOLLOW, O_SYNC};
+pub use fs::{DirEntry, Fs, Stat, DIR_LEN, UMASK};
+pub use inode::{FileKind, Ino};
+pub use path::{absolute, NAME_MAX, SYMLINK_FOLLOW_MAX};
+
+/// Linux's errno values the model returns.
+pub mod errnos {
+    pub use crate::errno::{
+        EACCES, EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ELOOP, ENAMETOOLONG, ENOENT, ENOSPC,
+        ENOTDIR, ENOTEMPTY, EPERM,
+    };
+}
+
+#[cfg(test)]
+mod tests;

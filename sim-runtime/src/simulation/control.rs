@@ -27,6 +27,7 @@ use std::panic::Location;
 use std::time::Duration;
 
 pub use super::config::{Schedule, UnhandledPanic};
+pub use super::fs::control as fs;
 pub use super::net::control as net;
 pub use super::node::NodeId as Node;
 pub use super::report::{Class, Failure};

@@ -28,7 +28,6 @@ pub(crate) enum Kind {
     #[allow(dead_code)] // until sim-net is bound
     Net = 8,
     /// A disk decision or fault (value: model-defined).
-    #[allow(dead_code)] // until sim-fs is bound
     Fs = 9,
 }
 

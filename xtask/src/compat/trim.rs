@@ -47,7 +47,7 @@ const CUT: &str = "#[cfg(not(simulation))] ";
 /// Path prefixes that are not simulated.
 /// (`tokio::net` is simulated since the network landed; `tokio::fs` until the
 /// disk does.)
-const UNSIMULATED: &[&str] = &["fs"];
+const UNSIMULATED: &[&str] = &[];
 
 thread_local! {
     /// The list in force (the tests exercise the cutting with more modules).

@@ -79,7 +79,8 @@ impl Exec {
                 core.config.seed,
                 &format!("fs.crash.{}.{incarnation}", node.0),
             );
-            core.fs.on_crash(node, seed);
+            let survived = core.fs.on_crash(node, seed);
+            core.decide(Kind::Fs, survived);
         } else {
             net_wakes.extend(crate::simulation::net::on_kill(&mut core, node));
             core.fs.on_kill(node);

@@ -1,20 +1,193 @@
-//! `tokio::fs` under simulation: each node's disk is a `sim_fs` model.
+//! `tokio::fs` under simulation: each node's disk is a [`sim_fs::Fs`].
 //!
-//! Not built yet (issue 4). The executor calls the lifecycle hooks below when
-//! a node dies or restarts.
+//! Every operation acts on the disk of the node that runs it (a `File`
+//! keeps acting on the disk of the node that opened it). As in Tokio, where
+//! each operation runs on `spawn_blocking`, each one is a yield point: it
+//! lets the scheduler run other tasks first (or sleeps for the node's
+//! configured latency), then runs against the model in one step. Timestamps
+//! come from the node's virtual wall clock. A simulated run never touches
+//! the real disk — but `std::fs` still does (see the README).
+//!
+//! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
+//! executor calls [`Disks::on_kill`] and [`Disks::on_crash`].
 
+pub mod control;
+mod dir;
+mod file;
+mod metadata;
+mod ops;
+mod options;
+
+pub use dir::{read_dir, DirEntry, ReadDir};
+pub use file::File;
+pub use metadata::{FileTimes, FileType, Metadata};
+pub use ops::{
+    canonicalize, copy, create_dir, create_dir_all, hard_link, metadata, read, read_link,
+    read_to_string, remove_dir, remove_dir_all, remove_file, rename, set_permissions, symlink,
+    symlink_metadata, try_exists, write,
+};
+pub use options::{DirBuilder, OpenOptions};
+pub use std::fs::Permissions;
+
+use super::executor::{expect_current, Core, Exec};
 use super::node::NodeId;
+use super::trace::Kind;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
 
-/// Every node's disk.
+/// Up to this many inodes, debug builds check every invariant of the disk
+/// model after each operation (the check is linear in the disk's size).
+const CHECK_EVERY_OP_MAX_INODES: usize = 256;
+
+/// One node's disk and what the runtime adds to the model.
+pub(crate) struct Disk {
+    pub(crate) fs: sim_fs::Fs,
+    /// Virtual time each operation takes (zero: it only yields).
+    pub(crate) latency: Duration,
+}
+
+/// Every node's disk, created on first use.
 #[derive(Default)]
-pub(crate) struct Disks {}
+pub(crate) struct Disks {
+    disks: BTreeMap<NodeId, Disk>,
+}
 
 impl Disks {
+    pub(crate) fn disk(&mut self, node: NodeId, now: SystemTime) -> &mut Disk {
+        self.disks.entry(node).or_insert_with(|| Disk {
+            fs: sim_fs::Fs::new(now),
+            latency: Duration::ZERO,
+        })
+    }
+
+    pub(crate) fn latency(&self, node: NodeId) -> Duration {
+        self.disks
+            .get(&node)
+            .map(|d| d.latency)
+            .unwrap_or(Duration::ZERO)
+    }
+
     /// The node's process died: open handles close, the page cache stays.
-    pub(crate) fn on_kill(&mut self, _node: NodeId) {}
+    pub(crate) fn on_kill(&mut self, node: NodeId) {
+        if let Some(d) = self.disks.get_mut(&node) {
+            d.fs.kill();
+        }
+    }
 
     /// The node's machine died: only durable state survives (plus, when the
     /// fault plan says so, a torn prefix of unsynced writes drawn from
-    /// `rng_seed`).
-    pub(crate) fn on_crash(&mut self, _node: NodeId, _rng_seed: u64) {}
+    /// `rng_seed`). Returns a digest of what survived, for the fingerprint
+    /// (0 when the node never used its disk).
+    pub(crate) fn on_crash(&mut self, node: NodeId, rng_seed: u64) -> u64 {
+        match self.disks.get_mut(&node) {
+            Some(d) => d.fs.crash(rng_seed).digest,
+            None => 0,
+        }
+    }
+}
+
+/// The node's wall clock (what its `SystemTime::now()` reads).
+pub(crate) fn wall_now(exec: &Exec, core: &Core, node: NodeId) -> SystemTime {
+    let n = core.node(node);
+    let local = super::hooks::local_elapsed_ns(core.now, n.drift_ppm) as i128
+        + i128::from(exec.wall_base_ns)
+        + i128::from(n.wall_offset_ns);
+    SystemTime::UNIX_EPOCH + Duration::from_nanos(local.max(0) as u64)
+}
+
+/// A record of the fs in the fingerprint: `tag` in the top byte, the node
+/// next, then the value.
+pub(crate) fn record(core: &mut Core, tag: u8, node: NodeId, value: u64) {
+    let v =
+        u64::from(tag) << 56 | u64::from(node.as_u32() & 0xff) << 48 | (value & ((1 << 48) - 1));
+    core.decide(Kind::Fs, v);
+}
+
+/// Runs `f` on `node`'s disk (the current node's when `None`) with the
+/// node's wall-clock time, and records the faults that fired. No user code
+/// runs inside, so holding the core borrow is fine.
+pub(crate) fn with_disk<R>(
+    node: Option<NodeId>,
+    f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
+) -> R {
+    let exec = expect_current();
+    with_disk_of(&exec, node, f)
+}
+
+pub(crate) fn with_disk_of<R>(
+    exec: &Exec,
+    node: Option<NodeId>,
+    f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
+) -> R {
+    let node = node.unwrap_or_else(|| exec.current_node());
+    let mut core = exec.core.borrow_mut();
+    let core = &mut *core;
+    let now = wall_now(exec, core, node);
+    let disk = core.fs.disk(node, now);
+    let out = f(&mut disk.fs, now);
+    // The model's own oracle after every operation, while it is cheap.
+    if cfg!(debug_assertions) && disk.fs.inode_count() <= CHECK_EVERY_OP_MAX_INODES {
+        disk.fs.check();
+    }
+    let fired = disk.fs.take_fired();
+    for x in fired {
+        let code = x.code();
+        record(core, 0x10 | (code >> 56) as u8, node, code);
+    }
+    out
+}
+
+/// What each operation waits before it runs: a turn of the scheduler, or
+/// the node's disk latency.
+pub(crate) struct Gate {
+    state: GateState,
+}
+
+enum GateState {
+    Yield { yielded: bool },
+    Sleep(Pin<Box<super::time::Sleep>>),
+}
+
+impl Gate {
+    pub(crate) fn new(node: NodeId) -> Gate {
+        let exec = expect_current();
+        let latency = exec.core.borrow().fs.latency(node);
+        // Tokio's fs needs no timer driver; without one, latency is only a
+        // yield.
+        let state = if latency.is_zero() || !exec.timers_enabled.get() {
+            GateState::Yield { yielded: false }
+        } else {
+            GateState::Sleep(Box::pin(super::time::sleep(latency)))
+        };
+        Gate { state }
+    }
+}
+
+impl Future for Gate {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.state {
+            GateState::Yield { yielded } => {
+                if *yielded {
+                    return Poll::Ready(());
+                }
+                // Back in the run queue at once: the seeded schedule decides
+                // who runs before the operation does.
+                *yielded = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            GateState::Sleep(s) => s.as_mut().poll(cx),
+        }
+    }
+}
+
+/// Waits for the gate of the current node, then runs `f` on its disk.
+pub(crate) async fn op<R>(f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R) -> R {
+    let node = expect_current().current_node();
+    Gate::new(node).await;
+    with_disk(Some(node), f)
 }

@@ -1,0 +1,447 @@
+//! Open files: descriptors, their shared cursors, and the data path
+//! (read, write, seek, set_len, sync).
+
+use crate::errno::*;
+use crate::faults::{Fired, IoOp};
+use crate::fs::{new_file, Stat, UMASK};
+use crate::inode::{write_at, Body, FileKind, Ino, Pending};
+use crate::Fs;
+use std::io::{self, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// A file descriptor. Never reused within one `Fs`, so a stale one is
+/// `EBADF`, never someone else's file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fd(pub u64);
+
+/// `open(2)`'s flags, as `std::fs::OpenOptions` sets them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenFlags {
+    pub read: bool,
+    pub write: bool,
+    pub append: bool,
+    pub truncate: bool,
+    pub create: bool,
+    pub create_new: bool,
+    /// Permission bits for a created file, before the [`UMASK`].
+    pub mode: u32,
+    /// `O_DIRECTORY`: fail with `ENOTDIR` unless a directory.
+    pub directory: bool,
+    /// `O_NOFOLLOW`: fail with `ELOOP` if the last component is a symlink.
+    pub nofollow: bool,
+    /// `O_SYNC`/`O_DSYNC`: each write is durable before it returns.
+    pub sync_writes: bool,
+}
+
+/// `O_DIRECTORY`, `O_NOFOLLOW`, `O_DSYNC` and `O_SYNC` on Linux x86_64.
+pub const O_DIRECTORY: i32 = 0o200_000;
+pub const O_NOFOLLOW: i32 = 0o400_000;
+pub const O_DSYNC: i32 = 0o10_000;
+pub const O_SYNC: i32 = 0o4_010_000;
+
+impl OpenFlags {
+    /// Applies the `custom_flags` this model understands; the others (such
+    /// as `O_CLOEXEC`, `O_NOATIME`, `O_DIRECT`) change nothing it models.
+    pub fn with_custom_flags(mut self, flags: i32) -> OpenFlags {
+        self.directory |= flags & O_DIRECTORY != 0;
+        self.nofollow |= flags & O_NOFOLLOW != 0;
+        self.sync_writes |= flags & O_DSYNC != 0;
+        self
+    }
+}
+
+/// An open file description: what `dup` (and `try_clone`) share.
+#[derive(Clone, Debug)]
+pub(crate) struct Desc {
+    pub ino: Ino,
+    pub pos: u64,
+    pub read: bool,
+    pub write: bool,
+    pub append: bool,
+    pub sync_writes: bool,
+    /// The absolute path it was opened by, for fault rules.
+    pub path: PathBuf,
+    /// Descriptors naming it.
+    pub refs: u32,
+}
+
+impl Fs {
+    /// `open(2)`, with std's checks of the flag combination first.
+    pub fn open(&mut self, path: &Path, flags: OpenFlags, now: SystemTime) -> io::Result<Fd> {
+        let writable = flags.write || flags.append;
+        if !flags.read && !writable {
+            return fail(EINVAL);
+        }
+        if (flags.truncate || flags.create || flags.create_new) && !writable {
+            return fail(EINVAL);
+        }
+        if flags.append && flags.truncate && !flags.create_new {
+            return fail(EINVAL);
+        }
+        let follow = !flags.create_new && !flags.nofollow;
+        let r = self.resolve(path, follow)?;
+        let ino = match r.ino {
+            Some(ino) => {
+                if flags.create_new {
+                    return fail(EEXIST);
+                }
+                let i = self.inode(ino);
+                match i.kind() {
+                    FileKind::Symlink => return fail(ELOOP),
+                    FileKind::Dir if writable => return fail(EISDIR),
+                    FileKind::File if flags.directory => return fail(ENOTDIR),
+                    _ => {}
+                }
+                if flags.read && i.meta.mode & 0o400 == 0 {
+                    return fail(EACCES);
+                }
+                if writable && i.meta.mode & 0o200 == 0 {
+                    return fail(EACCES);
+                }
+                if flags.truncate {
+                    self.truncate_ino(ino, 0, now)?;
+                }
+                ino
+            }
+            None => {
+                if !flags.create && !flags.create_new {
+                    return fail(ENOENT);
+                }
+                let Some(name) = r.name else {
+                    return fail(EISDIR);
+                };
+                if r.trailing_slash {
+                    return fail(EISDIR);
+                }
+                if self.inode(r.parent).meta.mode & 0o200 == 0 {
+                    return fail(EACCES);
+                }
+                let ino = self.alloc(new_file(), flags.mode & !UMASK, now);
+                self.link_entry(r.parent, name, ino, now);
+                ino
+            }
+        };
+        let desc = self.next_desc;
+        self.next_desc += 1;
+        self.descs.insert(
+            desc,
+            Desc {
+                ino,
+                pos: 0,
+                read: flags.read,
+                write: writable,
+                append: flags.append,
+                sync_writes: flags.sync_writes,
+                path: crate::path::absolute(path),
+                refs: 0,
+            },
+        );
+        self.inode_mut(ino).open += 1;
+        Ok(self.new_fd(desc))
+    }
+
+    fn new_fd(&mut self, desc: u64) -> Fd {
+        let fd = self.next_fd;
+        self.next_fd += 1;
+        self.fds.insert(fd, desc);
+        self.descs.get_mut(&desc).unwrap().refs += 1;
+        Fd(fd)
+    }
+
+    fn desc(&self, fd: Fd) -> io::Result<&Desc> {
+        match self.fds.get(&fd.0) {
+            Some(d) => Ok(&self.descs[d]),
+            None => fail(EBADF),
+        }
+    }
+
+    fn desc_mut(&mut self, fd: Fd) -> io::Result<&mut Desc> {
+        match self.fds.get(&fd.0) {
+            Some(d) => Ok(self.descs.get_mut(d).unwrap()),
+            None => fail(EBADF),
+        }
+    }
+
+    /// Whether `fd` is open.
+    pub fn is_open(&self, fd: Fd) -> bool {
+        self.fds.contains_key(&fd.0)
+    }
+
+    /// The path `fd` was opened by.
+    pub fn fd_path(&self, fd: Fd) -> io::Result<PathBuf> {
+        Ok(self.desc(fd)?.path.clone())
+    }
+
+    /// `dup(2)`: a new descriptor sharing the description (and cursor).
+    pub fn dup(&mut self, fd: Fd) -> io::Result<Fd> {
+        let desc = *self.fds.get(&fd.0).ok_or_else(|| err(EBADF))?;
+        Ok(self.new_fd(desc))
+    }
+
+    /// `close(2)`.
+    pub fn close(&mut self, fd: Fd) -> io::Result<()> {
+        let Some(desc) = self.fds.remove(&fd.0) else {
+            return fail(EBADF);
+        };
+        let d = self.descs.get_mut(&desc).unwrap();
+        assert!(d.refs > 0);
+        d.refs -= 1;
+        if d.refs == 0 {
+            let ino = d.ino;
+            self.descs.remove(&desc);
+            let i = self.inode_mut(ino);
+            assert!(i.open > 0);
+            i.open -= 1;
+            self.release_if_dead(ino);
+        }
+        Ok(())
+    }
+
+    /// Closes every descriptor (the process died).
+    pub fn close_all(&mut self) {
+        let fds: Vec<u64> = self.fds.keys().copied().collect();
+        for fd in fds {
+            self.close(Fd(fd)).expect("sim-fs: closing an open fd");
+        }
+        assert!(self.descs.is_empty());
+    }
+
+    /// Fails with `EIO` (recording it) when a rule covers `op` on `fd`.
+    fn eio_rule(&mut self, fd: Fd, op: IoOp) -> io::Result<()> {
+        let d = self.desc(fd)?;
+        if self.faults.eio_hits(op, &d.path) {
+            let ino = d.ino;
+            self.fired.push(Fired::Eio(op, ino));
+            return fail(EIO);
+        }
+        Ok(())
+    }
+
+    /// `read(2)` at the cursor, advancing it.
+    pub fn read(&mut self, fd: Fd, buf: &mut [u8]) -> io::Result<usize> {
+        let d = self.desc(fd)?;
+        if !d.read {
+            return fail(EBADF);
+        }
+        let (ino, pos) = (d.ino, d.pos);
+        let Body::File(f) = &self.inode(ino).body else {
+            return fail(EISDIR);
+        };
+        let len = f.data.len() as u64;
+        self.eio_rule(fd, IoOp::Read)?;
+        let Body::File(f) = &self.inode(ino).body else {
+            unreachable!()
+        };
+        let n = if pos >= len {
+            0
+        } else {
+            assert!(pos < len && len as usize == f.data.len());
+            let n = buf.len().min((len - pos) as usize);
+            buf[..n].copy_from_slice(&f.data[pos as usize..pos as usize + n]);
+            n
+        };
+        self.desc_mut(fd)?.pos = pos + n as u64;
+        Ok(n)
+    }
+
+    /// Bytes a growth of `ino` by `growth` may take (the rest is `ENOSPC`).
+    fn room(&self, growth: u64) -> u64 {
+        match self.faults.capacity_bytes {
+            None => growth,
+            Some(cap) => growth.min(cap.saturating_sub(self.used_bytes)),
+        }
+    }
+
+    /// `write(2)` at the cursor (at the end in append mode), advancing it.
+    /// Near the capacity it writes what fits (a short write); with no room
+    /// at all it fails with `ENOSPC`.
+    pub fn write(&mut self, fd: Fd, data: &[u8], now: SystemTime) -> io::Result<usize> {
+        let d = self.desc(fd)?;
+        if !d.write {
+            return fail(EBADF);
+        }
+        let (ino, append, sync_writes) = (d.ino, d.append, d.sync_writes);
+        let Body::File(f) = &self.inode(ino).body else {
+            return fail(EISDIR);
+        };
+        let len = f.data.len() as u64;
+        let pos = if append { len } else { d.pos };
+        self.eio_rule(fd, IoOp::Write)?;
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let end = pos
+            .checked_add(data.len() as u64)
+            .ok_or_else(|| err(EINVAL))?;
+        let growth = end.saturating_sub(len);
+        let room = self.room(growth);
+        // What fits: every byte over existing data, plus `room` new ones.
+        let n = data.len().saturating_sub((growth - room) as usize);
+        if n == 0 {
+            self.fired.push(Fired::NoSpace(ino));
+            return fail(ENOSPC);
+        }
+        let bytes = &data[..n];
+        let i = self.inode_mut(ino);
+        let f = i.file_mut().unwrap();
+        write_at(&mut f.data, pos, bytes);
+        // Read back what was written.
+        assert!(f.data[pos as usize..pos as usize + n] == *bytes);
+        f.pending.push(Pending::Write {
+            offset: pos,
+            bytes: bytes.to_vec(),
+        });
+        i.touch(now);
+        let new_len = pos + n as u64;
+        let grew = new_len.saturating_sub(len);
+        assert!(grew <= room);
+        if i.is_live() {
+            self.used_bytes += grew;
+        }
+        self.desc_mut(fd)?.pos = new_len;
+        if sync_writes {
+            self.sync_ino(ino, true);
+        }
+        Ok(n)
+    }
+
+    /// `lseek(2)`.
+    pub fn seek(&mut self, fd: Fd, to: SeekFrom) -> io::Result<u64> {
+        let d = self.desc(fd)?;
+        let len = match &self.inode(d.ino).body {
+            Body::File(f) => f.data.len() as u64,
+            _ => 0,
+        };
+        let (base, off) = match to {
+            SeekFrom::Start(n) => (0, i128::from(n)),
+            SeekFrom::End(n) => (len, i128::from(n)),
+            SeekFrom::Current(n) => (d.pos, i128::from(n)),
+        };
+        let pos = i128::from(base) + off;
+        if pos < 0 || pos > i128::from(i64::MAX) {
+            return fail(EINVAL);
+        }
+        self.desc_mut(fd)?.pos = pos as u64;
+        Ok(pos as u64)
+    }
+
+    /// The cursor of `fd`.
+    pub fn position(&self, fd: Fd) -> io::Result<u64> {
+        Ok(self.desc(fd)?.pos)
+    }
+
+    /// `ftruncate(2)`: needs a descriptor open for writing (`EINVAL`
+    /// otherwise, as Linux).
+    pub fn set_len(&mut self, fd: Fd, len: u64, now: SystemTime) -> io::Result<()> {
+        let d = self.desc(fd)?;
+        if !d.write {
+            return fail(EINVAL);
+        }
+        let ino = d.ino;
+        if self.inode(ino).kind() != FileKind::File {
+            return fail(EINVAL);
+        }
+        if len > i64::MAX as u64 {
+            return fail(EINVAL);
+        }
+        self.eio_rule(fd, IoOp::Write)?;
+        self.truncate_ino(ino, len, now)?;
+        if self.desc(fd)?.sync_writes {
+            self.sync_ino(ino, true);
+        }
+        Ok(())
+    }
+
+    fn truncate_ino(&mut self, ino: Ino, len: u64, now: SystemTime) -> io::Result<()> {
+        let old = self.inode(ino).charged_bytes();
+        let growth = len.saturating_sub(old);
+        if self.room(growth) < growth {
+            self.fired.push(Fired::NoSpace(ino));
+            return fail(ENOSPC);
+        }
+        let i = self.inode_mut(ino);
+        let live = i.is_live();
+        let f = i.file_mut().expect("sim-fs: truncating a regular file");
+        f.data.resize(len as usize, 0);
+        assert_eq!(f.data.len() as u64, len);
+        f.pending.push(Pending::SetLen(len));
+        i.touch(now);
+        if live {
+            self.used_bytes = self.used_bytes - old + len;
+        }
+        Ok(())
+    }
+
+    /// `fsync(2)` (`data_only = false`) or `fdatasync(2)`. For a file: its
+    /// bytes and length become durable, and with `fsync` its metadata. For
+    /// a directory: its entries become durable.
+    ///
+    /// A failed sync (an `EIO` rule, or one of `failing_syncs`) makes
+    /// nothing durable and, as Linux does since 4.13, drops the file's
+    /// pending writes from the writeback: the page cache still shows them,
+    /// but no later sync will make them durable.
+    pub fn sync(&mut self, fd: Fd, data_only: bool) -> io::Result<()> {
+        let ino = self.desc(fd)?.ino;
+        let failed = match self.eio_rule(fd, IoOp::Sync) {
+            Err(e) => Some(e),
+            Ok(()) if self.faults.failing_syncs > 0 => {
+                self.faults.failing_syncs -= 1;
+                self.fired.push(Fired::SyncFailed(ino));
+                Some(err(EIO))
+            }
+            Ok(()) => None,
+        };
+        if let Some(e) = failed {
+            if let Some(f) = self.inode_mut(ino).file_mut() {
+                if !f.pending.is_empty() {
+                    f.pending.clear();
+                    f.lost_writeback = true;
+                }
+            }
+            return Err(e);
+        }
+        self.sync_ino(ino, data_only);
+        Ok(())
+    }
+
+    fn sync_ino(&mut self, ino: Ino, data_only: bool) {
+        let i = self.inode_mut(ino);
+        if !data_only {
+            i.durable_meta = i.meta;
+        }
+        match &mut i.body {
+            Body::File(f) => f.sync(),
+            Body::Dir(d) => {
+                d.durable = d.entries.clone();
+                self.collect_garbage();
+            }
+            Body::Symlink(_) => {}
+        }
+    }
+
+    /// `fstat(2)`.
+    pub fn fstat(&self, fd: Fd) -> io::Result<Stat> {
+        Ok(self.stat_ino(self.desc(fd)?.ino))
+    }
+
+    /// `fchmod(2)`.
+    pub fn fset_mode(&mut self, fd: Fd, mode: u32, now: SystemTime) -> io::Result<()> {
+        let ino = self.desc(fd)?.ino;
+        self.set_mode_ino(ino, mode, now);
+        Ok(())
+    }
+
+    /// `futimens(2)`.
+    pub fn fset_times(
+        &mut self,
+        fd: Fd,
+        accessed: Option<SystemTime>,
+        modified: Option<SystemTime>,
+        now: SystemTime,
+    ) -> io::Result<()> {
+        let ino = self.desc(fd)?.ino;
+        self.set_times_ino(ino, accessed, modified, now);
+        Ok(())
+    }
+}

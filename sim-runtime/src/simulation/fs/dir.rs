@@ -1,0 +1,85 @@
+//! `read_dir`, `ReadDir` and `DirEntry`.
+
+use super::metadata::{FileType, Metadata};
+use super::op;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::task::{Context, Poll};
+
+/// Lists a directory. The listing is taken when `read_dir` runs (Tokio
+/// reads it in chunks as you go; entries added or removed meanwhile may or
+/// may not appear there, so a program cannot rely on either). Entries come
+/// in name order; `.` and `..` are not listed.
+pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
+    let path = path.as_ref().to_path_buf();
+    let entries = op({
+        let path = path.clone();
+        move |fs, _| fs.read_dir(&path)
+    })
+    .await?;
+    Ok(ReadDir {
+        entries: entries
+            .into_iter()
+            .map(|e| DirEntry {
+                dir: path.clone(),
+                name: e.name,
+                ino: e.ino,
+                kind: e.kind,
+            })
+            .collect(),
+    })
+}
+
+/// The entries of a directory, as Tokio's `ReadDir`.
+#[derive(Debug)]
+#[must_use = "streams do nothing unless polled"]
+pub struct ReadDir {
+    entries: VecDeque<DirEntry>,
+}
+
+impl ReadDir {
+    /// The next entry, or `None` at the end.
+    pub async fn next_entry(&mut self) -> io::Result<Option<DirEntry>> {
+        Ok(self.entries.pop_front())
+    }
+
+    pub fn poll_next_entry(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<Option<DirEntry>>> {
+        Poll::Ready(Ok(self.entries.pop_front()))
+    }
+}
+
+/// An entry of a directory listing, as Tokio's `DirEntry`.
+#[derive(Debug)]
+pub struct DirEntry {
+    dir: PathBuf,
+    name: OsString,
+    ino: u64,
+    kind: sim_fs::FileKind,
+}
+
+impl DirEntry {
+    /// The directory's path as given to `read_dir`, joined with the name.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+
+    pub fn file_name(&self) -> OsString {
+        self.name.clone()
+    }
+
+    /// The entry's metadata, not following a symlink (as std's).
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        super::symlink_metadata(self.path()).await
+    }
+
+    /// The entry's type, as listed (no system call, as on Linux).
+    pub async fn file_type(&self) -> io::Result<FileType> {
+        Ok(FileType(self.kind))
+    }
+
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+}

@@ -1,0 +1,286 @@
+//! `File`: a descriptor on the disk of the node that opened it.
+
+use super::metadata::{FileTimes, Metadata};
+use super::options::OpenOptions;
+use super::{with_disk, Gate};
+use crate::simulation::executor::{current, expect_current};
+use crate::simulation::node::NodeId;
+use sim_fs::{Fd, OpenFlags};
+use std::fmt;
+use std::fs::File as StdFile;
+use std::future::Future;
+use std::io::{self, SeekFrom};
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+
+/// Tokio's default cap on one read or write (2 MiB).
+const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
+
+/// A reference to an open file on the simulated disk, as Tokio's `File`.
+///
+/// Reads, writes and seeks go straight to the node's page cache (there is
+/// no separate user-space buffer to flush); `flush` and `shutdown` complete
+/// at once. Durability needs `sync_all`/`sync_data`, as on a real disk.
+pub struct File {
+    exec_id: u64,
+    node: NodeId,
+    fd: Fd,
+    /// The gate of the operation in progress (a yield or the latency).
+    gate: Option<Pin<Box<Gate>>>,
+    /// A seek started by `start_seek`, done by `poll_complete`.
+    seek: Option<SeekFrom>,
+    max_buf_size: usize,
+}
+
+const REFUSE_STD: &str = "sim: a simulated tokio::fs::File has no real file descriptor, so it \
+     cannot become or come from a std::fs::File (std::fs would reach the real disk, outside the \
+     simulation). Keep using tokio::fs::File.";
+
+impl File {
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        Self::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    pub async fn create_new<P: AsRef<Path>>(path: P) -> std::io::Result<File> {
+        Self::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .await
+    }
+
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    pub(crate) async fn open_with(path: &Path, flags: OpenFlags) -> io::Result<File> {
+        let exec = expect_current();
+        let node = exec.current_node();
+        let exec_id = exec.id;
+        drop(exec);
+        Gate::new(node).await;
+        let fd = with_disk(Some(node), |fs, now| fs.open(path, flags, now))?;
+        Ok(File {
+            exec_id,
+            node,
+            fd,
+            gate: None,
+            seek: None,
+            max_buf_size: DEFAULT_MAX_BUF_SIZE,
+        })
+    }
+
+    /// Refused: a simulated file has no real descriptor (panics with the
+    /// reason).
+    pub fn from_std(std: StdFile) -> File {
+        drop(std);
+        panic!("{REFUSE_STD}");
+    }
+
+    /// Runs one operation of this file: its gate, then `f` on its disk.
+    async fn op<R>(&self, f: impl FnOnce(&mut sim_fs::Fs, Fd, std::time::SystemTime) -> R) -> R {
+        Gate::new(self.node).await;
+        let fd = self.fd;
+        with_disk(Some(self.node), |fs, now| f(fs, fd, now))
+    }
+
+    pub async fn sync_all(&self) -> io::Result<()> {
+        self.op(|fs, fd, _| fs.sync(fd, false)).await
+    }
+
+    pub async fn sync_data(&self) -> io::Result<()> {
+        self.op(|fs, fd, _| fs.sync(fd, true)).await
+    }
+
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        self.op(|fs, fd, now| fs.set_len(fd, size, now)).await
+    }
+
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        self.op(|fs, fd, _| fs.fstat(fd).map(Metadata::new)).await
+    }
+
+    /// A new handle sharing this one's cursor, as `dup(2)`.
+    pub async fn try_clone(&self) -> io::Result<File> {
+        let fd = self.op(|fs, fd, _| fs.dup(fd)).await?;
+        Ok(File {
+            exec_id: self.exec_id,
+            node: self.node,
+            fd,
+            gate: None,
+            seek: None,
+            max_buf_size: self.max_buf_size,
+        })
+    }
+
+    /// Refused: a simulated file has no real descriptor (panics with the
+    /// reason).
+    pub async fn into_std(self) -> StdFile {
+        panic!("{REFUSE_STD}");
+    }
+
+    /// Always `Err(self)`: a simulated file has no real descriptor to give
+    /// (Tokio also returns `Err(self)` when it cannot hand one over).
+    #[allow(clippy::result_large_err)]
+    pub fn try_into_std(self) -> Result<StdFile, Self> {
+        Err(self)
+    }
+
+    pub async fn set_permissions(&self, perm: std::fs::Permissions) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        self.op(|fs, fd, now| fs.fset_mode(fd, perm.mode(), now))
+            .await
+    }
+
+    pub async fn set_times(&self, times: FileTimes) -> io::Result<()> {
+        self.op(|fs, fd, now| fs.fset_times(fd, times.accessed, times.modified, now))
+            .await
+    }
+
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(FileTimes::new().set_modified(time)).await
+    }
+
+    pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        self.max_buf_size = max_buf_size;
+    }
+
+    pub fn max_buf_size(&self) -> usize {
+        self.max_buf_size
+    }
+
+    /// Polls the gate of the next data operation.
+    fn poll_gate(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let node = self.node;
+        let gate = self.gate.get_or_insert_with(|| Box::pin(Gate::new(node)));
+        ready!(gate.as_mut().poll(cx));
+        self.gate = None;
+        Poll::Ready(())
+    }
+}
+
+impl From<StdFile> for File {
+    /// Refused: see [`File::from_std`].
+    fn from(std: StdFile) -> Self {
+        Self::from_std(std)
+    }
+}
+
+impl AsyncRead for File {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = self.get_mut();
+        ready!(me.poll_gate(cx));
+        let want = buf.remaining().min(me.max_buf_size);
+        let fd = me.fd;
+        let n = with_disk(Some(me.node), |fs, _| {
+            fs.read(fd, buf.initialize_unfilled_to(want))
+        })?;
+        assert!(n <= want, "sim-fs read more than asked");
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for File {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        src: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let me = self.get_mut();
+        ready!(me.poll_gate(cx));
+        let n = src.len().min(me.max_buf_size);
+        let fd = me.fd;
+        let written = with_disk(Some(me.node), |fs, now| fs.write(fd, &src[..n], now))?;
+        assert!(written <= n, "sim-fs wrote more than given");
+        Poll::Ready(Ok(written))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncSeek for File {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let me = self.get_mut();
+        if me.seek.is_some() {
+            return Err(io::Error::other(
+                "other file operation is pending, call poll_complete before start_seek",
+            ));
+        }
+        me.seek = Some(position);
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let me = self.get_mut();
+        let fd = me.fd;
+        let Some(to) = me.seek else {
+            return Poll::Ready(with_disk(Some(me.node), |fs, _| fs.position(fd)));
+        };
+        ready!(me.poll_gate(cx));
+        me.seek = None;
+        Poll::Ready(with_disk(Some(me.node), |fs, _| fs.seek(fd, to)))
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        // Closed on the disk it was opened on, if that simulation is still
+        // the one running here (a file outliving its runtime has nothing
+        // left to close). A descriptor a kill or crash already closed is
+        // gone: nothing to do.
+        if let Some(exec) = current() {
+            if exec.id == self.exec_id {
+                let fd = self.fd;
+                super::with_disk_of(&exec, Some(self.node), |fs, _| {
+                    if fs.is_open(fd) {
+                        fs.close(fd).expect("sim: closing an open descriptor");
+                    }
+                });
+            }
+        }
+    }
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("tokio::fs::File")
+            .field("node", &self.node)
+            .field("fd", &self.fd.0)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_is_send_and_sync_as_in_tokio() {
+        fn check<T: Send + Sync>() {}
+        check::<super::File>();
+        check::<super::super::ReadDir>();
+        check::<super::super::DirEntry>();
+        check::<super::super::Metadata>();
+    }
+}
