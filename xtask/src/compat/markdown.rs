@@ -34,8 +34,8 @@ impl Report {
              (`target/compat/`) whose `tokio` dependency is \
              `{{ package = \"sim-runtime\", features = [\"full\", \"test-util\"] }}`, \
              built with `RUSTFLAGS=\"--cfg simulation\"` (not `tokio_unstable`), and \
-             run. The copy is unchanged except that the items that use \
-             `tokio::fs` (not simulated yet) get `#[cfg(not(simulation))]`: tests, the \
+             run. The copy is unchanged except that the items that use a Tokio \
+             module that is not simulated (none at present) get `#[cfg(not(simulation))]`: tests, the \
              helpers and imports they need, and what uses those \
              (xtask/src/compat/trim.rs); such a test still counts, as failed with \
              cause [net] (named when `tokio::net` was not simulated either). A file that does not compile counts all its tests as failed. \
@@ -257,7 +257,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "| without the {net} that need `tokio::fs` ([net]) | {passed} | {} | {:.1}% |",
+            "| without the {net} that need an unsimulated module ([net]) | {passed} | {} | {:.1}% |",
             counted - net,
             ratio(passed, counted - net) * 100.0
         );

@@ -56,7 +56,7 @@ use std::time::Duration;
 const NET_CAUSE: &str = "net";
 
 /// The failure of a test compiled out under simulation.
-const CUT_MESSAGE: &str = "compiled out under simulation: it uses tokio::fs";
+const CUT_MESSAGE: &str = "compiled out under simulation: it uses a Tokio module that is not simulated";
 
 pub fn main(args: &[String]) -> Result<()> {
     let opts = Options::parse(args)?;
@@ -105,7 +105,7 @@ pub fn main(args: &[String]) -> Result<()> {
         let cut = &generated.cuts[*name];
         if cut.is_trimmed() {
             eprintln!(
-                "compat: {name}: compiled out under simulation (tokio::fs): {}",
+                "compat: {name}: compiled out under simulation (unsimulated module): {}",
                 cut.tests
                     .iter()
                     .map(|t| format!("fn {t}"))

@@ -11,8 +11,9 @@ usage: cargo xtask compat [options]
 Runs Tokio's own integration tests (from the tokio crate package that
 Cargo.lock resolves) against sim-runtime under --cfg simulation, prints a
 summary and writes docs/compat.md (target/compat/report.md with --only).
-Tests that use tokio::fs (not simulated yet) are compiled out
-of the simulated build and count as failed; real Tokio lists them.
+Tests that use a Tokio module that is not simulated (none at present:
+xtask/src/compat/trim.rs) are compiled out of the simulated build and count
+as failed; real Tokio lists them.
 
 options:
   --only a,b,...         run only these test files (names without .rs)

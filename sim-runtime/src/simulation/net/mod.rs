@@ -394,3 +394,24 @@ pub(crate) fn on_revive(core: &mut Core, node: NodeId) -> Vec<Waker> {
     }
     wake
 }
+
+/// Tokio's `TryFrom<std::net::…>` conversions exist (code that names them
+/// compiles) and refuse, as `from_std` does.
+macro_rules! refuse_try_from {
+    ($($ours:ty => $std:ty, $what:literal;)*) => {$(
+        impl TryFrom<$std> for $ours {
+            type Error = io::Error;
+            #[track_caller]
+            fn try_from(value: $std) -> Result<Self, Self::Error> {
+                drop(value);
+                refuse_std($what)
+            }
+        }
+    )*};
+}
+
+refuse_try_from! {
+    TcpListener => std::net::TcpListener, "TcpListener::try_from(std::net::TcpListener)";
+    TcpStream => std::net::TcpStream, "TcpStream::try_from(std::net::TcpStream)";
+    UdpSocket => std::net::UdpSocket, "UdpSocket::try_from(std::net::UdpSocket)";
+}

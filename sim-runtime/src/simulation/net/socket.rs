@@ -38,8 +38,8 @@ impl fmt::Debug for TcpSocket {
 
 impl TcpSocket {
     fn new(v6: bool) -> io::Result<TcpSocket> {
-        // Only to fail outside a simulation as Tokio fails without a runtime.
-        let _ = crate::simulation::executor::expect_current();
+        // As in Tokio, a socket is created (and configured) without a
+        // runtime; binding, connecting and listening need the simulation.
         Ok(TcpSocket {
             state: Mutex::new(State {
                 v6,

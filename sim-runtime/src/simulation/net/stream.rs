@@ -20,6 +20,7 @@ pub(crate) struct Options {
     pub nodelay: bool,
     pub linger: Option<Option<Duration>>,
     pub ttl: Option<u32>,
+    pub quickack: bool,
 }
 
 /// The shared part of a stream: its socket and options.
@@ -236,6 +237,11 @@ impl TcpStream {
         try_read_vectored_id(self.id(), bufs)
     }
 
+    /// Reads into `buf`'s spare capacity without waiting.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        read_into_buf(buf, |dst| self.try_read(dst))
+    }
+
     pub async fn writable(&self) -> io::Result<()> {
         self.ready(Interest::WRITABLE).await.map(|_| ())
     }
@@ -297,6 +303,15 @@ impl TcpStream {
             .unwrap_or_else(|e| e.into_inner())
             .linger
             .flatten())
+    }
+
+    pub fn quickack(&self) -> io::Result<bool> {
+        Ok(self.inner.options.lock().unwrap_or_else(|e| e.into_inner()).quickack)
+    }
+
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        self.inner.options.lock().unwrap_or_else(|e| e.into_inner()).quickack = quickack;
+        Ok(())
     }
 
     #[deprecated = "`SO_LINGER` causes the socket to block the thread on drop"]
@@ -361,6 +376,19 @@ impl TcpStream {
         };
         with_net(|net, _, now| net.tcp_shutdown(id, r, w, now))
     }
+}
+
+/// Reads with `read` into `buf`'s spare capacity (at most 64 KiB at once),
+/// then advances it.
+pub(crate) fn read_into_buf<B: bytes::BufMut>(
+    buf: &mut B,
+    read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+) -> io::Result<usize> {
+    let want = buf.remaining_mut().min(64 * 1024);
+    let mut tmp = vec![0u8; want];
+    let n = read(&mut tmp)?;
+    buf.put_slice(&tmp[..n]);
+    Ok(n)
 }
 
 pub(crate) fn progress_now<T>(p: Progress<T>) -> io::Result<T> {

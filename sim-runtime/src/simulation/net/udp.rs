@@ -18,6 +18,7 @@ struct Options {
     multicast_loop_v6: Option<bool>,
     multicast_ttl_v4: Option<u32>,
     tos: u32,
+    tclass: u32,
 }
 
 /// A UDP socket on the simulated network.
@@ -168,6 +169,32 @@ impl UdpSocket {
 
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.try_recv_from(buf).map(|(n, _)| n)
+    }
+
+    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        super::stream::read_into_buf(buf, |dst| self.try_recv(dst))
+    }
+
+    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.recv_buf_from(buf).await.map(|(n, _)| n)
+    }
+
+    pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        let mut from = None;
+        let n = super::stream::read_into_buf(buf, |dst| {
+            let (n, a) = self.try_recv_from(dst)?;
+            from = Some(a);
+            Ok(n)
+        })?;
+        Ok((n, from.expect("set on success")))
+    }
+
+    pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        let want = buf.remaining_mut().min(64 * 1024);
+        let mut tmp = vec![0u8; want];
+        let (n, from) = self.recv_from(&mut tmp).await?;
+        buf.put_slice(&tmp[..n]);
+        Ok((n, from))
     }
 
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
@@ -335,6 +362,15 @@ impl UdpSocket {
 
     pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
         self.opts().tos = tos;
+        Ok(())
+    }
+
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        Ok(self.opts().tclass)
+    }
+
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.opts().tclass = tclass;
         Ok(())
     }
 
