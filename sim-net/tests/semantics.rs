@@ -1,0 +1,350 @@
+//! Model-level tests of sim-net's normative semantics: driven directly with
+//! explicit times, no executor.
+
+use sim_net::{Config, ConnFault, HostId, Net, Progress, SocketId};
+use std::net::SocketAddr;
+
+const A: HostId = HostId(0);
+const B: HostId = HostId(1);
+const MS: u64 = 1_000_000;
+const SECOND: u64 = 1_000_000_000;
+
+fn net(config: Config) -> Net {
+    let mut n = Net::new(config);
+    n.add_host(A, "10.0.0.1".parse().unwrap());
+    n.add_host(B, "10.0.0.2".parse().unwrap());
+    n
+}
+
+fn fixed(latency_ns: u64) -> Config {
+    Config {
+        latency_ns,
+        jitter_ns: 0,
+        ..Config::default()
+    }
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn ready<T: std::fmt::Debug>(p: Progress<T>) -> std::io::Result<T> {
+    match p {
+        Progress::Ready(r) => r,
+        Progress::Pending { wake_at } => panic!("pending (wake at {wake_at:?})"),
+    }
+}
+
+fn pending<T: std::fmt::Debug>(p: Progress<T>) -> Option<u64> {
+    match p {
+        Progress::Pending { wake_at } => wake_at,
+        Progress::Ready(r) => panic!("expected pending, got {r:?}"),
+    }
+}
+
+/// A connection from A to B's port 80 at time 0, established and accepted;
+/// returns (client, server, the time both are usable).
+fn connected(n: &mut Net) -> (SocketId, SocketId, u64) {
+    let l = n.tcp_bind(B, addr("0.0.0.0:80"), true, 0).unwrap();
+    n.tcp_listen(l, 16).unwrap();
+    let c = n.tcp_connect(A, None, addr("10.0.0.2:80"), 0).unwrap();
+    let t = pending(n.tcp_poll_connect(c, 0)).unwrap();
+    ready(n.tcp_poll_connect(c, t)).unwrap();
+    let t2 = pending(n.tcp_accept(l, t)).unwrap();
+    let (s, peer) = ready(n.tcp_accept(l, t2)).unwrap();
+    assert_eq!(peer, n.local_addr(c).unwrap());
+    (c, s, t2)
+}
+
+#[test]
+fn handshake_takes_a_round_trip_and_accept_one_more_leg() {
+    let mut n = net(fixed(10 * MS));
+    let l = n.tcp_bind(B, addr("0.0.0.0:80"), true, 0).unwrap();
+    n.tcp_listen(l, 16).unwrap();
+    let c = n.tcp_connect(A, None, addr("10.0.0.2:80"), 0).unwrap();
+    assert_eq!(pending(n.tcp_poll_connect(c, 0)), Some(20 * MS));
+    assert_eq!(pending(n.tcp_accept(l, 20 * MS)), Some(30 * MS));
+    ready(n.tcp_poll_connect(c, 20 * MS)).unwrap();
+    ready(n.tcp_accept(l, 30 * MS)).unwrap();
+    n.check_invariants();
+}
+
+#[test]
+fn bytes_arrive_after_the_link_delay_in_order() {
+    let mut n = net(Config {
+        latency_ns: 5 * MS,
+        jitter_ns: 3 * MS,
+        ..Config::default()
+    });
+    let (c, s, t) = connected(&mut n);
+    let mut sent = Vec::new();
+    for i in 0..50u32 {
+        let chunk: Vec<u8> = (0..(i % 7 + 1) as u8)
+            .map(|b| b.wrapping_add(i as u8))
+            .collect();
+        assert_eq!(
+            ready(n.tcp_write(c, &chunk, t + u64::from(i))).unwrap(),
+            chunk.len()
+        );
+        sent.extend(chunk);
+    }
+    // Nothing has arrived before the latency.
+    let mut buf = [0u8; 1024];
+    assert!(pending(n.tcp_read(s, &mut buf, false, t + MS)).is_some());
+    let mut got = Vec::new();
+    let mut now = t + MS;
+    while got.len() < sent.len() {
+        match n.tcp_read(s, &mut buf, false, now) {
+            Progress::Ready(r) => got.extend_from_slice(&buf[..r.unwrap()]),
+            Progress::Pending { wake_at } => now = wake_at.expect("more bytes are scheduled"),
+        }
+        n.check_invariants();
+    }
+    assert_eq!(got, sent, "in order, none lost, none duplicated");
+    assert!(now >= t + 5 * MS);
+}
+
+#[test]
+fn full_buffer_makes_writes_wait_until_the_reader_drains() {
+    let config = fixed(MS);
+    let cap = config.send_buffer + config.recv_buffer;
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    let big = vec![1u8; cap + 10];
+    assert_eq!(ready(n.tcp_write(c, &big, t)).unwrap(), cap);
+    assert_eq!(
+        pending(n.tcp_write(c, &[1], t)),
+        None,
+        "waits for a notification"
+    );
+    let mut buf = vec![0u8; 100];
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, t + MS)).unwrap(), 100);
+    assert_eq!(ready(n.tcp_write(c, &big, t + MS)).unwrap(), 100);
+    n.check_invariants();
+}
+
+#[test]
+fn close_with_unread_data_resets_after_what_was_sent() {
+    let mut n = net(fixed(MS));
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write(s, b"hello", t)).unwrap();
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    // The server closes with the client's bytes arrived but unread.
+    n.close(s, t + 2 * MS);
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        ready(n.tcp_read(c, &mut buf, false, t + 3 * MS)).unwrap(),
+        5
+    );
+    let e = ready(n.tcp_read(c, &mut buf, false, t + 3 * MS)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(104));
+    assert_eq!(
+        ready(n.tcp_read(c, &mut buf, false, t + 3 * MS)).unwrap(),
+        0
+    );
+    let e = ready(n.tcp_write(c, b"x", t + 3 * MS)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(32));
+    n.check_invariants();
+}
+
+#[test]
+fn partition_holds_bytes_until_heal_and_times_out_past_the_limit() {
+    let mut n = net(Config {
+        retransmit_timeout_ns: 60 * SECOND,
+        ..fixed(MS)
+    });
+    let (c, s, t) = connected(&mut n);
+    n.partition(A, B, false, t);
+    ready(n.tcp_write(c, b"held", t)).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        pending(n.tcp_read(s, &mut buf, false, t + 10 * SECOND)),
+        None
+    );
+    n.heal(A, B, t + 10 * SECOND);
+    let at = pending(n.tcp_read(s, &mut buf, false, t + 10 * SECOND)).unwrap();
+    assert_eq!(at, t + 10 * SECOND + MS);
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, at)).unwrap(), 4);
+
+    n.partition(A, B, false, at);
+    ready(n.tcp_write(c, b"lost?", at)).unwrap();
+    let deadline = pending(n.tcp_read(c, &mut buf, false, at)).unwrap();
+    assert_eq!(deadline, at + 60 * SECOND);
+    let e = ready(n.tcp_read(c, &mut buf, false, deadline)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(110));
+    n.check_invariants();
+}
+
+#[test]
+fn connect_across_a_partition_times_out_after_the_syn_retries() {
+    let mut n = net(fixed(MS));
+    let l = n.tcp_bind(B, addr("0.0.0.0:80"), true, 0).unwrap();
+    n.tcp_listen(l, 16).unwrap();
+    n.partition(A, B, false, 0);
+    let c = n.tcp_connect(A, None, addr("10.0.0.2:80"), 0).unwrap();
+    let mut now = 0;
+    loop {
+        match n.tcp_poll_connect(c, now) {
+            Progress::Pending { wake_at } => now = wake_at.unwrap(),
+            Progress::Ready(r) => {
+                assert_eq!(r.unwrap_err().raw_os_error(), Some(110));
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        now,
+        127 * SECOND,
+        "1+2+4+8+16+32+64 s, as Linux's 6 retries"
+    );
+}
+
+#[test]
+fn crash_is_silent_and_revive_resets_old_connections() {
+    let mut n = net(fixed(MS));
+    let (c, _s, t) = connected(&mut n);
+    n.host_crash(B, t);
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        pending(n.tcp_read(c, &mut buf, false, t + SECOND)),
+        None,
+        "no FIN, no RST"
+    );
+    ready(n.tcp_write(c, b"anyone?", t + SECOND)).unwrap();
+    n.host_revive(B, t + 2 * SECOND);
+    let at = pending(n.tcp_read(c, &mut buf, false, t + 2 * SECOND)).unwrap();
+    let e = ready(n.tcp_read(c, &mut buf, false, at)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(104));
+    n.check_invariants();
+}
+
+#[test]
+fn hold_after_n_bytes_delivers_the_prefix_only() {
+    let mut n = net(fixed(MS));
+    let (c, s, t) = connected(&mut n);
+    let client = n.local_addr(c).unwrap();
+    let hit = n.set_conn_fault(
+        t,
+        |i| i.local == client,
+        ConnFault {
+            hold_after_bytes: Some(3),
+            ..ConnFault::default()
+        },
+    );
+    assert_eq!(hit, 1);
+    ready(n.tcp_write(s, b"response", t)).unwrap();
+    let mut buf = [0u8; 16];
+    assert_eq!(ready(n.tcp_read(c, &mut buf, false, t + MS)).unwrap(), 3);
+    assert_eq!(&buf[..3], b"res");
+    assert!(matches!(
+        n.tcp_read(c, &mut buf, false, t + 100 * SECOND),
+        Progress::Pending { .. }
+    ));
+    n.check_invariants();
+}
+
+#[test]
+fn udp_loss_and_duplication_are_seeded_by_identity() {
+    let run = |seed: u64| {
+        let mut n = net(Config { seed, ..fixed(MS) });
+        n.set_udp_faults(A, B, 500_000, 0);
+        let rx = n.udp_bind(B, addr("0.0.0.0:53")).unwrap();
+        let tx = n.udp_bind(A, addr("0.0.0.0:0")).unwrap();
+        for i in 0..200u8 {
+            n.udp_send(tx, &[i], Some(addr("10.0.0.2:53")), 0).unwrap();
+        }
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4];
+        while let Progress::Ready(r) = n.udp_recv(rx, &mut buf, false, MS) {
+            r.unwrap();
+            got.push(buf[0]);
+        }
+        got
+    };
+    let a = run(1);
+    assert!(
+        a.len() > 50 && a.len() < 150,
+        "about half lost: {}",
+        a.len()
+    );
+    assert_eq!(a, run(1), "same seed, same losses");
+    assert_ne!(a, run(2), "another seed, other losses");
+}
+
+/// A random mix of operations on a few connections keeps every invariant,
+/// and each stream reads exactly the bytes written to it, in order.
+#[test]
+fn random_operations_keep_the_invariants() {
+    for seed in 0..20u64 {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut n = net(Config {
+            seed,
+            latency_ns: MS,
+            jitter_ns: MS,
+            ..Config::default()
+        });
+        let (c, s, t) = connected(&mut n);
+        let ends = [c, s];
+        let mut written: [Vec<u8>; 2] = Default::default();
+        let mut read: [Vec<u8>; 2] = Default::default();
+        let mut now = t;
+        let mut counter = 0u8;
+        for _ in 0..400 {
+            now += next(3 * MS);
+            match next(6) {
+                0 | 1 => {
+                    let e = next(2) as usize;
+                    let len = next(3000) as usize + 1;
+                    let data: Vec<u8> = (0..len)
+                        .map(|_| {
+                            counter = counter.wrapping_add(1);
+                            counter
+                        })
+                        .collect();
+                    if let Progress::Ready(Ok(k)) = n.tcp_write(ends[e], &data, now) {
+                        written[e].extend_from_slice(&data[..k]);
+                    }
+                }
+                2 | 3 => {
+                    let e = next(2) as usize;
+                    let mut buf = vec![0u8; next(4000) as usize + 1];
+                    if let Progress::Ready(Ok(k)) = n.tcp_read(ends[e], &mut buf, false, now) {
+                        read[e].extend_from_slice(&buf[..k]);
+                    }
+                }
+                4 => n.partition(A, B, next(2) == 0, now),
+                _ => n.heal(A, B, now),
+            }
+            n.check_invariants();
+        }
+        n.heal_all(now);
+        // Drain both directions.
+        for e in 0..2 {
+            let mut buf = vec![0u8; 4096];
+            loop {
+                match n.tcp_read(ends[e], &mut buf, false, now) {
+                    Progress::Ready(Ok(0)) => break,
+                    Progress::Ready(Ok(k)) => read[e].extend_from_slice(&buf[..k]),
+                    Progress::Ready(Err(err)) => panic!("seed {seed}: {err}"),
+                    Progress::Pending { wake_at: Some(at) } => now = at,
+                    Progress::Pending { wake_at: None } => break,
+                }
+            }
+            n.check_invariants();
+        }
+        assert_eq!(
+            read[1], written[0],
+            "seed {seed}: client→server stream intact"
+        );
+        assert_eq!(
+            read[0], written[1],
+            "seed {seed}: server→client stream intact"
+        );
+    }
+}
