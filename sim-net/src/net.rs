@@ -72,12 +72,15 @@ pub(crate) enum Proto {
     Udp,
 }
 
+/// A socket bound on a port: its local IP, the socket, `SO_REUSEADDR`.
+pub(crate) type Binding = (IpAddr, SocketId, bool);
+
 pub(crate) struct Host {
     pub ip: IpAddr,
     /// Crashed: the machine is off; nothing it sends or receives happens.
     pub crashed: bool,
     /// Bound ports: every socket on `(proto, port)` with its local IP.
-    pub ports: BTreeMap<(Proto, u16), Vec<(IpAddr, SocketId, bool)>>,
+    pub ports: BTreeMap<(Proto, u16), Vec<Binding>>,
     pub next_ephemeral: u16,
     /// Connections with an end on this host (slot numbers).
     pub conns: BTreeSet<u32>,
