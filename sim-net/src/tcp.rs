@@ -647,16 +647,25 @@ impl Net {
             if c.ends[e].partial_done {
                 c.ends[e].error = Some(ECONNRESET);
                 c.ends[e].error_reported = true;
-                self.reset_conn(conn, now);
+                // This end's stack aborts the connection: its RST follows
+                // the bytes the partial write already sent, so the peer
+                // reads them, then gets the reset (a reset at `now` would
+                // lose them whenever they are still in flight).
+                self.close_end(conn, e, true, now);
                 return Progress::err(ECONNRESET);
             }
             c.ends[e].partial_done = true;
             limit = limit.min(k.max(1));
         }
+        // A peer that timed out has no connection left in its kernel.
+        self.check_timeout(conn, 1 - e, now);
+        let c = self.conn_mut(conn);
         let (peer_closed, peer_vanished) = (c.ends[1 - e].closed, c.ends[1 - e].vanished);
+        let peer_timed_out = c.ends[1 - e].error == Some(ETIMEDOUT);
         let peer_host = c.hosts[1 - e];
         let my_host = c.hosts[e];
-        let peer_gone = peer_closed || (peer_vanished && !self.host(peer_host).crashed);
+        let peer_gone =
+            peer_closed || peer_timed_out || (peer_vanished && !self.host(peer_host).crashed);
         if peer_gone {
             // The peer's kernel discards the bytes and answers with a RST.
             self.bytes_written += limit as u64;
@@ -1001,6 +1010,13 @@ impl Net {
         if self.conns.get(conn as usize).is_none_or(|c| c.is_none()) {
             return;
         }
+        self.check_timeout(conn, e, now);
+        if self.conn(conn).ends[e].error.is_some() {
+            // The sender gave up (`ETIMEDOUT`): its kernel dropped the
+            // connection and retransmits nothing, whatever heals later.
+            self.drop_held(conn, e);
+            return;
+        }
         if self.pipe_flow(conn, e) != Flow::Open || self.conn(conn).pipes[e].hold_from.is_some() {
             return;
         }
@@ -1035,6 +1051,33 @@ impl Net {
         let w = c.ends[e].sock;
         self.notify(s, at);
         self.notify(w, now);
+        if let Some(set) = self.held.get_mut(&(src, dst)) {
+            set.remove(&(conn, e));
+            if set.is_empty() {
+                self.held.remove(&(src, dst));
+            }
+        }
+    }
+
+    /// Forgets the held chunks of direction `e` (its sender is gone).
+    fn drop_held(&mut self, conn: u32, e: usize) {
+        let c = self.conn_mut(conn);
+        let (src, dst) = (c.hosts[e], c.hosts[1 - e]);
+        let p = &mut c.pipes[e];
+        let keep = p.marks.iter().filter(|m| m.1 != HELD).map(|m| m.0).max();
+        let keep_len = keep.map_or(0, |k| (k - p.head) as usize);
+        let lost = p.data.len() - keep_len;
+        p.data.truncate(keep_len);
+        p.marks.retain(|m| m.1 != HELD);
+        if p.fin == Some(HELD) {
+            p.fin = None;
+        }
+        if p.rst == Some(HELD) {
+            p.rst = None;
+        }
+        p.held_since = None;
+        p.held_cut = false;
+        self.bytes_gone += lost as u64;
         if let Some(set) = self.held.get_mut(&(src, dst)) {
             set.remove(&(conn, e));
             if set.is_empty() {
