@@ -358,11 +358,8 @@ fn a_writer_stalls_while_the_reader_across_nodes_does_not_read_then_drains() {
         // and then makes no progress, however long it waits.
         let data = pattern(0, 1 << 20);
         let mut written = 0;
-        loop {
-            match time::timeout(secs(10), c.write(&data[written..])).await {
-                Ok(n) => written += n.unwrap(),
-                Err(_) => break,
-            }
+        while let Ok(n) = time::timeout(secs(10), c.write(&data[written..])).await {
+            written += n.unwrap();
         }
         assert_eq!(written, (64 + 128) * 1024, "send buffer + receive buffer");
         assert!(sim::elapsed() >= secs(10));
@@ -622,7 +619,7 @@ fn kill_closes_the_nodes_sockets_fin_or_rst_and_its_listener_refuses() {
         sim::spawn_on(server, async move {
             let l = TcpListener::bind("0.0.0.0:80").await.unwrap();
             let (quiet, _) = l.accept().await.unwrap();
-            let (mut busy, _) = l.accept().await.unwrap();
+            let (busy, _) = l.accept().await.unwrap();
             // Wait until `busy` has data it will never read.
             let mut b = [0u8; 1];
             busy.peek(&mut b).await.unwrap();
@@ -740,6 +737,12 @@ fn after_a_crash_and_restart_old_connections_get_a_reset_and_the_port_binds_agai
         sent.write_all(b"while down").await.unwrap();
         time::sleep(secs(10)).await;
         sim::revive(server);
+        // The machine is up, the service not yet: connects are refused.
+        assert_os(
+            &expect_err(TcpStream::connect("server:80").await),
+            io::ErrorKind::ConnectionRefused,
+            ECONNREFUSED,
+        );
         echo_server(server, 80);
         time::sleep(ms(1)).await;
 
@@ -898,6 +901,27 @@ fn hold_after_bytes_delivers_the_request_and_loses_the_response() {
 }
 
 #[test]
+fn clearing_hold_after_bytes_releases_the_held_response() {
+    run(32, async {
+        let server = sim::node("server").build();
+        let (mut c, mut s) = pair(server, 80).await;
+        let client_addr = c.local_addr().unwrap();
+        let at_client = move |i: &simnet::ConnInfo| i.local == client_addr;
+        simnet::set_conn_fault(
+            at_client,
+            simnet::ConnFault {
+                hold_after_bytes: Some(0),
+                ..Default::default()
+            },
+        );
+        s.write_all(b"response").await.unwrap();
+        assert!(read_stays_pending(&mut c, secs(10)).await);
+        simnet::set_conn_fault(at_client, simnet::ConnFault::default());
+        assert_eq!(read_n(&mut c, 8).await, b"response");
+    });
+}
+
+#[test]
 fn partial_write_then_reset() {
     run(22, async {
         let server = sim::node("server").build();
@@ -987,7 +1011,7 @@ fn a_silent_connection_times_the_sender_out() {
 fn refused_and_black_holed_connects() {
     run(25, async {
         let server = sim::node("server").build();
-        let _l = listen(server, 80).await;
+        let l = listen(server, 80).await;
         simnet::refuse_connects(server, 80);
         let t0 = sim::elapsed();
         assert_os(
@@ -1005,7 +1029,9 @@ fn refused_and_black_holed_connects() {
             ETIMEDOUT,
         );
         assert_eq!(sim::elapsed() - t1, SYN_TIMEOUT);
-        // Black-holed even with nobody listening (a firewall drop).
+        // Black-holed even with nobody listening (a firewall drop), where
+        // the host would otherwise refuse.
+        drop(l);
         assert_os(
             &expect_err(TcpStream::connect("server:80").await),
             io::ErrorKind::TimedOut,
@@ -1013,6 +1039,12 @@ fn refused_and_black_holed_connects() {
         );
 
         simnet::clear_port_fault(server, 80);
+        assert_os(
+            &expect_err(TcpStream::connect("server:80").await),
+            io::ErrorKind::ConnectionRefused,
+            ECONNREFUSED,
+        );
+        let _l = listen(server, 80).await;
         TcpStream::connect("server:80").await.unwrap();
     });
 }
@@ -1094,6 +1126,20 @@ fn udp_link_faults_lose_or_duplicate_every_datagram() {
         got.sort();
         let want: Vec<u32> = (0..50).flat_map(|i| [i, i]).collect();
         assert_eq!(got, want, "each exactly twice");
+        // A partition loses datagrams too; so does a crashed machine.
+        let d = sim::node("d").build();
+        let rd = udp_on(d, 5000).await;
+        simnet::partition(me, d);
+        tx.send_to(b"cut", "d:5000").await.unwrap();
+        assert!(drain(&rd, ms(100)).await.is_empty());
+        simnet::heal(me, d);
+        tx.send_to(b"healed", "d:5000").await.unwrap();
+        assert_eq!(drain(&rd, ms(100)).await.len(), 1);
+        sim::crash(d);
+        tx.send_to(b"down", "d:5000").await.unwrap();
+        sim::revive(d);
+        let rd = udp_on(d, 5000).await;
+        assert!(drain(&rd, ms(100)).await.is_empty());
         // Faults are per direction: b can still reach us.
         let back = on(b, async {
             let s = UdpSocket::bind("0.0.0.0:0").await.unwrap();
