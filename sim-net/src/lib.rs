@@ -69,14 +69,17 @@
 //! sent before, then gets `ConnectionReset` (`ECONNRESET`) once, then EOF.
 //! Writing to a connection whose peer has closed succeeds once (the bytes
 //! are discarded by the peer's kernel, which answers with a RST one round
-//! trip later); after the RST arrived, writes fail with `BrokenPipe`
-//! (`EPIPE`).
+//! trip later, or one link delay after a blocked link clears); after the
+//! RST arrived, writes fail with `BrokenPipe` (`EPIPE`), and reads, which
+//! saw the peer's FIN first, keep reading EOF.
 //!
 //! A blocked link (partition, clog) holds chunks sent across it: they
 //! arrive one link delay after the link clears. When a partition (not a
 //! clog) holds a direction's bytes for `retransmit_timeout_ns` (Linux's
 //! `tcp_retries2` ≈ 15 min by default), the sender's side fails with
-//! `TimedOut` (`ETIMEDOUT`) on its next read or write.
+//! `TimedOut` (`ETIMEDOUT`) on its next read or write; its kernel has
+//! dropped the connection, so a later heal delivers none of its held bytes
+//! and the peer's next write is answered with a RST.
 //!
 //! **Process death (kill).** The kernel closes the process's sockets as
 //! above (FIN, or RST with unread data); listeners stop and their queued,
@@ -102,8 +105,9 @@
 //! and jitter, UDP loss and duplication, resets of matching connections,
 //! silenced connections, refused or black-holed connects to a port, paused
 //! listeners, throttled (slow) readers, short reads, a partial write then
-//! an error, and "hold after N bytes". No fault ever loses, duplicates,
-//! reorders or corrupts bytes inside a TCP stream.
+//! an error (the end aborts: its RST follows the bytes it sent), and "hold
+//! after N bytes". No fault ever loses, duplicates, reorders or corrupts
+//! bytes inside a TCP stream.
 
 mod config;
 mod errno;

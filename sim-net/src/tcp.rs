@@ -671,12 +671,22 @@ impl Net {
             self.bytes_written += limit as u64;
             self.bytes_gone += limit as u64;
             let rtt = self.delay(my_host, peer_host, 0, 0) + self.delay(peer_host, my_host, 0, 1);
+            // Across a blocked link the bytes and the RST wait for it to
+            // clear: the RST is held like any chunk and leaves on the heal.
+            let blocked = [(my_host, peer_host), (peer_host, my_host)]
+                .into_iter()
+                .find(|&(s, d)| self.flow(s, d) != Flow::Open);
             let c = self.conn_mut(conn);
             if c.pipes[1 - e].rst.is_none() {
-                let at = (now + rtt).max(c.pipes[1 - e].last_at);
-                c.pipes[1 - e].rst = Some(at);
-                let s = c.ends[e].sock;
-                self.notify(s, at);
+                if let Some(link) = blocked {
+                    c.pipes[1 - e].rst = Some(HELD);
+                    self.held.entry(link).or_default().insert((conn, 1 - e));
+                } else {
+                    let at = (now + rtt).max(c.pipes[1 - e].last_at);
+                    c.pipes[1 - e].rst = Some(at);
+                    let s = c.ends[e].sock;
+                    self.notify(s, at);
+                }
             }
             return Progress::Ready(Ok(limit));
         }
@@ -764,6 +774,12 @@ impl Net {
             return Progress::Ready(Ok(n));
         }
         if p.rst.is_some_and(|t| t <= now) {
+            // After the peer's FIN, Linux's reads see EOF (`SOCK_DONE`
+            // comes before `sk_err` in `tcp_recvmsg`): the reset is left
+            // for the next write, as `EPIPE`.
+            if reset_errno(p) == EPIPE {
+                return Progress::Ready(Ok(0));
+            }
             if !c.ends[e].rst_reported {
                 c.ends[e].rst_reported = true;
                 return Progress::err(reset_errno(p));

@@ -164,3 +164,53 @@ fn a_heal_after_the_deadline_finds_the_sender_timed_out_even_unasked() {
     assert_eq!(ready(n.tcp_read(s2, &mut buf, false, at)).unwrap(), 4);
     n.check_invariants();
 }
+
+/// Writing to a closed peer across a partition: the RST cannot come back
+/// until the partition heals (it used to arrive one round trip later,
+/// straight through the partition).
+#[test]
+fn a_closed_peers_rst_waits_for_the_heal() {
+    let mut n = net(fixed(MS));
+    let (c, s, t) = connected(&mut n);
+    n.partition(A, B, false, t);
+    n.close(c, t);
+    ready(n.tcp_write(s, b"reply", t)).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        pending(n.tcp_read(s, &mut buf, false, t + 10 * SECOND)),
+        None
+    );
+    assert_eq!(
+        ready(n.tcp_write(s, b"more", t + 10 * SECOND)).unwrap(),
+        4,
+        "no RST yet"
+    );
+    let healed = t + 20 * SECOND;
+    n.heal(A, B, healed);
+    let at = pending(n.tcp_read(s, &mut buf, false, healed)).unwrap();
+    assert_eq!(at, healed + MS);
+    // The FIN came first: reads see EOF, the next write the broken pipe.
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, at)).unwrap(), 0);
+    let e = ready(n.tcp_write(s, b"x", at)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(32));
+    n.check_invariants();
+}
+
+/// A RST that arrives after the peer's FIN (Linux's `CLOSE_WAIT` case):
+/// reads keep seeing EOF (`SOCK_DONE` is checked before `sk_err`), and the
+/// reset goes to the next write as `EPIPE`. The read used to report `EPIPE`.
+#[test]
+fn a_read_after_fin_then_rst_is_eof_and_the_write_gets_epipe() {
+    let mut n = net(fixed(MS));
+    let (c, s, t) = connected(&mut n);
+    n.close(c, t);
+    let fin = t + MS;
+    ready(n.tcp_write(s, b"first", fin)).unwrap();
+    let rst = fin + 2 * MS;
+    let mut buf = [0u8; 8];
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, rst)).unwrap(), 0);
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, rst)).unwrap(), 0);
+    let e = ready(n.tcp_write(s, b"again", rst)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(32));
+    n.check_invariants();
+}
