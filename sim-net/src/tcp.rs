@@ -673,14 +673,28 @@ impl Net {
             let rtt = self.delay(my_host, peer_host, 0, 0) + self.delay(peer_host, my_host, 0, 1);
             // Across a blocked link the bytes and the RST wait for it to
             // clear: the RST is held like any chunk and leaves on the heal.
-            let blocked = [(my_host, peer_host), (peer_host, my_host)]
-                .into_iter()
-                .find(|&(s, d)| self.flow(s, d) != Flow::Open);
+            let flows = [self.flow(my_host, peer_host), self.flow(peer_host, my_host)];
+            let blocked = flows.iter().any(|&f| f != Flow::Open);
+            let cut = flows.contains(&Flow::Cut);
             let c = self.conn_mut(conn);
             if c.pipes[1 - e].rst.is_none() {
-                if let Some(link) = blocked {
+                if blocked {
                     c.pipes[1 - e].rst = Some(HELD);
-                    self.held.entry(link).or_default().insert((conn, 1 - e));
+                    // The bytes are retransmitted until the link clears,
+                    // and time out across a partition that lasts.
+                    let p = &mut c.pipes[e];
+                    p.held_since.get_or_insert(now);
+                    p.held_cut |= cut;
+                    // Keyed by each pipe's own direction (as `gc_conn`
+                    // expects); a heal releases both directions.
+                    self.held
+                        .entry((peer_host, my_host))
+                        .or_default()
+                        .insert((conn, 1 - e));
+                    self.held
+                        .entry((my_host, peer_host))
+                        .or_default()
+                        .insert((conn, e));
                 } else {
                     let at = (now + rtt).max(c.pipes[1 - e].last_at);
                     c.pipes[1 - e].rst = Some(at);
@@ -1037,6 +1051,18 @@ impl Net {
             return;
         }
         if !self.conn(conn).pipes[e].has_held() {
+            // Nothing held (bytes a closed peer discarded): the
+            // retransmissions are answered now, no timeout runs on.
+            let c = self.conn_mut(conn);
+            let (src, dst) = (c.hosts[e], c.hosts[1 - e]);
+            c.pipes[e].held_since = None;
+            c.pipes[e].held_cut = false;
+            if let Some(set) = self.held.get_mut(&(src, dst)) {
+                set.remove(&(conn, e));
+                if set.is_empty() {
+                    self.held.remove(&(src, dst));
+                }
+            }
             return;
         }
         let (src, dst, number) = {
@@ -1141,8 +1167,14 @@ impl Net {
                 let lost = p.data.len() - keep_len;
                 p.data.truncate(keep_len);
                 p.marks.retain(|m| m.1 != HELD);
-                // What it had received is lost too.
+                // What it had received is lost too. Bytes still in flight
+                // toward it were never acknowledged: the peer retransmits
+                // them into the silence and times out.
                 let p = &mut c.pipes[1 - e];
+                if p.data.len() > p.arrived(now) && p.held_since.is_none() {
+                    p.held_since = Some(now);
+                    p.held_cut = true;
+                }
                 let gone = p.data.len();
                 let tail = p.tail();
                 p.data.clear();
@@ -1173,7 +1205,6 @@ impl Net {
             }
         }
         self.host_mut(host).ports.clear();
-        let _ = now;
     }
 
     /// The host runs again after a crash: peers that send to its vanished

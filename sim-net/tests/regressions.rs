@@ -176,9 +176,10 @@ fn a_closed_peers_rst_waits_for_the_heal() {
     n.close(c, t);
     ready(n.tcp_write(s, b"reply", t)).unwrap();
     let mut buf = [0u8; 8];
+    // Only the retransmission timeout (Linux's default) can end the wait.
     assert_eq!(
         pending(n.tcp_read(s, &mut buf, false, t + 10 * SECOND)),
-        None
+        Some(t + 924_600 * MS)
     );
     assert_eq!(
         ready(n.tcp_write(s, b"more", t + 10 * SECOND)).unwrap(),
@@ -211,6 +212,69 @@ fn a_read_after_fin_then_rst_is_eof_and_the_write_gets_epipe() {
     assert_eq!(ready(n.tcp_read(s, &mut buf, false, rst)).unwrap(), 0);
     assert_eq!(ready(n.tcp_read(s, &mut buf, false, rst)).unwrap(), 0);
     let e = ready(n.tcp_write(s, b"again", rst)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(32));
+    n.check_invariants();
+}
+
+/// Bytes in flight toward a machine that crashes were never acknowledged:
+/// the sender retransmits into the silence and times out, even if it only
+/// reads. It used to wait forever.
+#[test]
+fn bytes_in_flight_to_a_crashing_host_time_the_sender_out() {
+    let mut n = net(Config {
+        retransmit_timeout_ns: 5 * SECOND,
+        ..fixed(10 * MS)
+    });
+    let (c, _s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"unacked", t)).unwrap();
+    n.host_crash(B, t + MS);
+    let mut buf = [0u8; 8];
+    let deadline = pending(n.tcp_read(c, &mut buf, false, t + MS)).unwrap();
+    assert_eq!(deadline, t + MS + 5 * SECOND);
+    let e = ready(n.tcp_read(c, &mut buf, false, deadline)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(110));
+    n.check_invariants();
+
+    // Bytes that had arrived (acknowledged) before the crash: no timeout.
+    let mut n = net(fixed(10 * MS));
+    let (c, _s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"acked", t)).unwrap();
+    n.host_crash(B, t + 20 * MS);
+    assert_eq!(pending(n.tcp_read(c, &mut buf, false, t + 20 * MS)), None);
+}
+
+/// Writing to a closed peer across a partition that lasts: the writer's
+/// bytes are retransmitted and time out like any others; a heal in time
+/// brings the RST instead, with no timeout left running.
+#[test]
+fn a_writer_to_a_closed_peer_in_a_lasting_partition_times_out() {
+    let config = Config {
+        retransmit_timeout_ns: 5 * SECOND,
+        ..fixed(MS)
+    };
+    let mut n = net(config.clone());
+    let (c, s, t) = connected(&mut n);
+    n.partition(A, B, false, t);
+    n.close(c, t);
+    ready(n.tcp_write(s, b"reply", t)).unwrap();
+    let mut buf = [0u8; 8];
+    let deadline = pending(n.tcp_read(s, &mut buf, false, t)).unwrap();
+    assert_eq!(deadline, t + 5 * SECOND);
+    let e = ready(n.tcp_read(s, &mut buf, false, deadline)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(110));
+    n.check_invariants();
+
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    n.partition(A, B, false, t);
+    n.close(c, t);
+    ready(n.tcp_write(s, b"reply", t)).unwrap();
+    n.heal(A, B, t + SECOND);
+    let at = pending(n.tcp_read(s, &mut buf, false, t + SECOND)).unwrap();
+    assert_eq!(ready(n.tcp_read(s, &mut buf, false, at)).unwrap(), 0);
+    // Long after the old deadline: the RST, not a timeout.
+    let later = t + 60 * SECOND;
+    let e = ready(n.tcp_write(s, b"x", later)).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(32));
     n.check_invariants();
 }
