@@ -1390,3 +1390,46 @@ fn a_closed_peers_rst_waits_for_the_partition_to_heal() {
 //         assert_eq!(n, 1);
 //     });
 // }
+
+#[test]
+fn bytes_in_flight_to_a_crashing_machine_time_the_sender_out() {
+    run(42, async {
+        simnet::configure(simnet::Config {
+            retransmit_timeout_ns: 5_000_000_000,
+            ..Default::default()
+        });
+        let server = sim::node("server").build();
+        let (mut c, _s) = pair(server, 80).await;
+        // Still in flight (unacknowledged) when the machine dies.
+        c.write_all(b"unacked").await.unwrap();
+        sim::crash(server);
+        let t0 = sim::elapsed();
+        let mut b = [0u8; 8];
+        let r = time::timeout(secs(60), c.read(&mut b)).await;
+        let e = expect_err(r.expect("the sender must time out, not wait forever"));
+        assert_os(&e, io::ErrorKind::TimedOut, ETIMEDOUT);
+        assert_eq!(sim::elapsed() - t0, secs(5));
+    });
+}
+
+#[test]
+fn a_writer_to_a_closed_peer_in_a_lasting_partition_times_out() {
+    run(43, async {
+        simnet::configure(simnet::Config {
+            retransmit_timeout_ns: 5_000_000_000,
+            ..Default::default()
+        });
+        let server = sim::node("server").build();
+        let me = sim::current_node();
+        let (c, mut s) = pair(server, 80).await;
+        simnet::partition(me, server);
+        drop(c);
+        let t0 = sim::elapsed();
+        s.write_all(b"reply").await.unwrap();
+        let mut b = [0u8; 8];
+        let r = time::timeout(secs(60), s.read(&mut b)).await;
+        let e = expect_err(r.expect("the sender must time out, not wait forever"));
+        assert_os(&e, io::ErrorKind::TimedOut, ETIMEDOUT);
+        assert_eq!(sim::elapsed() - t0, secs(5));
+    });
+}
