@@ -172,6 +172,25 @@ impl Net {
         hit.len()
     }
 
+    /// Resets the connections numbered `ids` (from [`Net::connections`]).
+    pub fn reset_connections_by_id(&mut self, ids: &[u32], now: u64) {
+        for &i in ids {
+            if self.conns.get(i as usize).is_some_and(|c| c.is_some()) {
+                self.reset_conn(i, now);
+            }
+        }
+    }
+
+    /// Sets `fault` on the connection ends `ends` (from
+    /// [`Net::connections`]).
+    pub fn set_conn_fault_by_id(&mut self, ends: &[(u32, usize)], fault: ConnFault, now: u64) {
+        for &(i, e) in ends {
+            if self.conns.get(i as usize).is_some_and(|c| c.is_some()) {
+                self.apply_conn_fault(i, e, fault.clone(), now);
+            }
+        }
+    }
+
     /// Sets `fault` on every connection end matching `pred` (existing
     /// connections only). Returns how many ends were changed.
     pub fn set_conn_fault(

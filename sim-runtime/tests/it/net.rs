@@ -1376,20 +1376,31 @@ fn a_closed_peers_rst_waits_for_the_partition_to_heal() {
     });
 }
 
-// BUG in the binding (sim-runtime/src/simulation/net/control.rs), not fixed
-// here: a fault predicate runs while the simulation's core is borrowed, so a
-// predicate that calls any `sim::` function panics with "RefCell already
-// mutably borrowed" instead of working (or failing with a clear message).
-//
-// #[test]
-// fn a_fault_predicate_may_call_sim_functions() {
-//     run(41, async {
-//         let server = sim::node("server").build();
-//         let (_c, _s) = pair(server, 80).await;
-//         let n = simnet::reset_connections(|i| Some(i.peer.ip()) == sim::node_ip(server));
-//         assert_eq!(n, 1);
-//     });
-// }
+/// A fault predicate runs with the simulation released, so it may ask the
+/// simulation about nodes.
+#[test]
+fn a_fault_predicate_may_call_sim_functions() {
+    run(41, async {
+        let server = sim::node("server").build();
+        let (mut c, _s) = pair(server, 80).await;
+        let hit = simnet::set_conn_fault(
+            |i| Some(i.peer.ip()) == sim::node_ip(server),
+            simnet::ConnFault {
+                short_reads: Some(1),
+                ..Default::default()
+            },
+        );
+        assert_eq!(hit, 1, "the client's end only");
+        let n = simnet::reset_connections(|i| Some(i.peer.ip()) == sim::node_ip(server));
+        assert_eq!(n, 1);
+        let mut b = [0u8; 4];
+        assert_os(
+            &expect_err(c.read(&mut b).await),
+            io::ErrorKind::ConnectionReset,
+            ECONNRESET,
+        );
+    });
+}
 
 #[test]
 fn bytes_in_flight_to_a_crashing_machine_time_the_sender_out() {

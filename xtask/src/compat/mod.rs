@@ -56,7 +56,8 @@ use std::time::Duration;
 const NET_CAUSE: &str = "net";
 
 /// The failure of a test compiled out under simulation.
-const CUT_MESSAGE: &str = "compiled out under simulation: it uses a Tokio module that is not simulated";
+const CUT_MESSAGE: &str =
+    "compiled out under simulation: it uses a Tokio module that is not simulated";
 
 pub fn main(args: &[String]) -> Result<()> {
     let opts = Options::parse(args)?;

@@ -143,10 +143,29 @@ pub fn set_udp_faults(from: NodeId, to: NodeId, loss_ppm: u32, dup_ppm: u32) {
     );
 }
 
+/// The connection ends `pred` selects. The predicate runs with the
+/// simulation released, so it may call `sim::` functions.
+fn select(mut pred: impl FnMut(&ConnInfo) -> bool) -> Vec<(u32, usize)> {
+    let all = {
+        let exec = expect_current();
+        let mut core = exec.core.borrow_mut();
+        model(&mut core).connections()
+    };
+    all.into_iter()
+        .filter(|(_, _, info)| pred(info))
+        .map(|(i, e, _)| (i, e))
+        .collect()
+}
+
 /// Resets every connection with an end matching `pred`; returns how many.
 #[track_caller]
 pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
-    fault(11 << 56, |net, now| net.reset_connections(now, pred))
+    let mut ids: Vec<u32> = select(pred).into_iter().map(|(i, _)| i).collect();
+    ids.dedup();
+    fault(11 << 56 ^ ids.len() as u64, |net, now| {
+        net.reset_connections_by_id(&ids, now)
+    });
+    ids.len()
 }
 
 /// Sets `fault` on every existing connection end matching `pred` (short
@@ -154,6 +173,7 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
 /// silence); returns how many ends. `ConnFault::default()` clears.
 #[track_caller]
 pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) -> usize {
+    let ends = select(pred);
     let code = 12 << 56
         ^ fault_.short_reads.map_or(0, |n| n as u64)
         ^ fault_.throttle_bytes_per_sec.unwrap_or(0).rotate_left(8)
@@ -162,8 +182,12 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) ->
             .partial_write_then_reset
             .map_or(0, |n| n as u64)
             .rotate_left(24)
-        ^ u64::from(fault_.silent) << 40;
-    fault(code, |net, now| net.set_conn_fault(now, pred, fault_))
+        ^ u64::from(fault_.silent) << 40
+        ^ (ends.len() as u64).rotate_left(48);
+    fault(code, |net, now| {
+        net.set_conn_fault_by_id(&ends, fault_, now)
+    });
+    ends.len()
 }
 
 /// Connects to `port` of `node` are refused.

@@ -306,11 +306,20 @@ impl TcpStream {
     }
 
     pub fn quickack(&self) -> io::Result<bool> {
-        Ok(self.inner.options.lock().unwrap_or_else(|e| e.into_inner()).quickack)
+        Ok(self
+            .inner
+            .options
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .quickack)
     }
 
     pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
-        self.inner.options.lock().unwrap_or_else(|e| e.into_inner()).quickack = quickack;
+        self.inner
+            .options
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .quickack = quickack;
         Ok(())
     }
 

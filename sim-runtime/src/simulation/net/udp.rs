@@ -179,7 +179,10 @@ impl UdpSocket {
         self.recv_buf_from(buf).await.map(|(n, _)| n)
     }
 
-    pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+    pub fn try_recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
         let mut from = None;
         let n = super::stream::read_into_buf(buf, |dst| {
             let (n, a) = self.try_recv_from(dst)?;
@@ -189,7 +192,10 @@ impl UdpSocket {
         Ok((n, from.expect("set on success")))
     }
 
-    pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+    pub async fn recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
         let want = buf.remaining_mut().min(64 * 1024);
         let mut tmp = vec![0u8; want];
         let (n, from) = self.recv_from(&mut tmp).await?;
