@@ -49,6 +49,9 @@ const CUT: &str = "#[cfg(not(simulation))] ";
 /// module that is added to the selection before it is simulated.
 const UNSIMULATED: &[&str] = &[];
 
+/// Items of `tokio::net` that are not simulated (Unix-domain sockets).
+const UNSIMULATED_NET: &[&str] = &["UnixDatagram", "UnixListener", "UnixStream", "unix"];
+
 thread_local! {
     /// The list in force (the tests exercise the cutting with more modules).
     static MODULES: std::cell::Cell<&'static [&'static str]> =
@@ -177,6 +180,18 @@ fn mentions_unsimulated(code: &str, modules: &BTreeSet<String>, idents: &BTreeSe
                 return true;
             }
         }
+        // `tokio::net::UnixStream` (not `std::os::unix::net::UnixStream`).
+        let by_tokio = i >= 7 && &b[i - 7..i] == b"tokio::";
+        if w == "net" && path_next && by_tokio {
+            let next = word_at(b, end + 2, b.len());
+            if UNSIMULATED_NET.contains(&next) {
+                let after = end + 2 + next.len();
+                // `net::unix` only as a module path (`net::unix::…`).
+                if next != "unix" || b[after..].starts_with(b"::") {
+                    return true;
+                }
+            }
+        }
         if !qualified && !method {
             if path_next && modules.contains(w) {
                 return true;
@@ -204,6 +219,12 @@ fn leaf_needs_unsimulated(
     let p = leaf.module_path();
     let p: Vec<&str> = p.into_iter().skip_while(|s| s.is_empty()).collect();
     (p.len() >= 2 && p[0] == "tokio" && unsimulated().contains(&p[1]))
+        || (p.len() >= 3 && p[0] == "tokio" && p[1] == "net" && UNSIMULATED_NET.contains(&p[2]))
+        || (leaf
+            .binds()
+            .is_some_and(|n| UNSIMULATED_NET.contains(&n.as_str()))
+            && p.len() >= 2
+            && p[0] == "tokio")
         || (p.len() >= 2 && modules.contains(p[0]))
         || leaf.binds().is_some_and(|n| idents.contains(&n))
 }
@@ -327,6 +348,19 @@ fn uses_fs() { let _ = tokio::fs::read("x"); }
         assert!(t.text.contains("fn stays()"));
         assert!(!t.text.contains("simulation))] rt_test!"));
         assert!(!t.text.contains("simulation))] mod m"));
+    }
+
+    #[test]
+    fn cuts_unix_sockets_of_the_simulated_net() {
+        MODULES.with(|m| m.set(&[]));
+        let src = "use tokio::net::TcpListener;\nuse tokio::net::UnixStream;\n\
+                   #[test]\nfn tcp() { TcpListener::bind(1); }\n\
+                   #[test]\nfn unix() { UnixStream::connect(1); }\n\
+                   #[test]\nfn qualified() { tokio::net::UnixDatagram::unbound(); }\n\
+                   #[test]\nfn std_unix() { std::os::unix::net::UnixStream::pair(); }\n";
+        let t = super::trim(src);
+        assert_eq!(t.tests, ["unix", "qualified"]);
+        assert_eq!(t.helpers, ["use tokio::net::UnixStream"]);
     }
 
     #[test]

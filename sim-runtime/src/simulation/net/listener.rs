@@ -69,8 +69,9 @@ impl TcpListener {
     /// Polls to accept a new incoming connection.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let id = self.handle.id;
-        poll_net(cx, id, Dir::Read, |net, now| net.tcp_accept(id, now))
-            .map(|r| r.map(|(s, peer)| (TcpStream::from_handle(Handle::new(s)), peer)))
+        poll_net(cx, id, Dir::Read, |net, now| net.tcp_accept(id, now)).map(|r| {
+            r.map(|(s, peer)| (TcpStream::from_handle(Handle::new(s), [true, true]), peer))
+        })
     }
 
     /// Refused: a std listener is a real OS socket.

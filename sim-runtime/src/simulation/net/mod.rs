@@ -52,6 +52,45 @@ struct Waiter {
 struct SockWaiters {
     id: Option<SocketId>,
     dirs: [Vec<Waiter>; 2],
+    /// Tokio's cached readiness per direction: set when an operation
+    /// succeeds (and for a new stream), cleared when one finds nothing. A
+    /// readiness check reports ready while it is set, as Tokio's
+    /// edge-triggered driver does, even if the model has nothing now.
+    sticky: [bool; 2],
+}
+
+/// The socket's waiter slot, reset if the slot belonged to a closed socket.
+fn slot(core: &mut Core, sock: SocketId) -> &mut SockWaiters {
+    let i = sock.index();
+    if core.net.waiters.len() <= i {
+        core.net.waiters.resize_with(i + 1, SockWaiters::default);
+    }
+    if core.net.waiters[i].id != Some(sock) {
+        // A reused slot: whatever waited there waited on a closed socket.
+        for list in &mut core.net.waiters[i].dirs {
+            for old in list.drain(..) {
+                if let Some((k, _)) = old.timer {
+                    drop(core.timers.remove(k));
+                }
+            }
+        }
+        core.net.waiters[i].id = Some(sock);
+        core.net.waiters[i].sticky = [false; 2];
+    }
+    &mut core.net.waiters[i]
+}
+
+/// A new stream's cached readiness (read, write): Tokio assumes an
+/// accepted socket readable and writable, a connected one writable, until
+/// an operation finds otherwise.
+pub(crate) fn new_stream_ready(sock: SocketId, ready: [bool; 2]) {
+    let exec = expect_current();
+    let mut core = exec.core.borrow_mut();
+    slot(&mut core, sock).sticky = ready;
+}
+
+fn set_sticky<T>(core: &mut Core, sock: SocketId, dir: Dir, r: &Progress<T>) {
+    slot(core, sock).sticky[dir as usize] = matches!(r, Progress::Ready(_));
 }
 
 /// The simulated network.
@@ -162,21 +201,7 @@ pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
 /// `wake_at` if given.
 fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at: Option<u64>) {
     let i = sock.index();
-    if core.net.waiters.len() <= i {
-        core.net.waiters.resize_with(i + 1, SockWaiters::default);
-    }
-    let w = &mut core.net.waiters[i];
-    if w.id != Some(sock) {
-        // A reused slot: whatever waited there waited on a closed socket.
-        for list in &mut w.dirs {
-            for old in list.drain(..) {
-                if let Some((k, _)) = old.timer {
-                    drop(core.timers.remove(k));
-                }
-            }
-        }
-        core.net.waiters[i].id = Some(sock);
-    }
+    slot(core, sock);
     let node = NodeId(
         core.net
             .model
@@ -265,6 +290,7 @@ pub(crate) fn poll_net<T>(
         let mut core = exec.core.borrow_mut();
         let now = core.now;
         let r = f(model(&mut core), now);
+        set_sticky(&mut core, sock, dir, &r);
         let r = match r {
             Progress::Ready(v) => Poll::Ready(v),
             Progress::Pending { wake_at } => {
@@ -281,21 +307,61 @@ pub(crate) fn poll_net<T>(
     r
 }
 
-/// Like [`poll_net`] for readiness checks that answer `(ready, wake_at)`.
+/// Runs a non-waiting operation (`try_*`) on `sock`: `WouldBlock` when the
+/// model would wait; the cached readiness follows the outcome.
+pub(crate) fn try_net<T>(
+    sock: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> io::Result<T> {
+    let exec = expect_current();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let now = core.now;
+        let r = f(model(&mut core), now);
+        set_sticky(&mut core, sock, dir, &r);
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
+    }
+    match r {
+        Progress::Ready(r) => r,
+        Progress::Pending { .. } => Err(io::ErrorKind::WouldBlock.into()),
+    }
+}
+
+/// A readiness check: `f` gets the model, the time and the cached
+/// readiness of both directions, and answers `(ready, wake_at)`; pending
+/// leaves the waker on `dir`'s list.
 pub(crate) fn poll_ready_with<T>(
     cx: &mut Context<'_>,
     sock: SocketId,
     dir: Dir,
-    f: impl FnOnce(&mut Net, u64) -> (Option<T>, Option<u64>),
+    f: impl FnOnce(&mut Net, u64, [bool; 2]) -> (Option<T>, Option<u64>),
 ) -> Poll<T> {
-    match poll_net(cx, sock, dir, |net, now| match f(net, now) {
-        (Some(v), _) => Progress::Ready(Ok(v)),
-        (None, wake_at) => Progress::Pending { wake_at },
-    }) {
-        Poll::Ready(Ok(v)) => Poll::Ready(v),
-        Poll::Ready(Err(_)) => unreachable!("readiness never fails"),
-        Poll::Pending => Poll::Pending,
+    let exec = expect_current();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let now = core.now;
+        let sticky = slot(&mut core, sock).sticky;
+        let r = match f(model(&mut core), now, sticky) {
+            (Some(v), _) => Poll::Ready(v),
+            (None, wake_at) => {
+                register(&mut core, sock, dir, cx, wake_at);
+                Poll::Pending
+            }
+        };
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
     }
+    r
 }
 
 /// A socket of the model, closed when dropped (as `close(2)` on the last

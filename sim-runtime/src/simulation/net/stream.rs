@@ -2,9 +2,9 @@
 
 use super::addr::{resolve, ToSocketAddrs};
 use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use super::{poll_net, poll_ready_with, with_net, Dir, Handle};
+use super::{poll_net, poll_ready_with, try_net, with_net, Dir, Handle};
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
-use sim_net::{Progress, SocketId};
+use sim_net::SocketId;
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
@@ -55,11 +55,13 @@ impl fmt::Debug for TcpStream {
 pub(crate) async fn finish_connect(handle: Handle) -> io::Result<TcpStream> {
     let id = handle.id;
     poll_fn(|cx| poll_net(cx, id, Dir::Write, |net, now| net.tcp_poll_connect(id, now))).await?;
-    Ok(TcpStream::from_handle(handle))
+    // Connected: writable (the connect waited for that), not yet readable.
+    Ok(TcpStream::from_handle(handle, [false, true]))
 }
 
 impl TcpStream {
-    pub(crate) fn from_handle(handle: Handle) -> TcpStream {
+    pub(crate) fn from_handle(handle: Handle, ready: [bool; 2]) -> TcpStream {
+        super::new_stream_ready(handle.id, ready);
         TcpStream {
             inner: Arc::new(Inner {
                 handle,
@@ -177,11 +179,11 @@ impl TcpStream {
     }
 
     pub(crate) fn try_read_id(id: SocketId, buf: &mut [u8]) -> io::Result<usize> {
-        with_net(|net, _, now| progress_now(net.tcp_read(id, buf, false, now)))
+        try_net(id, Dir::Read, |net, now| net.tcp_read(id, buf, false, now))
     }
 
     pub(crate) fn try_write_id(id: SocketId, data: &[u8]) -> io::Result<usize> {
-        with_net(|net, _, now| progress_now(net.tcp_write(id, data, now)))
+        try_net(id, Dir::Write, |net, now| net.tcp_write(id, data, now))
     }
 
     pub(crate) async fn ready_id(id: SocketId, interest: Interest) -> io::Result<Ready> {
@@ -191,11 +193,13 @@ impl TcpStream {
             Dir::Write
         };
         Ok(poll_fn(|cx| {
-            let r = poll_ready_with(cx, id, dir, |net, now| readiness(net, id, interest, now));
+            let r = poll_ready_with(cx, id, dir, |net, now, sticky| {
+                readiness(net, id, interest, now, sticky)
+            });
             if r.is_pending() && interest.is_readable() && interest.is_writable() {
                 // Both lists: whichever side changes first wakes us.
-                let _ = poll_ready_with(cx, id, Dir::Write, |net, now| {
-                    readiness(net, id, interest, now)
+                let _ = poll_ready_with(cx, id, Dir::Write, |net, now, sticky| {
+                    readiness(net, id, interest, now, sticky)
                 });
             }
             r
@@ -213,7 +217,10 @@ impl TcpStream {
         } else {
             Dir::Write
         };
-        poll_ready_with(cx, id, dir, |net, now| readiness(net, id, interest, now)).map(|_| Ok(()))
+        poll_ready_with(cx, id, dir, |net, now, sticky| {
+            readiness(net, id, interest, now, sticky)
+        })
+        .map(|_| Ok(()))
     }
 
     /// Waits until the stream is ready for any of `interest`.
@@ -400,13 +407,6 @@ pub(crate) fn read_into_buf<B: bytes::BufMut>(
     Ok(n)
 }
 
-pub(crate) fn progress_now<T>(p: Progress<T>) -> io::Result<T> {
-    match p {
-        Progress::Ready(r) => r,
-        Progress::Pending { .. } => Err(io::ErrorKind::WouldBlock.into()),
-    }
-}
-
 pub(crate) fn try_read_vectored_id(
     id: SocketId,
     bufs: &mut [io::IoSliceMut<'_>],
@@ -439,16 +439,17 @@ fn readiness(
     id: SocketId,
     interest: Interest,
     now: u64,
+    sticky: [bool; 2],
 ) -> (Option<Ready>, Option<u64>) {
     let r = net.tcp_readiness(id, now);
     let mut ready = Ready::EMPTY;
-    if interest.is_readable() && r.readable {
+    if interest.is_readable() && (r.readable || sticky[0]) {
         ready |= Ready::READABLE;
         if r.read_closed {
             ready |= Ready::READ_CLOSED;
         }
     }
-    if interest.is_writable() && r.writable {
+    if interest.is_writable() && (r.writable || sticky[1]) {
         ready |= Ready::WRITABLE;
         if r.write_closed {
             ready |= Ready::WRITE_CLOSED;

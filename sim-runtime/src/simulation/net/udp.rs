@@ -118,7 +118,8 @@ impl UdpSocket {
             ready |= Ready::WRITABLE;
             return Ok(ready);
         }
-        poll_fn(|cx| poll_ready_with(cx, id, Dir::Read, |net, now| readable(net, id, now))).await;
+        poll_fn(|cx| poll_ready_with(cx, id, Dir::Read, |net, now, _| readable(net, id, now)))
+            .await;
         Ok(Ready::READABLE)
     }
 
@@ -149,7 +150,7 @@ impl UdpSocket {
 
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let id = self.id();
-        poll_ready_with(cx, id, Dir::Read, |net, now| readable(net, id, now)).map(|_| Ok(()))
+        poll_ready_with(cx, id, Dir::Read, |net, now, _| readable(net, id, now)).map(|_| Ok(()))
     }
 
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
