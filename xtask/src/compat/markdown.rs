@@ -228,7 +228,7 @@ impl Report {
 
 impl Report {
     /// The pass rate over the modules ([`SCOPE`]), with and without
-    /// the tests that need tokio::net/fs.
+    /// the tests that need an unsimulated module (Unix sockets).
     fn scope_section(&self, s: &mut String, reasons: &Reasons) {
         let files: Vec<String> = self
             .files

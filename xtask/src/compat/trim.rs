@@ -180,9 +180,11 @@ fn mentions_unsimulated(code: &str, modules: &BTreeSet<String>, idents: &BTreeSe
                 return true;
             }
         }
-        // `tokio::net::UnixStream` (not `std::os::unix::net::UnixStream`).
+        // `tokio::net::UnixStream`, or `net::UnixStream` after
+        // `use tokio::net` (not `std::os::unix::net::UnixStream`; no Tokio
+        // test imports std's `unix::net` as a module).
         let by_tokio = i >= 7 && &b[i - 7..i] == b"tokio::";
-        if w == "net" && path_next && by_tokio {
+        if w == "net" && path_next && (by_tokio || !qualified) && !method {
             let next = word_at(b, end + 2, b.len());
             if UNSIMULATED_NET.contains(&next) {
                 let after = end + 2 + next.len();
@@ -357,9 +359,11 @@ fn uses_fs() { let _ = tokio::fs::read("x"); }
                    #[test]\nfn tcp() { TcpListener::bind(1); }\n\
                    #[test]\nfn unix() { UnixStream::connect(1); }\n\
                    #[test]\nfn qualified() { tokio::net::UnixDatagram::unbound(); }\n\
-                   #[test]\nfn std_unix() { std::os::unix::net::UnixStream::pair(); }\n";
+                   #[test]\nfn std_unix() { std::os::unix::net::UnixStream::pair(); }\n\
+                   use tokio::{net, time};\n\
+                   #[test]\nfn module() { net::UnixListener::bind(1); }\n";
         let t = super::trim(src);
-        assert_eq!(t.tests, ["unix", "qualified"]);
+        assert_eq!(t.tests, ["unix", "qualified", "module"]);
         assert_eq!(t.helpers, ["use tokio::net::UnixStream"]);
     }
 

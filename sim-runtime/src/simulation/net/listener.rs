@@ -35,6 +35,7 @@ impl TcpListener {
     /// Binds to each resolved address in turn until one works, then
     /// listens (with `SO_REUSEADDR` and a backlog of 1024, as Tokio does).
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        super::check_running()?;
         let addrs = resolve(&addr)?;
         let mut last = None;
         for addr in addrs {

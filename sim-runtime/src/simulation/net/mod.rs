@@ -417,6 +417,21 @@ impl Drop for Handle {
     }
 }
 
+/// Tokio's I/O error after its runtime shut down: new sockets are refused
+/// once the simulation's runtime was shut down (its main node is no longer
+/// alive).
+pub(crate) fn check_running() -> io::Result<()> {
+    let exec = expect_current();
+    let alive = exec.core.borrow().node(NodeId::MAIN).alive;
+    if alive {
+        Ok(())
+    } else {
+        Err(io::Error::other(
+            crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR,
+        ))
+    }
+}
+
 /// The error for a socket handed in from outside the simulation.
 #[track_caller]
 pub(crate) fn refuse_std(what: &str) -> ! {

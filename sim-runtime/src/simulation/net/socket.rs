@@ -198,6 +198,7 @@ impl TcpSocket {
     }
 
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
+        super::check_running()?;
         let (bound, linger, nodelay) = {
             let mut st = self.state();
             (st.bound.take(), st.linger, st.nodelay)

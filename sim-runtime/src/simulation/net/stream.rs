@@ -77,6 +77,7 @@ impl TcpStream {
     /// Opens a TCP connection to a remote host; each resolved address is
     /// tried in turn until one connects.
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        super::check_running()?;
         let addrs = resolve(&addr)?;
         let mut last = None;
         for addr in addrs {

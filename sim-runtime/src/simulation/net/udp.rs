@@ -38,6 +38,7 @@ impl fmt::Debug for UdpSocket {
 impl UdpSocket {
     /// Binds to each resolved address in turn until one works.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
+        super::check_running()?;
         let addrs = resolve(&addr)?;
         let mut last = None;
         for addr in addrs {
