@@ -1,10 +1,35 @@
-//! `sim`: the simulation test harness (`#[sim::test]`, nodes, lifecycle, faults,
-//! replay and reports).
+//! `sim`: the simulation test harness for services written against Tokio
+//! (through `sim-runtime`).
 //!
-//! Not built yet beyond its place in the dependency order: the runtime it
-//! drives lives in `sim-runtime` (see its `sim` module under
-//! `--cfg simulation`). The harness issue fills this crate.
+//! ```ignore
+//! #[sim::test(seeds = 0..500)]
+//! async fn replicas_agree() {
+//!     let db = sim::node("db").ip("10.0.0.5").start(|| my_service::serve());
+//!     sim::net::partition("db", "client");
+//!     sim::at(secs(30), move || db.crash());
+//!     // … drive requests, check what the service promised …
+//! }
+//! ```
+//!
+//! Under `RUSTFLAGS="--cfg simulation"` each seed runs on its own OS thread
+//! in its own simulation (nodes, network, disks, virtual time); the seeds
+//! come from the attribute, `SIM_SEED` (one), `SIM_SEEDS` (`0..1000`,
+//! `3,7,9`), `SIM_SHARD=k/n`, and run `SIM_JOBS` at a time. A failure says
+//! its class, seed, step and virtual time, shows the trace's last lines and
+//! path (`target/sim/<test>/<seed>.trace`), whether a rerun of the seed
+//! reproduced it, and the one command that replays it. Without the cfg, a
+//! `#[sim::test]` is an ignored test that says how to run it.
+
+pub use sim_harness_macros::test;
+pub use sim_runtime as runtime;
+
+#[cfg(simulation)]
+mod simulation;
+#[cfg(simulation)]
+pub use simulation::*;
 
 #[doc(hidden)]
-pub use sim_harness_macros as __macros;
-pub use sim_runtime as runtime;
+pub mod __private {
+    #[cfg(simulation)]
+    pub use crate::simulation::run::{run, Options, Seeds};
+}

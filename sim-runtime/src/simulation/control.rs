@@ -315,3 +315,25 @@ pub fn at(when: Duration, action: impl FnOnce() + 'static) -> JoinHandle<()> {
         Some(NodeId::MAIN),
     )
 }
+
+/// How many times the node's process has died (kill or crash): a number
+/// that names the current process of the node.
+#[track_caller]
+pub fn incarnation(node: NodeId) -> u32 {
+    let exec = expect_current();
+    check_node(&exec, node);
+    let n = exec.core.borrow().node(node).incarnation;
+    n
+}
+
+/// Virtual time and the current node's name, if a simulation runs on this
+/// thread and is not busy (for trace stamps; never panics).
+pub fn stamp() -> Option<(Duration, String)> {
+    let exec = super::executor::current()?;
+    let node = exec.current_node();
+    let core = exec.core.try_borrow().ok()?;
+    Some((
+        Duration::from_nanos(core.now),
+        core.nodes.get(node.index())?.name.clone(),
+    ))
+}

@@ -995,7 +995,9 @@ impl Exec {
             let core = self.core.borrow();
             report::context(&core, "assertion (the test body panicked)")
         };
-        eprintln!("{context}");
+        if !super::harness::quiet() {
+            eprintln!("{context}");
+        }
         std::panic::resume_unwind(report::augment_payload(payload, &context))
     }
 

@@ -11,6 +11,8 @@ pub(crate) mod config;
 pub mod control;
 pub(crate) mod executor;
 pub mod fs;
+#[doc(hidden)]
+pub mod harness;
 pub(crate) mod hooks;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod intercept;

@@ -255,6 +255,8 @@ pub fn thread_rng_n(n: u32) -> u32 {
 
 pub use tokio as __tokio;
 
+pub use super::harness;
+
 /// Runs `f` on a fresh thread with the libc interposers answering from
 /// `seed` (for the interposers' own tests).
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]

@@ -1,0 +1,277 @@
+//! Nodes of a harness test: a name, an IP, a disk, and the service that
+//! runs there — started again on every restart.
+
+use sim_runtime::signal::unix::SignalKind;
+use sim_runtime::sim as rt;
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Duration;
+
+type Start = Rc<dyn Fn() -> Pin<Box<dyn Future<Output = ()>>>>;
+
+/// Starts describing a node: `sim::node("db").ip("10.0.0.5").start(|| serve())`.
+pub fn node(name: impl Into<String>) -> NodeBuilder {
+    NodeBuilder {
+        name: name.into(),
+        ip: None,
+        restart_on_panic: false,
+    }
+}
+
+/// A node being described.
+#[derive(Debug, Clone)]
+#[must_use = "a node is created by `.start(..)` or `.build()`"]
+pub struct NodeBuilder {
+    name: String,
+    ip: Option<IpAddr>,
+    restart_on_panic: bool,
+}
+
+impl NodeBuilder {
+    /// The node's IP address (default: the next free one in 10.0.0.0/8).
+    #[track_caller]
+    pub fn ip(mut self, ip: &str) -> NodeBuilder {
+        match ip.parse() {
+            Ok(ip) => self.ip = Some(ip),
+            Err(_) => panic!(
+                "sim: node {:?}: {ip:?} is not an IP address (write it like \"10.0.0.5\")",
+                self.name
+            ),
+        }
+        self
+    }
+
+    /// When the service's task panics, start it again (as a supervisor
+    /// would) instead of failing the run.
+    pub fn restart_on_panic(mut self) -> NodeBuilder {
+        self.restart_on_panic = true;
+        self
+    }
+
+    /// Creates the node and starts `service` on it; `service` is called
+    /// again on every restart.
+    #[track_caller]
+    pub fn start<F, Fut>(self, service: F) -> Node
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let node = self.create(Some(Rc::new(move || Box::pin(service()))));
+        node.launch();
+        node
+    }
+
+    /// Creates the node without a service (spawn on it with [`Node::spawn`]).
+    #[track_caller]
+    pub fn build(self) -> Node {
+        self.create(None)
+    }
+
+    #[track_caller]
+    fn create(self, start: Option<Start>) -> Node {
+        let mut b = rt::node(self.name.clone());
+        if let Some(ip) = self.ip {
+            b = b.ip(ip);
+        }
+        Node {
+            inner: Rc::new(Inner {
+                id: b.build(),
+                name: self.name,
+                start,
+                restart_on_panic: self.restart_on_panic,
+            }),
+        }
+    }
+}
+
+struct Inner {
+    id: rt::Node,
+    name: String,
+    start: Option<Start>,
+    restart_on_panic: bool,
+}
+
+/// A node of the simulation: its lifecycle, as one call each.
+#[derive(Clone)]
+pub struct Node {
+    inner: Rc<Inner>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Node({:?})", self.inner.name)
+    }
+}
+
+impl Node {
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The node's IP address.
+    pub fn ip(&self) -> IpAddr {
+        rt::node_ip(self.inner.id).expect("every node has an IP")
+    }
+
+    /// The runtime's id of the node.
+    pub fn id(&self) -> rt::Node {
+        self.inner.id
+    }
+
+    /// Whether the node's process is running.
+    pub fn is_alive(&self) -> bool {
+        rt::is_alive(self.inner.id)
+    }
+
+    /// Spawns a task on the node.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> sim_runtime::task::JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        rt::spawn_on(self.inner.id, future)
+    }
+
+    fn launch(&self) {
+        let Some(start) = self.inner.start.clone() else {
+            return;
+        };
+        let me = self.clone();
+        let service = start();
+        let handle = rt::spawn_on(self.inner.id, service);
+        if self.inner.restart_on_panic {
+            // A supervisor on the driver: when the service panics, start it
+            // again (a kill or crash cancels it instead, which is not a
+            // reason to restart).
+            rt::spawn_on(rt::Node::MAIN, async move {
+                if let Err(e) = handle.await {
+                    if e.is_panic() && me.is_alive() {
+                        tracing::info!(target: "sim", node = me.name(), "service panicked; restarting it");
+                        me.launch();
+                    }
+                }
+            });
+        } else {
+            drop(handle);
+        }
+    }
+
+    /// Crashes the machine: tasks dropped, sockets silent, the disk keeps
+    /// only what was synced.
+    #[track_caller]
+    pub fn crash(&self) {
+        tracing::info!(target: "sim", node = self.name(), "crash");
+        rt::crash(self.inner.id);
+    }
+
+    /// Kills the process: tasks dropped, sockets closed by the kernel, the
+    /// disk keeps its page cache.
+    #[track_caller]
+    pub fn kill(&self) {
+        tracing::info!(target: "sim", node = self.name(), "kill");
+        rt::kill(self.inner.id);
+    }
+
+    /// Restarts the node: kills it if it runs, then starts its service
+    /// again on the same host (same IP, same disk).
+    #[track_caller]
+    pub fn restart(&self) {
+        if self.is_alive() {
+            rt::kill(self.inner.id);
+        }
+        tracing::info!(target: "sim", node = self.name(), "restart");
+        rt::revive(self.inner.id);
+        self.launch();
+    }
+
+    /// Pauses the node (no task polled, no timer fired) until [`Node::resume`].
+    #[track_caller]
+    pub fn pause(&self) {
+        tracing::info!(target: "sim", node = self.name(), "pause");
+        rt::pause(self.inner.id);
+    }
+
+    #[track_caller]
+    pub fn resume(&self) {
+        tracing::info!(target: "sim", node = self.name(), "resume");
+        rt::resume(self.inner.id);
+    }
+
+    /// Delivers a signal (`SignalKind::terminate()`, `interrupt()`,
+    /// `hangup()`, …) through `tokio::signal`.
+    #[track_caller]
+    pub fn signal(&self, kind: SignalKind) {
+        tracing::info!(target: "sim", node = self.name(), signal = kind.as_raw_value(), "signal");
+        rt::signal(self.inner.id, kind);
+    }
+
+    /// SIGTERM now, then a kill after `grace` if the process still runs
+    /// (the same process: a restart in between cancels the kill).
+    #[track_caller]
+    pub fn kill_after(&self, grace: Duration) {
+        self.signal(SignalKind::terminate());
+        let me = self.clone();
+        let incarnation = rt::incarnation(self.inner.id);
+        rt::at(rt::elapsed() + grace, move || {
+            if me.is_alive() && rt::incarnation(me.inner.id) == incarnation {
+                me.kill();
+            }
+        });
+    }
+
+    /// Sets the node's wall clock ahead (`ahead = true`) or behind.
+    #[track_caller]
+    pub fn skew(&self, offset: Duration, ahead: bool) {
+        rt::skew_clock(self.inner.id, offset, ahead);
+    }
+
+    /// Makes the node's clocks run `1 + ppm / 1e6` times as fast.
+    #[track_caller]
+    pub fn drift(&self, ppm: i64) {
+        rt::set_drift_ppm(self.inner.id, ppm);
+    }
+}
+
+/// Something that names a node: a [`Node`], its name, or its runtime id.
+pub trait AsNode {
+    fn node_id(&self) -> rt::Node;
+}
+
+impl AsNode for Node {
+    fn node_id(&self) -> rt::Node {
+        self.inner.id
+    }
+}
+
+impl AsNode for &Node {
+    fn node_id(&self) -> rt::Node {
+        self.inner.id
+    }
+}
+
+impl AsNode for rt::Node {
+    fn node_id(&self) -> rt::Node {
+        *self
+    }
+}
+
+impl AsNode for &str {
+    #[track_caller]
+    fn node_id(&self) -> rt::Node {
+        match rt::lookup_node(self) {
+            Some(n) => n,
+            None => panic!("sim: there is no node named {self:?} (create it with sim::node({self:?}))"),
+        }
+    }
+}
+
+impl AsNode for String {
+    #[track_caller]
+    fn node_id(&self) -> rt::Node {
+        self.as_str().node_id()
+    }
+}

@@ -1,0 +1,407 @@
+//! The run of a `#[sim::test]`: which seeds (attribute, `SIM_SEED`,
+//! `SIM_SEEDS`, `SIM_SHARD`), how many at once (`SIM_JOBS`), each on its own
+//! OS thread and its own simulation, then one report: the first failing
+//! seed in full (class, step, virtual time, message, the trace's last lines
+//! and path, whether a rerun reproduced it), the other failing seeds listed.
+
+use super::trace;
+use sim_runtime::__private::harness::{run_seed, strategy, Recording, SeedOutcome, SeedSettings};
+use sim_runtime::__private::TestOutput;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The seeds an attribute names.
+#[derive(Clone, Debug)]
+pub enum Seeds {
+    /// `seeds = a..b`
+    Range(u64, u64),
+    /// `seed = n`
+    One(u64),
+    /// Neither: the fixed default seed, 0.
+    Default,
+}
+
+/// What `#[sim::test(..)]` passes to the runner.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `module_path!()::fn_name`
+    pub name: &'static str,
+    pub file: &'static str,
+    pub package: &'static str,
+    pub crate_name: &'static str,
+    pub manifest_dir: &'static str,
+    pub seeds: Seeds,
+    /// `time_limit = "30s"`-style, already parsed by the macro (ms).
+    pub time_limit_ms: Option<u64>,
+    /// `strict`: tasks alive when the body returns are a leak.
+    pub strict: bool,
+    /// `check_determinism`: each seed twice, compared decision by decision.
+    pub check_determinism: bool,
+}
+
+/// Reads an environment variable, failing clearly on a malformed value.
+fn env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if v.trim().is_empty() => None,
+        Ok(v) => Some(v.trim().to_string()),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            panic!("sim: {name} is not valid UTF-8")
+        }
+    }
+}
+
+fn parse_u64(var: &str, v: &str, forms: &str) -> u64 {
+    v.replace('_', "").parse().unwrap_or_else(|_| {
+        panic!("sim: {var}={v:?} is malformed: {v:?} is not a number. Accepted forms: {forms}")
+    })
+}
+
+/// `0..1000`, `0..=9`, `3,7,9`, or `7`.
+pub(crate) fn parse_seed_list(var: &str, v: &str) -> Vec<u64> {
+    const FORMS: &str = "a range `0..1000` (or `0..=999`), a list `3,7,9`, or one seed `7`";
+    if let Some((a, b)) = v.split_once("..=") {
+        let (a, b) = (parse_u64(var, a, FORMS), parse_u64(var, b, FORMS));
+        assert!(a <= b, "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}");
+        return (a..=b).collect();
+    }
+    if let Some((a, b)) = v.split_once("..") {
+        let (a, b) = (parse_u64(var, a, FORMS), parse_u64(var, b, FORMS));
+        assert!(a < b, "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}");
+        return (a..b).collect();
+    }
+    v.split(',').map(|s| parse_u64(var, s.trim(), FORMS)).collect()
+}
+
+/// `k/n`, 1 ≤ k ≤ n: this process runs the seeds whose position in the list
+/// is `k - 1` modulo `n`.
+pub(crate) fn parse_shard(v: &str) -> (usize, usize) {
+    const FORMS: &str = "`k/n` with 1 ≤ k ≤ n, e.g. SIM_SHARD=2/4";
+    let Some((k, n)) = v.split_once('/') else {
+        panic!("sim: SIM_SHARD={v:?} is malformed. Accepted form: {FORMS}")
+    };
+    let (k, n) = (parse_u64("SIM_SHARD", k, FORMS), parse_u64("SIM_SHARD", n, FORMS));
+    assert!(
+        n >= 1 && k >= 1 && k <= n,
+        "sim: SIM_SHARD={v:?} is out of range. Accepted form: {FORMS}"
+    );
+    (k as usize, n as usize)
+}
+
+fn parse_bool(var: &str, v: &str) -> bool {
+    match v {
+        "1" | "true" | "yes" | "on" => true,
+        "0" | "false" | "no" | "off" => false,
+        _ => panic!("sim: {var}={v:?} is malformed. Accepted forms: 1 or 0 (true/false)"),
+    }
+}
+
+/// The seeds this process runs, after the environment and the shard.
+pub(crate) fn seeds(opts: &Options) -> Vec<u64> {
+    let mut list = if let Some(v) = env("SIM_SEED") {
+        vec![parse_u64("SIM_SEED", &v, "one seed, e.g. SIM_SEED=7")]
+    } else if let Some(v) = env("SIM_SEEDS") {
+        parse_seed_list("SIM_SEEDS", &v)
+    } else {
+        match opts.seeds {
+            Seeds::Range(a, b) => (a..b).collect(),
+            Seeds::One(s) => vec![s],
+            Seeds::Default => vec![0],
+        }
+    };
+    if let Some(v) = env("SIM_SHARD") {
+        let (k, n) = parse_shard(&v);
+        list = list
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % n == k - 1)
+            .map(|(_, s)| s)
+            .collect();
+    }
+    list
+}
+
+fn jobs() -> usize {
+    match env("SIM_JOBS") {
+        Some(v) => {
+            let n = parse_u64("SIM_JOBS", &v, "a number of threads ≥ 1, e.g. SIM_JOBS=4");
+            assert!(n >= 1, "sim: SIM_JOBS=0: at least one job runs. Accepted form: a number ≥ 1");
+            n as usize
+        }
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+    }
+}
+
+fn test_name(opts: &Options) -> String {
+    opts.name
+        .split_once("::")
+        .map(|(_, rest)| rest)
+        .unwrap_or(opts.name)
+        .to_string()
+}
+
+fn cargo_target(opts: &Options) -> String {
+    let in_tests_dir = opts.file.starts_with("tests/") || opts.file.contains("/tests/");
+    if in_tests_dir {
+        format!("--test {}", opts.crate_name)
+    } else {
+        "--lib".into()
+    }
+}
+
+/// The workspace's `target/sim/<test>/` directory.
+fn trace_dir(opts: &Options, name: &str) -> PathBuf {
+    let mut dir = PathBuf::from(opts.manifest_dir);
+    let root = loop {
+        if dir.join("Cargo.lock").exists() {
+            break dir;
+        }
+        if !dir.pop() {
+            break PathBuf::from(opts.manifest_dir);
+        }
+    };
+    root.join("target").join("sim").join(name.replace("::", "-"))
+}
+
+struct SeedResult {
+    outcome: SeedOutcome,
+    trace: Vec<String>,
+    dropped: u64,
+}
+
+fn run_one<F, Fut>(
+    opts: &Options,
+    seed: u64,
+    make: &Arc<F>,
+    record: bool,
+    compare: Option<Recording>,
+) -> SeedResult
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let settings = SeedSettings {
+        seed,
+        time_limit: opts.time_limit_ms.map(Duration::from_millis),
+        step_limit: None,
+        strict: opts.strict,
+        record,
+        compare,
+        test: Some((
+            test_name(opts),
+            opts.package.to_string(),
+            cargo_target(opts),
+        )),
+    };
+    let make = make.clone();
+    // A fresh OS thread per seed: no thread-local state leaks between seeds.
+    std::thread::Builder::new()
+        .name(test_name(opts))
+        .spawn(move || {
+            let (lines, guard) = trace::collect();
+            let outcome = run_seed(&settings, || async move {
+                if let Err(e) = make().await.into_outcome() {
+                    panic!("{e}");
+                }
+            });
+            drop(guard);
+            let (trace, dropped) = lines.take();
+            SeedResult {
+                outcome,
+                trace,
+                dropped,
+            }
+        })
+        .expect("sim: could not start the thread for a seed")
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// Runs one seed, with the determinism check if asked: the second run is
+/// compared with the first decision by decision.
+fn run_checked<F, Fut>(opts: &Options, seed: u64, make: &Arc<F>, check: bool) -> SeedResult
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let first = run_one(opts, seed, make, check, None);
+    if !check || !first.outcome.passed() {
+        return first;
+    }
+    let mut second = run_one(opts, seed, make, false, first.outcome.recording.clone());
+    if second.outcome.passed()
+        && (second.outcome.divergence.is_some()
+            || second.outcome.fingerprint != first.outcome.fingerprint)
+    {
+        second.outcome.class = Some("nondeterminism");
+        second.outcome.message = format!(
+            "seed {seed} made different decisions when run again: {}. Something outside the \
+             seed steers the run (an OS thread, real I/O, a global counter, time read outside \
+             the simulation).",
+            second
+                .outcome
+                .divergence
+                .clone()
+                .unwrap_or_else(|| "the fingerprints differ".into())
+        );
+    } else if !second.outcome.passed() {
+        second.outcome.message = format!(
+            "seed {seed} passed once and failed when run again ({}): {}",
+            second.outcome.class.unwrap_or("?"),
+            second.outcome.message
+        );
+        second.outcome.class = Some("nondeterminism");
+    }
+    second
+}
+
+/// Runs a `#[sim::test]` body once per seed; panics with the report if any
+/// seed fails.
+pub fn run<F, Fut>(opts: Options, make: F)
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let name = test_name(&opts);
+    let seeds = seeds(&opts);
+    let check = opts.check_determinism
+        || env("SIM_CHECK_DETERMINISM").is_some_and(|v| parse_bool("SIM_CHECK_DETERMINISM", &v));
+    let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
+    let jobs = jobs().min(seeds.len().max(1));
+    let make = Arc::new(make);
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());
+    let target = cargo_target(&opts);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = seeds.get(i) else { break };
+                // Unbuffered, before the seed runs: it survives a crash or
+                // a kill of the process.
+                eprintln!(
+                    "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
+                     RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
+                    strategy(seed),
+                    opts.package
+                );
+                let r = run_checked(&opts, seed, &make, check);
+                if always_trace || !r.outcome.passed() {
+                    write_trace(&opts, &name, &r);
+                }
+                if !r.outcome.passed() {
+                    failures.lock().unwrap_or_else(|e| e.into_inner()).insert(seed, r);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    let Some((&first_seed, first)) = failures.iter().next() else {
+        return;
+    };
+    // Run the first failing seed again by itself: does it reproduce?
+    let again = run_one(&opts, first_seed, &make, false, None);
+    let reproduced = match (again.outcome.class, first.outcome.class) {
+        (Some(a), Some(b)) if a == b && again.outcome.fingerprint == first.outcome.fingerprint => {
+            format!(
+                "yes: the same failure with the same fingerprint ({:#018x})",
+                again.outcome.fingerprint
+            )
+        }
+        (Some(a), _) => format!(
+            "NO: the rerun failed differently ({a}, fingerprint {:#018x} vs {:#018x}): the run \
+             is not deterministic",
+            again.outcome.fingerprint, first.outcome.fingerprint
+        ),
+        (None, _) => "NO: the rerun passed: the run is not deterministic".into(),
+    };
+    panic!(
+        "{}",
+        report(&opts, &name, seeds.len(), &failures, first, &reproduced)
+    );
+}
+
+fn write_trace(opts: &Options, name: &str, r: &SeedResult) {
+    let dir = trace_dir(opts, name);
+    let path = dir.join(format!("{}.trace", r.outcome.seed));
+    let mut text = String::new();
+    if r.dropped > 0 {
+        let _ = writeln!(text, "({} earlier lines dropped)", r.dropped);
+    }
+    for l in &r.trace {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let o = &r.outcome;
+    let _ = writeln!(
+        text,
+        "--- seed {} · strategy {} · step {} · virtual time {:?} · {}",
+        o.seed,
+        o.schedule,
+        o.step,
+        o.now,
+        o.class.unwrap_or("passed")
+    );
+    if !o.message.is_empty() {
+        let _ = writeln!(text, "{}", o.message);
+    }
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, text)) {
+        eprintln!("sim: could not write the trace {}: {e}", path.display());
+    }
+}
+
+fn report(
+    opts: &Options,
+    name: &str,
+    total: usize,
+    failures: &BTreeMap<u64, SeedResult>,
+    first: &SeedResult,
+    reproduced: &str,
+) -> String {
+    let o = &first.outcome;
+    let mut s = String::new();
+    let seeds: Vec<String> = failures.keys().map(|k| k.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "sim: {name}: {} of {total} seed(s) failed: {}{}",
+        failures.len(),
+        seeds.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
+        if seeds.len() > 20 { ", …" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "sim: first failure — seed {} · strategy {} · step {} · virtual time {}.{:09}s",
+        o.seed,
+        o.schedule,
+        o.step,
+        o.now.as_secs(),
+        o.now.subsec_nanos()
+    );
+    let _ = writeln!(s, "sim: class: {}", o.class.unwrap_or("?"));
+    for l in o.message.lines() {
+        let _ = writeln!(s, "    {l}");
+    }
+    let path = trace_dir(opts, name).join(format!("{}.trace", o.seed));
+    let tail: Vec<&String> = first.trace.iter().rev().take(20).collect();
+    let _ = writeln!(
+        s,
+        "sim: trace: {} ({} line(s); the last {}:)",
+        path.display(),
+        first.trace.len() as u64 + first.dropped,
+        tail.len()
+    );
+    for l in tail.into_iter().rev() {
+        let _ = writeln!(s, "    {l}");
+    }
+    let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
+    let _ = write!(s, "sim: replay: {}", o.replay);
+    s
+}

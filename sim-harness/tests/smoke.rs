@@ -1,0 +1,52 @@
+//! The harness end to end: nodes started by the harness, a request across
+//! the simulated network, lifecycle calls.
+
+// In a production build the bodies of `#[sim::test]`s are not compiled, so
+// their helpers are unused there.
+#![cfg_attr(not(simulation), allow(dead_code, unused_imports))]
+
+use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+use sim_runtime::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+async fn echo() {
+    let l = TcpListener::bind("0.0.0.0:7").await.unwrap();
+    loop {
+        let (mut s, _) = l.accept().await.unwrap();
+        sim_runtime::spawn(async move {
+            let mut buf = [0u8; 64];
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if s.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+async fn ask(msg: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut c = TcpStream::connect("echo:7").await?;
+    c.write_all(msg).await?;
+    let mut buf = vec![0u8; msg.len()];
+    c.read_exact(&mut buf).await?;
+    Ok(buf)
+}
+
+#[sim::test(seeds = 0..20)]
+async fn echo_answers_and_survives_a_restart() {
+    let node = sim::node("echo").start(echo);
+    // Let the service bind.
+    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(ask(b"ping").await.unwrap(), b"ping");
+    node.crash();
+    let e = sim_runtime::time::timeout(Duration::from_secs(5), ask(b"x")).await;
+    assert!(e.is_err() || e.unwrap().is_err(), "a crashed node does not answer");
+    node.restart();
+    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(ask(b"again").await.unwrap(), b"again");
+}

@@ -1,0 +1,216 @@
+//! What the harness (`sim-harness`) needs of one seed: run a body in a fresh
+//! simulation on the current thread and describe the outcome — class,
+//! message, step, virtual time, fingerprint — instead of panicking. Hidden:
+//! the shapes here are a contract with `sim-harness`, not a public API.
+
+use super::config::Config;
+use super::executor::Exec;
+use super::report::{self, TestInfo};
+use super::runtime::Runtime;
+use super::trace::{Decision, Trace};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A run's decision log, to compare a second run against.
+#[derive(Clone)]
+pub struct Recording(Arc<Vec<Decision>>);
+
+/// How to run one seed.
+#[derive(Clone, Default)]
+pub struct SeedSettings {
+    pub seed: u64,
+    /// Overrides `SIM_TIME_LIMIT` when set.
+    pub time_limit: Option<Duration>,
+    /// Overrides `SIM_STEP_LIMIT` when set.
+    pub step_limit: Option<u64>,
+    /// Tasks still alive when the body returns fail the run (class leak).
+    pub strict: bool,
+    /// Keep the decision log (for a determinism check).
+    pub record: bool,
+    /// Compare each decision with this log.
+    pub compare: Option<Recording>,
+    /// The test's name, package and cargo target (`--test x` / `--lib`),
+    /// for the replay command.
+    pub test: Option<(String, String, String)>,
+}
+
+/// How one seed's run ended.
+pub struct SeedOutcome {
+    pub seed: u64,
+    /// `None` if the run passed; else the class: `assertion`, `panic`,
+    /// `deadlock`, `livelock (virtual-time limit)`, `step limit`, `leak`,
+    /// `forbidden operation`, `nondeterminism`.
+    pub class: Option<&'static str>,
+    /// What failed (the panic message, the deadlock's stuck tasks, …).
+    pub message: String,
+    pub step: u64,
+    pub now: Duration,
+    pub schedule: &'static str,
+    pub fingerprint: u64,
+    pub decisions: u64,
+    /// The log, when `record` was asked for.
+    pub recording: Option<Recording>,
+    /// The first decision that differed from `compare`, described.
+    pub divergence: Option<String>,
+    /// The replay command for this seed.
+    pub replay: String,
+}
+
+impl SeedOutcome {
+    pub fn passed(&self) -> bool {
+        self.class.is_none()
+    }
+}
+
+/// The schedule strategy a run of `seed` uses (from `SIM_SCHEDULE` and the
+/// seed).
+pub fn strategy(seed: u64) -> &'static str {
+    Config::from_env(seed).schedule.name()
+}
+
+/// Runs `make()` as the body of a fresh simulation of `settings.seed` on
+/// the current thread. Call it on a fresh thread per seed.
+pub fn run_seed<F, Fut>(settings: &SeedSettings, make: F) -> SeedOutcome
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    if let Some((name, package, target)) = &settings.test {
+        report::set_test(Some(TestInfo {
+            name: name.clone(),
+            package: package.clone(),
+            target: target.clone(),
+        }));
+    }
+    let mut config = Config::from_env(settings.seed);
+    if settings.time_limit.is_some() {
+        config.time_limit = settings.time_limit;
+    }
+    if settings.step_limit.is_some() {
+        config.step_limit = settings.step_limit;
+    }
+    let trace = Trace::new(settings.record, settings.compare.as_ref().map(|r| r.0.clone()));
+    let exec = Exec::with_trace(config, trace);
+    let rt = Runtime::with_exec(exec.clone());
+    // The executor prints its own report when it fails; the harness writes
+    // one report per failing seed instead.
+    let quiet = QuietPanics::new();
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
+    let leaked = {
+        let core = exec.core.borrow();
+        if result.is_ok() && settings.strict && core.alive_tasks() > 0 {
+            Some(core.describe_tasks())
+        } else {
+            None
+        }
+    };
+    let (class, message) = match (&result, leaked) {
+        (Ok(()), None) => (None, String::new()),
+        (Ok(()), Some(tasks)) => (
+            Some("leak"),
+            format!(
+                "the test body returned with {} task(s) still alive:\n    {}",
+                tasks.len(),
+                tasks.join("\n    ")
+            ),
+        ),
+        (Err(payload), _) => match exec.last_failure.borrow().clone() {
+            Some(f) => (Some(f.class.name()), f.message),
+            None => (
+                Some("assertion"),
+                strip_context(&report::payload_text(&**payload)),
+            ),
+        },
+    };
+    // Dropping the runtime drops the remaining tasks; a panic there is part
+    // of this seed's outcome, not the harness's.
+    let drop_result = std::panic::catch_unwind(AssertUnwindSafe(|| drop(rt)));
+    drop(quiet);
+    let (class, message) = match (class, drop_result) {
+        (None, Err(p)) => (
+            Some("panic"),
+            format!(
+                "a task panicked while the simulation shut down: {}",
+                report::payload_text(&*p)
+            ),
+        ),
+        (c, _) => (c, message),
+    };
+    let mut core = exec.core.borrow_mut();
+    core.trace.finish();
+    let divergence = core.trace.divergence().map(|d| {
+        let show = |x: Option<Decision>| {
+            x.map(|d| d.to_string())
+                .unwrap_or_else(|| "(the run ended)".into())
+        };
+        format!(
+            "first difference at decision #{}: first run: {}; this run: {}",
+            d.index,
+            show(d.expected),
+            show(d.actual)
+        )
+    });
+    let outcome = SeedOutcome {
+        seed: settings.seed,
+        class,
+        message,
+        step: core.step,
+        now: Duration::from_nanos(core.now),
+        schedule: core.config.schedule.name(),
+        fingerprint: core.trace.fingerprint(),
+        decisions: core.trace.decisions(),
+        recording: core.trace.take_record().map(|r| Recording(Arc::new(r))),
+        divergence,
+        replay: report::replay_command(settings.seed),
+    };
+    drop(core);
+    report::set_test(None);
+    outcome
+}
+
+/// The panic text without the context lines the executor appends (the
+/// harness reports step, time and replay itself).
+fn strip_context(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("sim: assertion (the test body panicked)") && !l.starts_with("sim: replay with:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Silences the default panic hook's output on this thread while it lives
+/// (the harness prints the failure itself); other threads are unaffected.
+struct QuietPanics;
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the harness reports this thread's failures itself.
+pub(crate) fn quiet() -> bool {
+    QUIET.with(|q| q.get())
+}
+
+static INSTALL: std::sync::Once = std::sync::Once::new();
+
+impl QuietPanics {
+    fn new() -> QuietPanics {
+        INSTALL.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                if !QUIET.with(|q| q.get()) {
+                    previous(info);
+                }
+            }));
+        });
+        QUIET.with(|q| q.set(true));
+        QuietPanics
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        QUIET.with(|q| q.set(false));
+    }
+}
