@@ -45,7 +45,10 @@ async fn echo_answers_and_survives_a_restart() {
     assert_eq!(ask(b"ping").await.unwrap(), b"ping");
     node.crash();
     let e = sim_runtime::time::timeout(Duration::from_secs(5), ask(b"x")).await;
-    assert!(e.is_err() || e.unwrap().is_err(), "a crashed node does not answer");
+    assert!(
+        e.is_err() || e.unwrap().is_err(),
+        "a crashed node does not answer"
+    );
     node.restart();
     sim_runtime::time::sleep(Duration::from_millis(1)).await;
     assert_eq!(ask(b"again").await.unwrap(), b"again");

@@ -13,7 +13,6 @@
 //! without the simulator).
 
 use proc_macro::TokenStream;
-use proc_macro2::Span;
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
@@ -32,7 +31,10 @@ fn int(e: &Expr, what: &str) -> syn::Result<u64> {
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..
         }) => i.base10_parse(),
-        _ => Err(Error::new_spanned(e, format!("`{what}` takes an integer literal"))),
+        _ => Err(Error::new_spanned(
+            e,
+            format!("`{what}` takes an integer literal"),
+        )),
     }
 }
 
@@ -102,6 +104,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let mut seeds = quote!(::sim::__private::Seeds::Default);
     let mut seen_seeds = false;
     let mut time_limit = quote!(::core::option::Option::None);
+    let mut step_limit = quote!(::core::option::Option::None);
     let mut strict = false;
     let mut check = false;
     for meta in args.0 {
@@ -145,13 +148,17 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                 let ms = duration_ms(&nv.value)?;
                 time_limit = quote!(::core::option::Option::Some(#ms));
             }
+            Meta::NameValue(nv) if nv.path.is_ident("step_limit") => {
+                let n = int(&nv.value, "step_limit")?;
+                step_limit = quote!(::core::option::Option::Some(#n));
+            }
             Meta::Path(p) if p.is_ident("strict") => strict = true,
             Meta::Path(p) if p.is_ident("check_determinism") => check = true,
             _ => {
                 return Err(Error::new_spanned(
                     &meta,
                     "unknown argument; #[sim::test] takes `seeds = a..b`, `seed = n`, \
-                     `time_limit = \"30s\"`, `strict`, `check_determinism`",
+                     `time_limit = \"30s\"`, `step_limit = n`, `strict`, `check_determinism`",
                 ))
             }
         }
@@ -163,7 +170,6 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let output = &f.sig.output;
     let name_str = name.to_string();
     let reason = "a simulation test: run it with RUSTFLAGS=\"--cfg simulation\" cargo test";
-    let _ = Span::call_site();
     Ok(quote! {
         #[cfg(simulation)]
         #[::core::prelude::v1::test]
@@ -179,6 +185,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
                     seeds: #seeds,
                     time_limit_ms: #time_limit,
+                    step_limit: #step_limit,
                     strict: #strict,
                     check_determinism: #check,
                 },

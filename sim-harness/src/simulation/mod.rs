@@ -13,6 +13,38 @@ pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
 /// Runs `action` after `delay` of virtual time from now (the scripted form
 /// of any lifecycle or fault call).
 #[track_caller]
-pub fn after(delay: std::time::Duration, action: impl FnOnce() + 'static) -> sim_runtime::task::JoinHandle<()> {
+pub fn after(
+    delay: std::time::Duration,
+    action: impl FnOnce() + 'static,
+) -> sim_runtime::task::JoinHandle<()> {
     at(elapsed() + delay, action)
+}
+
+/// The prefix of the panic `eventually` raises, by which the runner tells
+/// a liveness failure from an assertion.
+pub(crate) const LIVENESS_MARKER: &str = "sim liveness: ";
+
+/// Liveness: waits until `progress()` holds, checking every `every` of
+/// virtual time, for at most `bound`; past the bound the run fails with
+/// class `liveness`, naming `what`. Use it after healing the faults a test
+/// injected: "once the cluster is whole again, writes succeed within 30 s".
+pub async fn eventually<F, Fut>(what: &str, bound: std::time::Duration, mut progress: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let every = (bound / 100).max(std::time::Duration::from_millis(1));
+    let start = elapsed();
+    loop {
+        if progress().await {
+            return;
+        }
+        if elapsed() - start >= bound {
+            panic!(
+                "{LIVENESS_MARKER}{what}: no progress within {bound:?} of virtual time (checked \
+                 every {every:?} since {start:?})"
+            );
+        }
+        sim_runtime::time::sleep(every).await;
+    }
 }

@@ -86,7 +86,12 @@ pub fn unclog_node(node: impl AsNode) {
 /// One-way latency and jitter from `from` to `to`.
 #[track_caller]
 pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter: Duration) {
-    logged!("latency", from = name(&from), to = name(&to), latency = format!("{latency:?}"));
+    logged!(
+        "latency",
+        from = name(&from),
+        to = name(&to),
+        latency = format!("{latency:?}")
+    );
     rt::set_latency(from.node_id(), to.node_id(), latency, jitter);
 }
 
@@ -94,7 +99,13 @@ pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter
 /// probabilities (parts per million).
 #[track_caller]
 pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm: u32) {
-    logged!("udp faults", from = name(&from), to = name(&to), loss_ppm = loss_ppm, dup_ppm = dup_ppm);
+    logged!(
+        "udp faults",
+        from = name(&from),
+        to = name(&to),
+        loss_ppm = loss_ppm,
+        dup_ppm = dup_ppm
+    );
     rt::set_udp_faults(from.node_id(), to.node_id(), loss_ppm, dup_ppm);
 }
 

@@ -264,7 +264,9 @@ impl AsNode for &str {
     fn node_id(&self) -> rt::Node {
         match rt::lookup_node(self) {
             Some(n) => n,
-            None => panic!("sim: there is no node named {self:?} (create it with sim::node({self:?}))"),
+            None => {
+                panic!("sim: there is no node named {self:?} (create it with sim::node({self:?}))")
+            }
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct Options {
     pub seeds: Seeds,
     /// `time_limit = "30s"`-style, already parsed by the macro (ms).
     pub time_limit_ms: Option<u64>,
+    /// `step_limit = n`: polls allowed per seed.
+    pub step_limit: Option<u64>,
     /// `strict`: tasks alive when the body returns are a leak.
     pub strict: bool,
     /// `check_determinism`: each seed twice, compared decision by decision.
@@ -65,17 +67,30 @@ fn parse_u64(var: &str, v: &str, forms: &str) -> u64 {
 /// `0..1000`, `0..=9`, `3,7,9`, or `7`.
 pub(crate) fn parse_seed_list(var: &str, v: &str) -> Vec<u64> {
     const FORMS: &str = "a range `0..1000` (or `0..=999`), a list `3,7,9`, or one seed `7`";
+    let num = |part: &str| -> u64 {
+        part.trim().replace('_', "").parse().unwrap_or_else(|_| {
+            panic!(
+                "sim: {var}={v:?} is malformed: {part:?} is not a number. Accepted forms: {FORMS}"
+            )
+        })
+    };
     if let Some((a, b)) = v.split_once("..=") {
-        let (a, b) = (parse_u64(var, a, FORMS), parse_u64(var, b, FORMS));
-        assert!(a <= b, "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}");
+        let (a, b) = (num(a), num(b));
+        assert!(
+            a <= b,
+            "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}"
+        );
         return (a..=b).collect();
     }
     if let Some((a, b)) = v.split_once("..") {
-        let (a, b) = (parse_u64(var, a, FORMS), parse_u64(var, b, FORMS));
-        assert!(a < b, "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}");
+        let (a, b) = (num(a), num(b));
+        assert!(
+            a < b,
+            "sim: {var}={v:?} is an empty range. Accepted forms: {FORMS}"
+        );
         return (a..b).collect();
     }
-    v.split(',').map(|s| parse_u64(var, s.trim(), FORMS)).collect()
+    v.split(',').map(num).collect()
 }
 
 /// `k/n`, 1 ≤ k ≤ n: this process runs the seeds whose position in the list
@@ -85,7 +100,10 @@ pub(crate) fn parse_shard(v: &str) -> (usize, usize) {
     let Some((k, n)) = v.split_once('/') else {
         panic!("sim: SIM_SHARD={v:?} is malformed. Accepted form: {FORMS}")
     };
-    let (k, n) = (parse_u64("SIM_SHARD", k, FORMS), parse_u64("SIM_SHARD", n, FORMS));
+    let (k, n) = (
+        parse_u64("SIM_SHARD", k, FORMS),
+        parse_u64("SIM_SHARD", n, FORMS),
+    );
     assert!(
         n >= 1 && k >= 1 && k <= n,
         "sim: SIM_SHARD={v:?} is out of range. Accepted form: {FORMS}"
@@ -130,10 +148,15 @@ fn jobs() -> usize {
     match env("SIM_JOBS") {
         Some(v) => {
             let n = parse_u64("SIM_JOBS", &v, "a number of threads ≥ 1, e.g. SIM_JOBS=4");
-            assert!(n >= 1, "sim: SIM_JOBS=0: at least one job runs. Accepted form: a number ≥ 1");
+            assert!(
+                n >= 1,
+                "sim: SIM_JOBS=0: at least one job runs. Accepted form: a number ≥ 1"
+            );
             n as usize
         }
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+        None => std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8),
     }
 }
 
@@ -165,7 +188,9 @@ fn trace_dir(opts: &Options, name: &str) -> PathBuf {
             break PathBuf::from(opts.manifest_dir);
         }
     };
-    root.join("target").join("sim").join(name.replace("::", "-"))
+    root.join("target")
+        .join("sim")
+        .join(name.replace("::", "-"))
 }
 
 struct SeedResult {
@@ -189,7 +214,7 @@ where
     let settings = SeedSettings {
         seed,
         time_limit: opts.time_limit_ms.map(Duration::from_millis),
-        step_limit: None,
+        step_limit: opts.step_limit,
         strict: opts.strict,
         record,
         compare,
@@ -200,6 +225,16 @@ where
         )),
     };
     let make = make.clone();
+    let classify = |mut o: SeedOutcome| {
+        // `sim::eventually` fails the body with a liveness marker.
+        if o.class == Some("assertion") {
+            if let Some(rest) = o.message.strip_prefix(super::LIVENESS_MARKER) {
+                o.message = rest.to_string();
+                o.class = Some("liveness");
+            }
+        }
+        o
+    };
     // A fresh OS thread per seed: no thread-local state leaks between seeds.
     std::thread::Builder::new()
         .name(test_name(opts))
@@ -213,7 +248,7 @@ where
             drop(guard);
             let (trace, dropped) = lines.take();
             SeedResult {
-                outcome,
+                outcome: classify(outcome),
                 trace,
                 dropped,
             }
@@ -298,7 +333,10 @@ where
                     write_trace(&opts, &name, &r);
                 }
                 if !r.outcome.passed() {
-                    failures.lock().unwrap_or_else(|e| e.into_inner()).insert(seed, r);
+                    failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(seed, r);
                 }
             });
         }
@@ -373,7 +411,12 @@ fn report(
         s,
         "sim: {name}: {} of {total} seed(s) failed: {}{}",
         failures.len(),
-        seeds.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
+        seeds
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
         if seeds.len() > 20 { ", …" } else { "" }
     );
     let _ = writeln!(
@@ -404,4 +447,52 @@ fn report(
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
     let _ = write!(s, "sim: replay: {}", o.replay);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_lists() {
+        assert_eq!(parse_seed_list("SIM_SEEDS", "0..3"), [0, 1, 2]);
+        assert_eq!(parse_seed_list("SIM_SEEDS", "5..=6"), [5, 6]);
+        assert_eq!(parse_seed_list("SIM_SEEDS", "3, 7,9"), [3, 7, 9]);
+        assert_eq!(parse_seed_list("SIM_SEEDS", "1_000"), [1000]);
+    }
+
+    #[test]
+    #[should_panic(expected = "SIM_SEEDS=\"0..x\" is malformed")]
+    fn malformed_seed_lists_name_the_variable_and_the_forms() {
+        parse_seed_list("SIM_SEEDS", "0..x");
+    }
+
+    #[test]
+    #[should_panic(expected = "is an empty range")]
+    fn empty_ranges_are_refused() {
+        parse_seed_list("SIM_SEEDS", "5..5");
+    }
+
+    #[test]
+    fn shards() {
+        assert_eq!(parse_shard("2/4"), (2, 4));
+    }
+
+    #[test]
+    #[should_panic(expected = "SIM_SHARD=\"0/4\" is out of range")]
+    fn shard_numbers_start_at_one() {
+        parse_shard("0/4");
+    }
+
+    #[test]
+    #[should_panic(expected = "Accepted form: `k/n`")]
+    fn shard_needs_a_slash() {
+        parse_shard("3");
+    }
+
+    #[test]
+    #[should_panic(expected = "SIM_CHECK_DETERMINISM=\"maybe\" is malformed")]
+    fn booleans_are_strict() {
+        parse_bool("SIM_CHECK_DETERMINISM", "maybe");
+    }
 }

@@ -63,7 +63,12 @@ impl<S: Subscriber> Layer<S> for Stamped {
         let mut fields = Fields(String::new());
         event.record(&mut fields);
         let m = event.metadata();
-        let line = format!("{time} {node:<10} {:<5} {}:{}", m.level(), m.target(), fields.0);
+        let line = format!(
+            "{time} {node:<10} {:<5} {}:{}",
+            m.level(),
+            m.target(),
+            fields.0
+        );
         let mut b = self.lines.0.lock().unwrap_or_else(|e| e.into_inner());
         if b.lines.len() >= MAX_LINES {
             b.lines.pop_front();
@@ -77,8 +82,7 @@ impl<S: Subscriber> Layer<S> for Stamped {
 /// the guard drops.
 pub(crate) fn collect() -> (Lines, tracing::subscriber::DefaultGuard) {
     let lines = Lines::default();
-    let filter = tracing_subscriber::filter::Targets::new()
-        .with_default(level_from_env());
+    let filter = tracing_subscriber::filter::Targets::new().with_default(level_from_env());
     let subscriber = tracing_subscriber::registry().with(
         Stamped {
             lines: lines.clone(),
@@ -94,7 +98,9 @@ fn level_from_env() -> tracing::Level {
     match std::env::var("SIM_TRACE_LEVEL").ok().as_deref() {
         None | Some("") => tracing::Level::DEBUG,
         Some(v) => v.parse().unwrap_or_else(|_| {
-            panic!("sim: SIM_TRACE_LEVEL={v:?} is not a level: use error, warn, info, debug or trace")
+            panic!(
+                "sim: SIM_TRACE_LEVEL={v:?} is not a level: use error, warn, info, debug or trace"
+            )
         }),
     }
 }

@@ -91,7 +91,10 @@ where
     if settings.step_limit.is_some() {
         config.step_limit = settings.step_limit;
     }
-    let trace = Trace::new(settings.record, settings.compare.as_ref().map(|r| r.0.clone()));
+    let trace = Trace::new(
+        settings.record,
+        settings.compare.as_ref().map(|r| r.0.clone()),
+    );
     let exec = Exec::with_trace(config, trace);
     let rt = Runtime::with_exec(exec.clone());
     // The executor prints its own report when it fails; the harness writes
@@ -174,7 +177,10 @@ where
 /// harness reports step, time and replay itself).
 fn strip_context(text: &str) -> String {
     text.lines()
-        .filter(|l| !l.starts_with("sim: assertion (the test body panicked)") && !l.starts_with("sim: replay with:"))
+        .filter(|l| {
+            !l.starts_with("sim: assertion (the test body panicked)")
+                && !l.starts_with("sim: replay with:")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

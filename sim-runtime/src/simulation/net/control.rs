@@ -16,6 +16,7 @@ pub use sim_net::{Config, ConnFault, ConnInfo};
 /// Applies a fault to the model, records it, and wakes whoever it affects.
 #[track_caller]
 fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
+    tracing::debug!(target: "sim::net", code = format!("{code:#x}"), "fault");
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {

@@ -167,7 +167,11 @@ impl TcpStream {
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        poll_net(cx, id, Dir::Write, |net, now| net.tcp_write(id, data, now))
+        let r = poll_net(cx, id, Dir::Write, |net, now| net.tcp_write(id, data, now));
+        if let Poll::Ready(Ok(n)) = &r {
+            tracing::trace!(target: "sim::net", socket = id.as_u64(), bytes = n, "sent");
+        }
+        r
     }
 
     pub(crate) fn poll_write_vectored_id(

@@ -1,0 +1,219 @@
+//! Every failure class of the harness: its wording in the report, the
+//! rerun verdict, the replay line, and the trace file.
+#![cfg(simulation)]
+
+use sim::__private::{run, Options, Seeds};
+use sim_runtime::time::{sleep, Duration};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+fn options(name: &'static str, seeds: Seeds) -> Options {
+    Options {
+        name: name,
+        file: file!(),
+        package: env!("CARGO_PKG_NAME"),
+        crate_name: env!("CARGO_CRATE_NAME"),
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds,
+        time_limit_ms: None,
+        step_limit: None,
+        strict: false,
+        check_determinism: false,
+    }
+}
+
+/// Runs a harness test that must fail; returns its report.
+fn report<F, Fut>(opts: Options, body: F) -> String
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    // The runner reads these; a developer's shell must not change the test.
+    for var in [
+        "SIM_SEED",
+        "SIM_SEEDS",
+        "SIM_SHARD",
+        "SIM_CHECK_DETERMINISM",
+    ] {
+        assert!(
+            std::env::var(var).is_err(),
+            "unset {var} to run the harness's own tests"
+        );
+    }
+    let err = catch_unwind(AssertUnwindSafe(|| run(opts, body))).expect_err("the run must fail");
+    err.downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_else(|| "<non-string report>".into())
+}
+
+fn assert_common(r: &str, seed: u64) {
+    assert!(r.contains(&format!("first failure — seed {seed} ")), "{r}");
+    assert!(r.contains("step "), "{r}");
+    assert!(r.contains("virtual time "), "{r}");
+    assert!(r.contains(&format!("replay: SIM_SEED={seed} ")), "{r}");
+    assert!(r.contains("reproduced when run again: yes"), "{r}");
+}
+
+#[test]
+fn assertion_in_the_body_names_the_seed_and_the_trace() {
+    let r = report(
+        options("classes::assertion", Seeds::Range(0, 4)),
+        || async {
+            tracing::info!(answer = 41, "about to check");
+            sleep(Duration::from_millis(5)).await;
+            assert_eq!(sim::seed() % 2, 1, "even seeds are wrong");
+        },
+    );
+    assert!(r.contains("2 of 4 seed(s) failed: 0, 2"), "{r}");
+    assert!(r.contains("class: assertion"), "{r}");
+    assert!(r.contains("even seeds are wrong"), "{r}");
+    assert_common(&r, 0);
+    // The trace: the service's event, stamped with virtual time and node.
+    assert!(
+        r.contains("main       INFO  classes: about to check answer=41"),
+        "{r}"
+    );
+    let path = r
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: trace: "))
+        .and_then(|l| l.split(" (").next())
+        .expect("the report names the trace file");
+    let text = std::fs::read_to_string(path).expect("the trace file exists");
+    assert!(text.contains("about to check"), "{text}");
+    assert!(text.contains("even seeds are wrong"), "{text}");
+}
+
+#[test]
+fn panic_in_a_node_task() {
+    let r = report(options("classes::panic", Seeds::One(3)), || async {
+        sim::node("worker").start(|| async {
+            sleep(Duration::from_millis(10)).await;
+            panic!("the worker gave up");
+        });
+        sleep(Duration::from_secs(1)).await;
+    });
+    assert!(r.contains("class: panic"), "{r}");
+    assert!(r.contains("the worker gave up"), "{r}");
+    assert_common(&r, 3);
+}
+
+#[test]
+fn restart_on_panic_keeps_the_run_going() {
+    static STARTS: AtomicU64 = AtomicU64::new(0);
+    run(
+        options("classes::restart_on_panic", Seeds::One(4)),
+        || async {
+            STARTS.store(0, Ordering::SeqCst);
+            sim::node("flaky").restart_on_panic().start(|| async {
+                if STARTS.fetch_add(1, Ordering::SeqCst) < 2 {
+                    sleep(Duration::from_millis(10)).await;
+                    panic!("not yet");
+                }
+                std::future::pending::<()>().await;
+            });
+            sleep(Duration::from_secs(1)).await;
+            assert_eq!(STARTS.load(Ordering::SeqCst), 3, "two panics, three starts");
+        },
+    );
+}
+
+#[test]
+fn deadlock_names_the_stuck_tasks() {
+    let r = report(options("classes::deadlock", Seeds::One(5)), || async {
+        let (_tx, rx) = sim_runtime::sync::oneshot::channel::<()>();
+        let (tx2, rx2) = sim_runtime::sync::oneshot::channel::<()>();
+        sim::node("waiter").start(move || {
+            let _keep = &tx2;
+            async { std::future::pending::<()>().await }
+        });
+        drop(rx2);
+        let _ = rx.await;
+    });
+    assert!(r.contains("class: deadlock"), "{r}");
+    assert!(r.contains("on node 'waiter'"), "{r}");
+    assert_common(&r, 5);
+}
+
+#[test]
+fn livelock_is_the_virtual_time_limit() {
+    let mut o = options("classes::livelock", Seeds::One(6));
+    o.time_limit_ms = Some(1_000);
+    let r = report(o, || async {
+        loop {
+            sleep(Duration::from_millis(100)).await;
+        }
+    });
+    assert!(r.contains("class: livelock"), "{r}");
+    assert_common(&r, 6);
+}
+
+#[test]
+fn step_limit() {
+    let mut o = options("classes::step_limit", Seeds::One(7));
+    o.step_limit = Some(500);
+    let r = report(o, || async {
+        loop {
+            sim_runtime::task::yield_now().await;
+        }
+    });
+    assert!(r.contains("class: step limit"), "{r}");
+    assert_common(&r, 7);
+}
+
+#[test]
+fn leak_when_strict() {
+    let mut o = options("classes::leak", Seeds::One(8));
+    o.strict = true;
+    let r = report(o, || async {
+        sim::node("forgotten").start(|| std::future::pending::<()>());
+    });
+    assert!(r.contains("class: leak"), "{r}");
+    assert!(r.contains("on node 'forgotten'"), "{r}");
+    assert_common(&r, 8);
+}
+
+#[test]
+fn liveness_after_healing() {
+    let r = report(options("classes::liveness", Seeds::One(9)), || async {
+        sim::eventually("the counter reaches 1", Duration::from_secs(5), || async {
+            false
+        })
+        .await;
+    });
+    assert!(r.contains("class: liveness"), "{r}");
+    assert!(
+        r.contains("the counter reaches 1: no progress within 5s"),
+        "{r}"
+    );
+    assert_common(&r, 9);
+}
+
+#[test]
+fn nondeterminism_names_the_first_divergent_decision() {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let mut o = options("classes::nondeterminism", Seeds::One(10));
+    o.check_determinism = true;
+    let r = report(o, || async {
+        // State outside the seed: each run sleeps a different time.
+        let n = RUNS.fetch_add(1, Ordering::SeqCst);
+        sleep(Duration::from_millis(1 + n)).await;
+    });
+    assert!(r.contains("class: nondeterminism"), "{r}");
+    assert!(r.contains("first difference at decision #"), "{r}");
+    // Its rerun is not the same failure either.
+    assert!(r.contains("reproduced when run again: NO"), "{r}");
+}
+
+#[test]
+fn passing_seeds_pass_and_the_check_passes_deterministic_runs() {
+    let mut o = options("classes::passing", Seeds::Range(0, 8));
+    o.check_determinism = true;
+    run(o, || async {
+        let n = sim::node("a").start(|| async {
+            sleep(Duration::from_millis(3)).await;
+        });
+        sleep(Duration::from_millis(10)).await;
+        n.crash();
+        n.restart();
+    });
+}
