@@ -201,6 +201,7 @@ struct SeedResult {
 
 fn run_one<F, Fut>(
     opts: &Options,
+    collector: &trace::Collector,
     seed: u64,
     make: &Arc<F>,
     record: bool,
@@ -225,6 +226,7 @@ where
         )),
     };
     let make = make.clone();
+    let collector = collector.clone();
     let classify = |mut o: SeedOutcome| {
         // `sim::eventually` fails the body with a liveness marker.
         if o.class == Some("assertion") {
@@ -239,7 +241,7 @@ where
     std::thread::Builder::new()
         .name(test_name(opts))
         .spawn(move || {
-            let (lines, guard) = trace::collect();
+            let (lines, guard) = collector.install();
             let outcome = run_seed(&settings, || async move {
                 if let Err(e) = make().await.into_outcome() {
                     panic!("{e}");
@@ -260,17 +262,30 @@ where
 
 /// Runs one seed, with the determinism check if asked: the second run is
 /// compared with the first decision by decision.
-fn run_checked<F, Fut>(opts: &Options, seed: u64, make: &Arc<F>, check: bool) -> SeedResult
+fn run_checked<F, Fut>(
+    opts: &Options,
+    collector: &trace::Collector,
+    seed: u64,
+    make: &Arc<F>,
+    check: bool,
+) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
-    let first = run_one(opts, seed, make, check, None);
+    let first = run_one(opts, collector, seed, make, check, None);
     if !check || !first.outcome.passed() {
         return first;
     }
-    let mut second = run_one(opts, seed, make, false, first.outcome.recording.clone());
+    let mut second = run_one(
+        opts,
+        collector,
+        seed,
+        make,
+        false,
+        first.outcome.recording.clone(),
+    );
     if second.outcome.passed()
         && (second.outcome.divergence.is_some()
             || second.outcome.fingerprint != first.outcome.fingerprint)
@@ -317,26 +332,29 @@ where
     let target = cargo_target(&opts);
     std::thread::scope(|s| {
         for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&seed) = seeds.get(i) else { break };
-                // Unbuffered, before the seed runs: it survives a crash or
-                // a kill of the process.
-                eprintln!(
-                    "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
+            s.spawn(|| {
+                let collector = trace::Collector::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&seed) = seeds.get(i) else { break };
+                    // Unbuffered, before the seed runs: it survives a crash or
+                    // a kill of the process.
+                    eprintln!(
+                        "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
                      RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
-                    strategy(seed),
-                    opts.package
-                );
-                let r = run_checked(&opts, seed, &make, check);
-                if always_trace || !r.outcome.passed() {
-                    write_trace(&opts, &name, &r);
-                }
-                if !r.outcome.passed() {
-                    failures
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(seed, r);
+                        strategy(seed),
+                        opts.package
+                    );
+                    let r = run_checked(&opts, &collector, seed, &make, check);
+                    if always_trace || !r.outcome.passed() {
+                        write_trace(&opts, &name, &r);
+                    }
+                    if !r.outcome.passed() {
+                        failures
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(seed, r);
+                    }
                 }
             });
         }
@@ -346,7 +364,14 @@ where
         return;
     };
     // Run the first failing seed again by itself: does it reproduce?
-    let again = run_one(&opts, first_seed, &make, false, None);
+    let again = run_one(
+        &opts,
+        &trace::Collector::new(),
+        first_seed,
+        &make,
+        false,
+        None,
+    );
     let reproduced = match (again.outcome.class, first.outcome.class) {
         (Some(a), Some(b)) if a == b && again.outcome.fingerprint == first.outcome.fingerprint => {
             format!(

@@ -78,18 +78,39 @@ impl<S: Subscriber> Layer<S> for Stamped {
     }
 }
 
-/// Installs the trace collector on this thread (one seed's thread) until
-/// the guard drops.
-pub(crate) fn collect() -> (Lines, tracing::subscriber::DefaultGuard) {
-    let lines = Lines::default();
-    let filter = tracing_subscriber::filter::Targets::new().with_default(level_from_env());
-    let subscriber = tracing_subscriber::registry().with(
-        Stamped {
-            lines: lines.clone(),
+/// A trace collector: one per job thread, installed on each seed's thread
+/// in turn (building a subscriber costs more than a small seed's run).
+#[derive(Clone)]
+pub(crate) struct Collector {
+    lines: Lines,
+    dispatch: tracing::Dispatch,
+}
+
+impl Collector {
+    pub(crate) fn new() -> Collector {
+        let lines = Lines::default();
+        let filter = tracing_subscriber::filter::Targets::new().with_default(level_from_env());
+        let subscriber = tracing_subscriber::registry().with(
+            Stamped {
+                lines: lines.clone(),
+            }
+            .with_filter(filter),
+        );
+        Collector {
+            lines,
+            dispatch: tracing::Dispatch::new(subscriber),
         }
-        .with_filter(filter),
-    );
-    (lines, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// Collects this thread's events until the guard drops; the lines are
+    /// then in [`Lines::take`] (the collector starts empty each time).
+    pub(crate) fn install(&self) -> (Lines, tracing::dispatcher::DefaultGuard) {
+        drop(self.lines.take());
+        (
+            self.lines.clone(),
+            tracing::dispatcher::set_default(&self.dispatch),
+        )
+    }
 }
 
 /// `SIM_TRACE_LEVEL` (`error`, `warn`, `info`, `debug`, `trace`; default
