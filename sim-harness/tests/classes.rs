@@ -217,3 +217,32 @@ fn passing_seeds_pass_and_the_check_passes_deterministic_runs() {
         n.restart();
     });
 }
+
+/// Blocks its OS thread when run as the child of the test below.
+#[sim::test(seed = 11)]
+async fn child_blocks_its_thread() {
+    if std::env::var("SIM_HANG_TIMEOUT").is_ok() {
+        let (_tx, rx) = std::sync::mpsc::channel::<()>();
+        let _ = rx.recv();
+    }
+}
+
+#[test]
+fn hang_is_reported_as_inconclusive_never_a_pass() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["child_blocks_its_thread", "--exact", "--nocapture"])
+        .env("SIM_HANG_TIMEOUT", "2s")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "a hang must not pass: {text}");
+    assert!(text.contains("sim: hang (inconclusive)"), "{text}");
+    assert!(
+        text.contains("SIM_SEED=11"),
+        "the replay line names the seed: {text}"
+    );
+}
