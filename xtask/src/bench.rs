@@ -47,6 +47,8 @@ struct Workload {
 enum Target {
     /// At most this much.
     Max(f64),
+    /// At least this much.
+    Min(f64),
     /// At most this many times the simulation's figure for that workload.
     Relative(&'static str, f64),
 }
@@ -102,6 +104,20 @@ const WORKLOADS: &[Workload] = &[
         reference: "turmoil ≈ 21 ms/step (202 hosts)",
         target: Target::Relative("net_idle_2", 2.0),
     },
+    Workload {
+        name: "harness_seeds_per_s",
+        title: "6. `#[sim::test]` seeds per second, one core: 3 nodes, 100 requests, one crash, one partition",
+        unit: "seeds/s",
+        reference: "—",
+        target: Target::Min(5_000.0),
+    },
+    Workload {
+        name: "harness_overhead",
+        title: "6b. … the harness's own cost per seed, above the runtime's per-seed runner (a thread and a runtime per seed)",
+        unit: "us/seed",
+        reference: "—",
+        target: Target::Max(10.0),
+    },
 ];
 
 impl Workload {
@@ -112,6 +128,10 @@ impl Workload {
             Target::Max(t) => (
                 format!("≤ {}", trim(fmt_value(t, self.unit))),
                 v.map(|v| v <= t),
+            ),
+            Target::Min(t) => (
+                format!("≥ {}", trim(fmt_value(t, self.unit))),
+                v.map(|v| v >= t),
             ),
             Target::Relative(base, _) if base == self.name => ("(baseline)".into(), None),
             Target::Relative(base, f) => (
@@ -185,6 +205,12 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         return Ok(());
     };
     let exes = [build(Mode::Simulation)?, build(Mode::Production)?];
+    let wants_harness = opts.only.is_empty() || opts.only.iter().any(|o| o.starts_with("harness"));
+    let harness_exe = if wants_harness {
+        Some(build_bench(Mode::Simulation, "sim-harness", "harness")?)
+    } else {
+        None
+    };
     let mut results = Results::default();
     let mut clock_checks = Vec::new();
     for run in 0..opts.runs {
@@ -212,6 +238,20 @@ pub fn bench(args: &[String]) -> Result<(), String> {
                 }
             }
         }
+        if let Some(exe) = &harness_exe {
+            eprintln!("==> bench run {}/{} [harness]", run + 1, opts.runs);
+            let out = run_harness(exe)?;
+            for line in out.lines() {
+                if let ["BENCH", mode, name, _unit, median, ..] =
+                    line.split_whitespace().collect::<Vec<_>>().as_slice()
+                {
+                    let v: f64 = median
+                        .parse()
+                        .map_err(|_| format!("bad bench line {line:?}"))?;
+                    results.push(mode, name, v);
+                }
+            }
+        }
     }
     let table = table(&results, &opts);
     println!("{table}");
@@ -228,18 +268,24 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo bench --no-run` in `mode`; returns the bench executable.
+/// `cargo bench --no-run` of sim-runtime's `executor` bench in `mode`.
 fn build(mode: Mode) -> Result<PathBuf, String> {
+    build_bench(mode, "sim-runtime", "executor")
+}
+
+/// `cargo bench --no-run` of `package`'s `bench` in `mode`; returns the
+/// bench executable.
+fn build_bench(mode: Mode, package: &str, bench: &str) -> Result<PathBuf, String> {
     let mut args = vec![
         "bench",
         "-p",
-        "sim-runtime",
+        package,
         "--bench",
-        "executor",
+        bench,
         "--no-run",
         "--message-format=json-render-diagnostics",
     ];
-    if mode == Mode::Production {
+    if mode == Mode::Production && package == "sim-runtime" {
         args.extend(["--features", PROD_FEATURES]);
     }
     eprintln!("==> [{}] build: cargo {}", mode.name(), args.join(" "));
@@ -262,10 +308,24 @@ fn build(mode: Mode) -> Result<PathBuf, String> {
             let start = l.find("\"executable\":\"")? + "\"executable\":\"".len();
             let path = &l[start..start + l[start..].find('"')?];
             let file = Path::new(path).file_name()?.to_str()?;
-            file.starts_with("executor-").then(|| PathBuf::from(path))
+            file.starts_with(&format!("{bench}-")).then(|| PathBuf::from(path))
         })
         .next_back()
         .ok_or_else(|| format!("[{}] cargo named no bench executable", mode.name()))
+}
+
+/// One run of the harness bench (its per-seed replay lines go to /dev/null).
+fn run_harness(exe: &Path) -> Result<String, String> {
+    let out = Command::new(exe)
+        .current_dir(root())
+        .args(["--runs", "1", "--seeds", "2000"])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed ({})", exe.display(), out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn run_once(exe: &Path, opts: &Opts) -> Result<String, String> {
@@ -328,6 +388,7 @@ fn fmt_value(v: f64, unit: &str) -> String {
     match unit {
         "us/seed" => format!("{v:.2} µs/seed"),
         "us/rt" => format!("{v:.3} µs/rt"),
+        "seeds/s" => format!("{v:.0} seeds/s"),
         _ => format!("{v:.1} {unit}"),
     }
 }
@@ -532,7 +593,12 @@ fn markdown(
          Workloads 5a–5c run 10,000 round trips with 2, 100 or 1,000 more nodes \
          present, each with a listener waiting in `accept`, and report (time of the \
          run − time of the same set-up with no round trip) / 10,000: the cost of one \
-         round trip as the cluster grows (simulation only).\n\
+         round trip as the cluster grows (simulation only). Workload 6 is \
+         `sim-harness/benches/harness.rs`: 2,000 seeds of a 3-node scenario through \
+         `#[sim::test]`'s runner with `SIM_JOBS=1`; 6b subtracts the time of the same \
+         seeds through the runtime's own runner (a fresh thread and runtime per seed, \
+         as `#[tokio::test]` under simulation does), leaving the harness's trace \
+         collector, outcome, report bookkeeping and replay line.\n\
          \n\
          ## Reproduce one side\n\
          \n\
