@@ -143,6 +143,7 @@ impl Replica {
             },
             (Some("REPL"), Some(key), Some(value)) => {
                 self.store.lock().unwrap().insert(key.into(), value.into());
+                tracing::info!("stored {key} from the primary");
                 "OK\n".into()
             }
             (Some("PUT"), Some(key), Some(value)) => self.put(key, value).await,
@@ -164,6 +165,7 @@ impl Replica {
         if self.config.replication == Replication::AckBeforeReplicate {
             // The planted bug: the client hears "stored" while the write
             // exists on this machine only.
+            tracing::info!("PUT {key} acknowledged (the backups do not have it yet)");
             return "OK\n".into();
         }
         let all = async {
@@ -173,8 +175,14 @@ impl Replica {
             Ok::<(), ()>(())
         };
         match timeout(self.config.replication_timeout, all).await {
-            Ok(Ok(())) => "OK\n".into(),
-            _ => "ERR not replicated\n".into(),
+            Ok(Ok(())) => {
+                tracing::info!("PUT {key} acknowledged (every backup has it)");
+                "OK\n".into()
+            }
+            _ => {
+                tracing::info!("PUT {key} failed: not replicated in time");
+                "ERR not replicated\n".into()
+            }
         }
     }
 }
