@@ -1,28 +1,38 @@
-//! `cargo xtask demo`: a simulated service finds its planted bug and the
-//! failing seed replays exactly.
+//! `cargo xtask demo`: a replicated key-value store loses acknowledged
+//! writes under a partition and a crash; the failing seed replays exactly;
+//! the fixed store passes the same seeds.
 //!
-//! 1. Sweep seeds over the ticket office's `#[tokio::test]`: the sweep stops
-//!    at the first seed that oversells and prints its replay command.
-//! 2. Run that command: the same failure, at the same step and virtual time.
+//! 1. Sweep seeds over `examples/kv/tests/demo.rs` (the primary acknowledges
+//!    before replicating): the harness reports the first failing seed.
+//! 2. Run the replay command printed in that report: the same failure, at
+//!    the same step and virtual time.
+//! 3. Run the same test against the fixed store (`tests/sim.rs`): it passes.
 
 use crate::ci::{cargo, Mode};
 
-const TEST: &[&str] = &[
+const SWEEP: &[&str] = &["test", "-p", "kv", "--test", "demo"];
+const FIXED: &[&str] = &[
     "test",
     "-p",
-    "lost-update",
+    "kv",
     "--test",
-    "demo",
+    "sim",
     "--",
-    "--test-threads=1",
+    "acked_writes_survive_failover",
+    "--exact",
+    "--nocapture",
 ];
+/// Trace lines of the report the demo shows (the report has up to 20).
+const TRACE_LINES: usize = 6;
 
-fn run_demo(envs: &[(&str, String)]) -> Result<(bool, String), String> {
-    let mut cmd = cargo(Mode::Simulation, TEST);
-    for (k, v) in envs {
-        cmd.env(k, v);
+/// Runs `cargo <args>` in simulation with `SIM_SEED` if given; returns
+/// whether it passed and its whole output.
+fn run(args: &[&str], seed: Option<u64>) -> Result<(bool, String), String> {
+    let mut cmd = cargo(Mode::Simulation, args);
+    if let Some(seed) = seed {
+        cmd.env("SIM_SEED", seed.to_string());
     }
-    cmd.env_remove("RUST_BACKTRACE");
+    cmd.env_remove("SIM_SEEDS").env("RUST_BACKTRACE", "0");
     let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
     let text = format!(
         "{}{}",
@@ -32,73 +42,137 @@ fn run_demo(envs: &[(&str, String)]) -> Result<(bool, String), String> {
     Ok((out.status.success(), text))
 }
 
-/// The lines a person needs: the assertion, and the simulation's report.
-fn excerpt(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter(|l| l.starts_with("sim: ") || l.contains("oversold") || l.contains("panicked at"))
-        .collect()
+/// The harness's report, without the per-seed progress lines, the trace
+/// cut to its last few lines.
+fn report(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut trace = Vec::new();
+    let mut in_report = false;
+    let mut in_trace = false;
+    for l in text.lines() {
+        if l.starts_with("sim: ") && l.contains(" seed(s) failed: ") {
+            in_report = true;
+        }
+        if !in_report {
+            continue;
+        }
+        if in_trace && l.starts_with("    ") {
+            trace.push(l);
+            continue;
+        }
+        if in_trace {
+            in_trace = false;
+            lines.extend(&trace[trace.len().saturating_sub(TRACE_LINES)..]);
+        }
+        if l.starts_with("sim: trace: ") {
+            in_trace = true;
+            lines.push(l);
+        } else if l.starts_with("sim: ") || l.starts_with("    ") {
+            lines.push(l);
+        } else {
+            break;
+        }
+    }
+    lines
 }
 
-/// The "at step N · virtual time T" part of the failure.
-fn where_failed(text: &str) -> Option<&str> {
-    text.lines()
-        .filter(|l| l.starts_with("sim: ") && l.contains(" at step "))
-        .map(|l| l.split(" · seed").next().unwrap_or(l))
-        .next_back()
+/// The report line whose text starts with `prefix`.
+fn line<'a>(report: &[&'a str], prefix: &str) -> Option<&'a str> {
+    report.iter().copied().find(|l| l.starts_with(prefix))
 }
 
-fn failing_seed(text: &str) -> Option<u64> {
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.contains("replay with: SIM_SEED="))?;
-    let rest = &line[line.find("SIM_SEED=")? + "SIM_SEED=".len()..];
-    rest.split_whitespace().next()?.parse().ok()
+/// The first failure's position and message: what a replay must repeat.
+fn failure(report: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = line(report, "sim: first failure")
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let class = report.iter().position(|l| l.starts_with("sim: class: "));
+    if let Some(i) = class {
+        out.extend(
+            report[i..]
+                .iter()
+                .take_while(|l| !l.starts_with("sim: trace"))
+                .map(|l| l.to_string()),
+        );
+    }
+    out
+}
+
+fn show(lines: &[&str]) {
+    for l in lines {
+        println!("   | {l}");
+    }
 }
 
 pub fn demo() -> Result<(), String> {
-    println!("== sim demo: a ticket office that sometimes oversells ==");
-    println!("examples/lost-update checks the stock, awaits an audit write, then records the sale");
-    println!("from the value it read before the await. Its test is plain #[tokio::test].\n");
-    println!("1. Sweep seeds 0..100 under --cfg simulation:");
-    println!("   SIM_SEEDS=0..100 RUSTFLAGS=\"--cfg simulation\" cargo test -p lost-update --test demo\n");
-    let (ok, text) = run_demo(&[("SIM_SEEDS", "0..100".into())])?;
+    println!("== sim demo: a replicated key-value store that loses acknowledged writes ==");
+    println!("examples/kv: kv1 is the primary, kv2 and kv3 its backups, over simulated TCP.");
+    println!("Its planted bug (Replication::AckBeforeReplicate) answers OK before the backups");
+    println!("have the write. The test writes through kv1, cuts a backup off and crashes kv1");
+    println!("at seeded moments, fails over to a backup and checks every acknowledged write.\n");
+
+    println!("1. Sweep seeds 0..200 against the buggy store:");
+    println!("   RUSTFLAGS=\"--cfg simulation\" cargo test -p kv --test demo\n");
+    let (ok, text) = run(SWEEP, None)?;
     if ok {
-        return Err("the sweep passed: the planted bug was not found in 100 seeds".into());
+        return Err("the sweep passed: the planted bug was not found in 200 seeds".into());
     }
-    let seed =
-        failing_seed(&text).ok_or_else(|| format!("no replay line in the output:\n{text}"))?;
-    for l in excerpt(&text) {
-        println!("   | {l}");
+    let sweep = report(&text);
+    if sweep.is_empty() {
+        return Err(format!("no report in the sweep's output:\n{text}"));
     }
-    let first = where_failed(&text)
-        .ok_or("no failure position in the output")?
-        .to_string();
-    println!("\n2. Replay seed {seed} alone:");
-    println!(
-        "   SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo test -p lost-update --test demo\n"
-    );
-    let (ok, text) = run_demo(&[("SIM_SEED", seed.to_string())])?;
+    show(&sweep);
+    let replay = line(&sweep, "sim: replay: ")
+        .ok_or("no replay line in the report")?
+        .trim_start_matches("sim: replay: ");
+    let seed: u64 = replay
+        .strip_prefix("SIM_SEED=")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("no seed in the replay line: {replay}"))?;
+    // The replay command as printed, run as is: its cargo arguments, with
+    // SIM_SEED and the simulation's RUSTFLAGS set by `cargo(Mode::Simulation)`.
+    let args: Vec<&str> = replay
+        .split_once(" cargo ")
+        .ok_or_else(|| format!("the replay line has no cargo command: {replay}"))?
+        .1
+        .split_whitespace()
+        .collect();
+
+    println!("\n2. Replay seed {seed} alone, with the command from the report:");
+    println!("   {replay}\n");
+    let (ok, text) = run(&args, Some(seed))?;
     if ok {
         return Err(format!(
             "seed {seed} failed in the sweep but passed alone: not deterministic"
         ));
     }
-    for l in excerpt(&text) {
-        println!("   | {l}");
-    }
-    let again = where_failed(&text)
-        .ok_or("no failure position in the replay")?
-        .to_string();
-    if first != again {
+    let again = report(&text);
+    let first = failure(&sweep);
+    let second = failure(&again);
+    show(&second.iter().map(String::as_str).collect::<Vec<_>>());
+    if first.is_empty() || first != second {
         return Err(format!(
-            "the replay failed elsewhere:\n  sweep:  {first}\n  replay: {again}"
+            "the replay failed differently:\n  sweep:  {first:?}\n  replay: {second:?}"
         ));
     }
-    println!(
-        "\nFound at seed {seed}; the replay failed identically ({}).",
-        again.trim_start_matches("sim: ")
-    );
-    println!("The fixed office passes the same seeds: cargo xtask test runs examples/lost-update/tests/sim.rs.");
+    println!("   The same failure: the same step, virtual time and lost writes.");
+
+    println!("\n3. The fixed store (Replication::AckAfterReplicate), the same test and seeds:");
+    println!("   RUSTFLAGS=\"--cfg simulation\" cargo test -p kv --test sim -- acked_writes_survive_failover --exact\n");
+    let (ok, text) = run(FIXED, None)?;
+    let seeds = text
+        .lines()
+        .filter(|l| l.starts_with("sim: ") && l.contains(" (strategy "))
+        .count();
+    if !ok {
+        return Err(format!("the fixed store failed:\n{text}"));
+    }
+    if seeds == 0 {
+        return Err(format!("the fixed store's test ran no seeds:\n{text}"));
+    }
+    println!("   | test acked_writes_survive_failover ... ok ({seeds} seeds passed)");
+    println!("\nFound at seed {seed}, replayed exactly, fixed: every acknowledged write survives.");
     Ok(())
 }
