@@ -672,7 +672,11 @@ impl Exec {
 
     // ----- the run loop -----------------------------------------------------
 
-    pub(crate) fn block_on<F: Future>(self: &Rc<Self>, fut: F) -> F::Output {
+    /// Enters the executor to drive it (`block_on`, `pump`): its context is
+    /// current, the interposers answer from the seed, the watchdog watches,
+    /// and a nested `block_on` is refused. Everything is undone when the
+    /// guard drops.
+    fn begin_driving(self: &Rc<Self>) -> Driving<'_> {
         if self.in_block_on.get() || current().is_some_and(|c| c.in_block_on.get()) {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function \
@@ -680,17 +684,51 @@ impl Exec {
                  being used to drive asynchronous tasks."
             );
         }
-        let _entered = self.enter();
+        let entered = self.enter();
         let n = {
             let mut core = self.core.borrow_mut();
             core.block_ons += 1;
             core.block_ons
         };
-        let _active = Active::new(self, n);
+        let active = Active::new(self, n);
         self.in_block_on.set(true);
         self.progress.set_running(true);
-        let _running = Running(&self.progress);
-        let _reset = ResetOnDrop(&self.in_block_on);
+        Driving {
+            _reset: ResetOnDrop(&self.in_block_on),
+            _running: Running(&self.progress),
+            _active: active,
+            _entered: entered,
+        }
+    }
+
+    /// Runs every runnable task, and the tasks they wake, until none is
+    /// runnable, without moving the clock (timers already due at the
+    /// current instant fire; later ones wait). Returns how many steps
+    /// (polls) ran. Used outside any `block_on`, by the harness's
+    /// imperative world (`sim::World::pump`).
+    pub(crate) fn pump(self: &Rc<Self>) -> u64 {
+        let _driving = self.begin_driving();
+        let start = self.core.borrow().step;
+        loop {
+            self.drain_wakes(true);
+            match self.next(WhenIdle::Stop) {
+                Next::Idle => break,
+                // No main future exists between `block_on`s: a stale wake
+                // of the last one has nothing to poll.
+                Next::Main => {
+                    let main_header = self.core.borrow().main_header.clone();
+                    main_header.queued.store(false, Ordering::Release);
+                }
+                Next::Task(slot, id) => self.poll_task(slot, id),
+                Next::Fail(f) => self.fail(f),
+            }
+        }
+        let steps = self.core.borrow().step - start;
+        steps
+    }
+
+    pub(crate) fn block_on<F: Future>(self: &Rc<Self>, fut: F) -> F::Output {
+        let _driving = self.begin_driving();
         let mut fut = std::pin::pin!(fut);
         let main_header = self.core.borrow().main_header.clone();
         let main_waker = Waker::from(main_header.clone());
@@ -698,7 +736,7 @@ impl Exec {
         main_header.schedule();
         loop {
             self.drain_wakes(true);
-            match self.next() {
+            match self.next(WhenIdle::Advance) {
                 Next::Main => {
                     main_header.queued.store(false, Ordering::Release);
                     self.cur.set(Cur {
@@ -726,6 +764,7 @@ impl Exec {
                 }
                 Next::Task(slot, id) => self.poll_task(slot, id),
                 Next::Fail(f) => self.fail(f),
+                Next::Idle => unreachable!("block_on advances the clock when idle"),
             }
         }
     }
@@ -752,7 +791,7 @@ impl Exec {
         }
     }
 
-    fn next(&self) -> Next {
+    fn next(&self, when_idle: WhenIdle) -> Next {
         let mut core = self.core.borrow_mut();
         loop {
             if let Some(f) = core.failure.take() {
@@ -804,6 +843,14 @@ impl Exec {
                         core = self.core.borrow_mut();
                         continue;
                     }
+                }
+                // A pump stops here unless timers are due at this very
+                // instant (firing them does not move the clock).
+                let now = core.now;
+                if when_idle == WhenIdle::Stop
+                    && core.timers.next_deadline().is_none_or(|d| d > now)
+                {
+                    return Next::Idle;
                 }
                 match self.advance(core) {
                     Ok(c) => {
@@ -1015,6 +1062,25 @@ enum Next {
     Main,
     Task(u32, u64),
     Fail(Failure),
+    /// Nothing is runnable and `WhenIdle::Stop` was asked for.
+    Idle,
+}
+
+/// What `next` does when nothing is runnable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WhenIdle {
+    /// Move the clock to the next timer (or report a deadlock): `block_on`.
+    Advance,
+    /// Return `Next::Idle`: `pump`.
+    Stop,
+}
+
+/// The guards of a `block_on` or `pump`, dropped in this order.
+struct Driving<'a> {
+    _reset: ResetOnDrop<'a>,
+    _running: Running<'a>,
+    _active: Active,
+    _entered: Entered,
 }
 
 struct Running<'a>(&'a super::watchdog::Progress);

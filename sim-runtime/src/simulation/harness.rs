@@ -173,6 +173,31 @@ where
     outcome
 }
 
+/// Runs every runnable task of `rt`'s simulation until none is, without
+/// moving the virtual clock (timers due at the current instant fire), from
+/// outside any `block_on`; returns how many steps ran. A failure (step
+/// limit, a task's unobserved panic) panics with its report, as `block_on`
+/// does. For `sim::World::pump`.
+#[track_caller]
+pub fn pump(rt: &Runtime) -> u64 {
+    rt.handle().exec().pump()
+}
+
+/// A sleep of exactly `duration` (no rounding up to the millisecond, as
+/// `tokio::time::advance` sleeps), whether or not time is frozen. For
+/// `sim::World::advance`.
+#[track_caller]
+pub fn sleep_exact(duration: Duration) -> super::time::Sleep {
+    super::time::Sleep::exact(duration)
+}
+
+/// A child of `root` in the seed tree: `H(root, label)`, the same function
+/// `sim::fork_seed` applies to the run's seed. For generators that draw
+/// from a seed outside a running simulation.
+pub fn child_seed(root: u64, label: &str) -> u64 {
+    super::seed::child(root, label)
+}
+
 /// The panic text without the context lines the executor appends (the
 /// harness reports step, time and replay itself).
 fn strip_context(text: &str) -> String {
