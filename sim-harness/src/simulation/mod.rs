@@ -3,12 +3,16 @@
 pub mod fs;
 pub mod net;
 mod node;
+mod rng;
 pub(crate) mod run;
 mod trace;
+mod world;
 
 pub use node::{node, AsNode, Node, NodeBuilder};
+pub use rng::Rng;
 pub use sim_runtime::signal::unix::SignalKind;
 pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
+pub use world::World;
 
 /// Runs `action` after `delay` of virtual time from now (the scripted form
 /// of any lifecycle or fault call).
