@@ -308,7 +308,8 @@ fn build_bench(mode: Mode, package: &str, bench: &str) -> Result<PathBuf, String
             let start = l.find("\"executable\":\"")? + "\"executable\":\"".len();
             let path = &l[start..start + l[start..].find('"')?];
             let file = Path::new(path).file_name()?.to_str()?;
-            file.starts_with(&format!("{bench}-")).then(|| PathBuf::from(path))
+            file.starts_with(&format!("{bench}-"))
+                .then(|| PathBuf::from(path))
         })
         .next_back()
         .ok_or_else(|| format!("[{}] cargo named no bench executable", mode.name()))

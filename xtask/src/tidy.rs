@@ -71,6 +71,9 @@ const RULES: &[Rule] = &[
             // Names std's File only in the signatures of the refused
             // conversions (`into_std`, `from_std`), as Tokio's File does.
             "sim-runtime/src/simulation/fs/file.rs",
+            // Writes a failing seed's trace file, on the runner's thread,
+            // after the seed's simulation has ended.
+            "sim-harness/src/simulation/run.rs",
         ],
         scope: Scope::SimulatorAndServices,
         harmless: &["std::fs::Permissions"],

@@ -16,18 +16,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The seeds an attribute names.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum Seeds {
     /// `seeds = a..b`
     Range(u64, u64),
     /// `seed = n`
     One(u64),
     /// Neither: the fixed default seed, 0.
+    #[default]
     Default,
 }
 
-/// What `#[sim::test(..)]` passes to the runner.
-#[derive(Clone, Debug)]
+/// What `#[sim::test(..)]` passes to the runner. Code that calls the
+/// runner by hand fills what it needs and takes the rest from `default()`.
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// `module_path!()::fn_name`
     pub name: &'static str,
