@@ -1,6 +1,7 @@
 //! The harness under `--cfg simulation`.
 
 pub mod fs;
+mod gen;
 pub mod net;
 mod node;
 mod rng;
@@ -8,11 +9,18 @@ pub(crate) mod run;
 mod trace;
 mod world;
 
+pub use gen::{rollout, rollout_with, RolloutOptions};
 pub use node::{node, AsNode, Node, NodeBuilder};
 pub use rng::Rng;
 pub use sim_runtime::signal::unix::SignalKind;
 pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
 pub use world::World;
+
+/// Fault plans drawn from the seed within an envelope the test bounds:
+/// [`faults::schedule`] draws and applies one, [`faults::draw`] only draws.
+pub mod faults {
+    pub use super::gen::{draw, schedule, schedule_as, Envelope, Fault, FaultKind, Plan};
+}
 
 /// Runs `action` after `delay` of virtual time from now (the scripted form
 /// of any lifecycle or fault call).

@@ -3,6 +3,7 @@
 
 use sim_runtime::signal::unix::SignalKind;
 use sim_runtime::sim as rt;
+use std::cell::RefCell;
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -79,7 +80,7 @@ impl NodeBuilder {
             inner: Rc::new(Inner {
                 id: b.build(),
                 name: self.name,
-                start,
+                start: RefCell::new(start),
                 restart_on_panic: self.restart_on_panic,
             }),
         }
@@ -89,7 +90,8 @@ impl NodeBuilder {
 struct Inner {
     id: rt::Node,
     name: String,
-    start: Option<Start>,
+    /// Replaced by [`Node::restart_with`] (a new version of the service).
+    start: RefCell<Option<Start>>,
     restart_on_panic: bool,
 }
 
@@ -137,7 +139,7 @@ impl Node {
     }
 
     fn launch(&self) {
-        let Some(start) = self.inner.start.clone() else {
+        let Some(start) = self.inner.start.borrow().clone() else {
             return;
         };
         let me = self.clone();
@@ -186,6 +188,20 @@ impl Node {
         tracing::info!(target: "sim", node = self.name(), "restart");
         rt::revive(self.inner.id);
         self.launch();
+    }
+
+    /// Restarts the node with another service (a new version of the app):
+    /// kills it if it runs, makes `service` the node's service for this
+    /// start and every later restart, and starts it on the same host (same
+    /// IP, same disk).
+    #[track_caller]
+    pub fn restart_with<F, Fut>(&self, service: F)
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        *self.inner.start.borrow_mut() = Some(Rc::new(move || Box::pin(service())));
+        self.restart();
     }
 
     /// Pauses the node (no task polled, no timer fired) until [`Node::resume`].
