@@ -5,13 +5,14 @@ mod gen;
 pub mod net;
 mod node;
 mod rng;
+mod rollout;
 pub(crate) mod run;
 mod trace;
 mod world;
 
-pub use gen::{rollout, rollout_with, RolloutOptions};
 pub use node::{node, AsNode, Node, NodeBuilder};
 pub use rng::Rng;
+pub use rollout::{rollout, rollout_with, RolloutOptions};
 pub use sim_runtime::signal::unix::SignalKind;
 pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
 pub use world::World;
