@@ -97,7 +97,9 @@ mod bench {
     /// trace collector, no report, no replay line).
     fn runtime_runner(seeds: u64) {
         for seed in 0..seeds {
-            std::thread::spawn(move || one_runtime(seed)).join().unwrap();
+            std::thread::spawn(move || one_runtime(seed))
+                .join()
+                .unwrap();
         }
     }
 
@@ -161,7 +163,11 @@ mod bench {
             .collect();
         report("harness_seeds_per_s", "seeds/s", &mut rate);
         report("harness_us_per_seed", "us/seed", &mut per_seed_harness);
-        report("runtime_runner_us_per_seed", "us/seed", &mut per_seed_runner);
+        report(
+            "runtime_runner_us_per_seed",
+            "us/seed",
+            &mut per_seed_runner,
+        );
         report("scenario_us_per_seed", "us/seed", &mut per_seed_bare);
         report("harness_overhead", "us/seed", &mut overhead);
     }

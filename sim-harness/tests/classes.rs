@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 fn options(name: &'static str, seeds: Seeds) -> Options {
     Options {
-        name: name,
+        name,
         file: file!(),
         package: env!("CARGO_PKG_NAME"),
         crate_name: env!("CARGO_CRATE_NAME"),
@@ -165,7 +165,7 @@ fn leak_when_strict() {
     let mut o = options("classes::leak", Seeds::One(8));
     o.strict = true;
     let r = report(o, || async {
-        sim::node("forgotten").start(|| std::future::pending::<()>());
+        sim::node("forgotten").start(std::future::pending::<()>);
     });
     assert!(r.contains("class: leak"), "{r}");
     assert!(r.contains("on node 'forgotten'"), "{r}");
