@@ -246,3 +246,76 @@ fn hang_is_reported_as_inconclusive_never_a_pass() {
         "the replay line names the seed: {text}"
     );
 }
+
+/// Passes for every seed (the child of the tests below).
+#[sim::test(seeds = 0..3)]
+async fn child_passes() {
+    sleep(Duration::from_millis(1)).await;
+}
+
+fn child(test: &str, env: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([test, "--exact", "--nocapture"]);
+    for var in ["SIM_SEED", "SIM_SEEDS", "SIM_SHARD", "SIM_JOBS"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn seeds_run(text: &str) -> Vec<u64> {
+    let mut seeds: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("sim: child_passes seed "))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    seeds.sort_unstable();
+    seeds
+}
+
+#[test]
+fn environment_picks_the_seeds_shard_and_jobs() {
+    let (ok, text) = child("child_passes", &[]);
+    assert!(ok, "{text}");
+    assert_eq!(seeds_run(&text), [0, 1, 2], "the attribute's seeds: {text}");
+    let (ok, text) = child(
+        "child_passes",
+        &[
+            ("SIM_SEEDS", "0..9"),
+            ("SIM_SHARD", "2/3"),
+            ("SIM_JOBS", "2"),
+        ],
+    );
+    assert!(ok, "{text}");
+    assert_eq!(
+        seeds_run(&text),
+        [1, 4, 7],
+        "the second of three slices: {text}"
+    );
+    let (ok, text) = child("child_passes", &[("SIM_SEEDS", "3,7"), ("SIM_SEED", "5")]);
+    assert!(ok, "{text}");
+    assert_eq!(seeds_run(&text), [5], "SIM_SEED wins: {text}");
+    assert!(text.contains("(strategy random)"), "{text}");
+}
+
+#[test]
+fn malformed_settings_name_the_variable_and_the_forms() {
+    let (ok, text) = child("child_passes", &[("SIM_SEEDS", "lots")]);
+    assert!(!ok);
+    assert!(text.contains("SIM_SEEDS=\"lots\" is malformed"), "{text}");
+    assert!(text.contains("Accepted forms"), "{text}");
+    let (ok, text) = child("child_passes", &[("SIM_JOBS", "0")]);
+    assert!(!ok);
+    assert!(text.contains("SIM_JOBS=0"), "{text}");
+    let (ok, text) = child("child_passes", &[("SIM_SHARD", "4/3")]);
+    assert!(!ok);
+    assert!(text.contains("SIM_SHARD=\"4/3\" is out of range"), "{text}");
+}
