@@ -80,6 +80,8 @@ mod bench {
             step_limit: None,
             strict: false,
             check_determinism: false,
+            schedule: None,
+            coverage: false,
         }
     }
 

@@ -19,6 +19,8 @@ fn options(name: &'static str, seeds: Seeds) -> Options {
         step_limit: None,
         strict: false,
         check_determinism: false,
+        schedule: None,
+        coverage: false,
     }
 }
 

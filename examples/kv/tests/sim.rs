@@ -40,6 +40,8 @@ fn planted_bug_is_found_and_its_seed_replays() {
         step_limit: None,
         strict: false,
         check_determinism: false,
+        schedule: None,
+        coverage: false,
     };
     let sweep = std::panic::catch_unwind(|| {
         run(options, || {

@@ -107,6 +107,8 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let mut step_limit = quote!(::core::option::Option::None);
     let mut strict = false;
     let mut check = false;
+    let mut schedule = quote!(::core::option::Option::None);
+    let mut coverage = false;
     for meta in args.0 {
         match &meta {
             Meta::NameValue(nv) if nv.path.is_ident("seeds") => {
@@ -152,13 +154,46 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                 let n = int(&nv.value, "step_limit")?;
                 step_limit = quote!(::core::option::Option::Some(#n));
             }
+            Meta::NameValue(nv) if nv.path.is_ident("schedule") => {
+                let Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) = &nv.value
+                else {
+                    return Err(Error::new_spanned(
+                        &nv.value,
+                        "`schedule` takes a string: \"portfolio\", \"random\", \"fifo\", \"pct2\", \"pct3\" or \"pct4\"",
+                    ));
+                };
+                let v = s.value();
+                if !["portfolio", "random", "fifo", "pct2", "pct3", "pct4"].contains(&v.as_str()) {
+                    return Err(Error::new_spanned(
+                        s,
+                        "unknown schedule; use \"portfolio\", \"random\", \"fifo\", \"pct2\", \"pct3\" or \"pct4\"",
+                    ));
+                }
+                schedule = quote!(::core::option::Option::Some(#v));
+            }
+            Meta::NameValue(nv) if nv.path.is_ident("coverage") => {
+                match &nv.value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(s), ..
+                    }) if s.value() == "all" => coverage = true,
+                    other => {
+                        return Err(Error::new_spanned(
+                            other,
+                            "`coverage` takes \"all\": every sometimes!/reachable! site must be hit by the sweep",
+                        ))
+                    }
+                }
+            }
             Meta::Path(p) if p.is_ident("strict") => strict = true,
             Meta::Path(p) if p.is_ident("check_determinism") => check = true,
             _ => {
                 return Err(Error::new_spanned(
                     &meta,
                     "unknown argument; #[sim::test] takes `seeds = a..b`, `seed = n`, \
-                     `time_limit = \"30s\"`, `step_limit = n`, `strict`, `check_determinism`",
+                     `time_limit = \"30s\"`, `step_limit = n`, `schedule = \"pct3\"`, \
+                     `coverage = \"all\"`, `strict`, `check_determinism`",
                 ))
             }
         }
@@ -188,6 +223,8 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     step_limit: #step_limit,
                     strict: #strict,
                     check_determinism: #check,
+                    schedule: #schedule,
+                    coverage: #coverage,
                 },
                 __sim_body,
             );

@@ -46,6 +46,12 @@ pub struct Options {
     pub strict: bool,
     /// `check_determinism`: each seed twice, compared decision by decision.
     pub check_determinism: bool,
+    /// `schedule = "pct3"`: one strategy for every seed (`SIM_SCHEDULE`
+    /// overrides it); `None` is the portfolio.
+    pub schedule: Option<&'static str>,
+    /// `coverage = "all"`: the sweep fails unless every `sometimes!` held
+    /// and every `reachable!` was reached.
+    pub coverage: bool,
 }
 
 /// Reads an environment variable, failing clearly on a malformed value.
