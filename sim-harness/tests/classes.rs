@@ -305,7 +305,7 @@ fn environment_picks_the_seeds_shard_and_jobs() {
     let (ok, text) = child("child_passes", &[("SIM_SEEDS", "3,7"), ("SIM_SEED", "5")]);
     assert!(ok, "{text}");
     assert_eq!(seeds_run(&text), [5], "SIM_SEED wins: {text}");
-    assert!(text.contains("(strategy random)"), "{text}");
+    assert!(text.contains("(strategy pct4"), "seed 5 is PCT at depth 4 in the portfolio: {text}");
 }
 
 #[test]

@@ -69,11 +69,22 @@ async fn every_job_is_recorded_exactly_once() {
         sim::net::heal("dispatcher", healed.as_str())
     });
 
-    sleep(Duration::from_millis(1)).await; // let the services listen
     let batch: BTreeMap<u64, u64> = (0..JOBS).map(|id| (id, plan.below(1_000))).collect();
-    let mut dispatcher = Conn::connect(&format!("dispatcher:{DISPATCHER_PORT}"))
-        .await
-        .expect("the dispatcher is up");
+    // Wait until the dispatcher listens (a fixed sleep races its start-up:
+    // with early timers, the clock may move before the service ran).
+    let addr = format!("dispatcher:{DISPATCHER_PORT}");
+    let mut attempts = 0;
+    let mut dispatcher = loop {
+        match Conn::connect(&addr).await {
+            Ok(c) => break c,
+            Err(e) if attempts < 100 => {
+                attempts += 1;
+                let _ = e;
+                sleep(Duration::from_millis(1)).await;
+            }
+            Err(e) => panic!("the dispatcher never came up: {e}"),
+        }
+    };
     for (id, n) in &batch {
         let reply = dispatcher.call(&format!("SUBMIT {id} {n}\n")).await;
         assert_eq!(reply.expect("the dispatcher answers"), "QUEUED");

@@ -225,6 +225,7 @@ where
         time_limit: opts.time_limit_ms.map(Duration::from_millis),
         step_limit: opts.step_limit,
         strict: opts.strict,
+        schedule: opts.schedule.map(str::to_string),
         record,
         compare,
         test: Some((
@@ -350,7 +351,7 @@ where
                     eprintln!(
                         "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
                      RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
-                        strategy(seed),
+                        strategy(seed, opts.schedule),
                         opts.package
                     );
                     let r = run_checked(&opts, &collector, seed, &make, check);

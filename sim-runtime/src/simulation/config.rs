@@ -12,10 +12,19 @@ pub(crate) const DEFAULT_SEED: u64 = 0;
 /// How the next runnable task is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Schedule {
-    /// Uniformly at random among the runnable tasks (the default).
+    /// Uniformly at random among the runnable tasks (the default of
+    /// `#[tokio::test]` and `Runtime`).
     Random,
     /// In the order the tasks became runnable.
     Fifo,
+    /// PCT (probabilistic concurrency testing) at this depth (2–4): every
+    /// task has a random priority and the highest runnable one runs;
+    /// `depth − 1` times, at steps the seed picks within a horizon it also
+    /// picks, the running task drops below all others. A bug that needs
+    /// `depth − 1` ordering constraints is found with probability about
+    /// `1 / (tasks · horizon^(depth − 1))` per seed, however many steps one
+    /// task must run ahead of another.
+    Pct(u8),
 }
 
 impl Schedule {
@@ -23,9 +32,42 @@ impl Schedule {
         match self {
             Schedule::Random => "random",
             Schedule::Fifo => "fifo",
+            Schedule::Pct(2) => "pct2",
+            Schedule::Pct(3) => "pct3",
+            Schedule::Pct(_) => "pct4",
         }
     }
+
+    /// The portfolio: half the seeds uniform random, the others PCT at
+    /// depth 2, 3 and 4 in turn (seed mod 6: 0, 2, 4 → random; 1 → pct2;
+    /// 3 → pct3; 5 → pct4), so any six consecutive seeds try every
+    /// strategy and a seed alone names its own.
+    pub(crate) fn portfolio(seed: u64) -> Schedule {
+        match seed % 6 {
+            1 => Schedule::Pct(2),
+            3 => Schedule::Pct(3),
+            5 => Schedule::Pct(4),
+            _ => Schedule::Random,
+        }
+    }
+
+    /// `random`, `fifo`, `pct2`, `pct3`, `pct4`, or `portfolio` (resolved
+    /// for `seed`).
+    pub(crate) fn parse(v: &str, seed: u64) -> Option<Schedule> {
+        Some(match v {
+            "random" => Schedule::Random,
+            "fifo" => Schedule::Fifo,
+            "pct2" => Schedule::Pct(2),
+            "pct3" => Schedule::Pct(3),
+            "pct4" => Schedule::Pct(4),
+            "portfolio" => Schedule::portfolio(seed),
+            _ => return None,
+        })
+    }
 }
+
+/// The accepted values of `SIM_SCHEDULE` and `schedule = ".."`.
+pub(crate) const SCHEDULES: &str = "portfolio, random, fifo, pct2, pct3, pct4";
 
 /// What happens when a task whose `JoinHandle` was dropped panics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +88,9 @@ pub(crate) struct Config {
     /// Virtual time allowed before the run fails with class `livelock`.
     pub time_limit: Option<Duration>,
     pub unhandled_panic: UnhandledPanic,
+    /// Early timers: the clock may jump to the next deadline while tasks
+    /// are still runnable (as if the computation took that long).
+    pub early_timers: bool,
 }
 
 impl Config {
@@ -53,13 +98,14 @@ impl Config {
     pub(crate) fn from_env(seed: u64) -> Config {
         Config {
             seed,
-            schedule: env_schedule().unwrap_or(Schedule::Random),
+            schedule: env_schedule(seed).unwrap_or(Schedule::Random),
             step_limit: env_limit("SIM_STEP_LIMIT").unwrap_or(Some(100_000_000)),
             // A century: beyond Tokio's "far future" (30 years), which
             // `sleep(Duration::MAX)` must reach.
             time_limit: env_duration("SIM_TIME_LIMIT")
                 .unwrap_or(Some(Duration::from_secs(100 * 365 * 24 * 3600))),
             unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
+            early_timers: env_early_timers().unwrap_or(false),
         }
     }
 }
@@ -110,12 +156,21 @@ pub(crate) fn env_check_determinism() -> bool {
     }
 }
 
-fn env_schedule() -> Option<Schedule> {
+/// `SIM_SCHEDULE`, resolved for `seed`.
+pub(crate) fn env_schedule(seed: u64) -> Option<Schedule> {
     let v = var("SIM_SCHEDULE")?;
+    Some(Schedule::parse(&v, seed).unwrap_or_else(|| {
+        panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {SCHEDULES}")
+    }))
+}
+
+/// `SIM_EARLY_TIMERS=on|off`.
+pub(crate) fn env_early_timers() -> Option<bool> {
+    let v = var("SIM_EARLY_TIMERS")?;
     Some(match v.as_str() {
-        "random" => Schedule::Random,
-        "fifo" => Schedule::Fifo,
-        _ => panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: random, fifo"),
+        "on" | "1" | "true" => true,
+        "off" | "0" | "false" => false,
+        _ => panic!("sim: SIM_EARLY_TIMERS={v:?} is malformed; accepted: on, off"),
     })
 }
 

@@ -12,6 +12,7 @@
 //! sleep or kill a node from anywhere.
 
 mod lifecycle;
+mod pct;
 
 use super::config::{Config, Schedule, UnhandledPanic};
 use super::hooks;
@@ -228,6 +229,10 @@ pub(crate) struct Core {
     timer_rng: ChaCha8Rng,
     select_rng: ChaCha8Rng,
     pub(crate) nodes: Vec<NodeState>,
+    /// PCT's state, when the schedule is PCT.
+    pct: Option<pct::Pct>,
+    /// Early timers, when the run has them.
+    early: Option<pct::Early>,
     /// The simulated network (sockets of every node).
     pub(crate) net: super::net::Network,
     /// Every node's simulated disk.
@@ -461,6 +466,11 @@ impl Exec {
                 "main".into(),
                 Some(super::node::auto_ip(&[])),
             )],
+            pct: match config.schedule {
+                Schedule::Pct(d) => Some(pct::Pct::new(root, d)),
+                _ => None,
+            },
+            early: config.early_timers.then(|| pct::Early::new(root)),
             net: Default::default(),
             fs: Default::default(),
             trace,
@@ -860,9 +870,27 @@ impl Exec {
                     Err(f) => return Next::Fail(f),
                 }
             }
+            // Early timers: now and then, the clock jumps to the next
+            // deadline although tasks are runnable (never past a timer).
+            if when_idle == WhenIdle::Advance && core.early.as_mut().is_some_and(|e| e.fire()) {
+                let now = core.now;
+                if core.timers.next_deadline().is_some_and(|d| d > now) {
+                    match self.advance(core) {
+                        Ok(c) => {
+                            core = c;
+                            continue;
+                        }
+                        Err(f) => return Next::Fail(f),
+                    }
+                }
+            }
             let len = core.run_queue.len();
             let (slot, id) = match core.config.schedule {
                 Schedule::Fifo => core.run_queue.pop_front(),
+                Schedule::Pct(_) => {
+                    let Core { pct, run_queue, .. } = &mut *core;
+                    pct.as_mut().expect("PCT state").pick(run_queue)
+                }
                 Schedule::Random => {
                     let i = if len == 1 {
                         0

@@ -3,7 +3,7 @@
 //! message, step, virtual time, fingerprint — instead of panicking. Hidden:
 //! the shapes here are a contract with `sim-harness`, not a public API.
 
-use super::config::Config;
+use super::config::{self, Config, Schedule};
 use super::executor::Exec;
 use super::report::{self, TestInfo};
 use super::runtime::Runtime;
@@ -31,6 +31,9 @@ pub struct SeedSettings {
     pub record: bool,
     /// Compare each decision with this log.
     pub compare: Option<Recording>,
+    /// The strategy (`portfolio`, `random`, `fifo`, `pct2`..`pct4`) when the
+    /// test names one; `SIM_SCHEDULE` wins over it; neither: the portfolio.
+    pub schedule: Option<String>,
     /// The test's name, package and cargo target (`--test x` / `--lib`),
     /// for the replay command.
     pub test: Option<(String, String, String)>,
@@ -64,10 +67,39 @@ impl SeedOutcome {
     }
 }
 
-/// The schedule strategy a run of `seed` uses (from `SIM_SCHEDULE` and the
-/// seed).
-pub fn strategy(seed: u64) -> &'static str {
-    Config::from_env(seed).schedule.name()
+/// The strategy of a harness run of `seed`: `SIM_SCHEDULE`, else the
+/// test's `schedule`, else the portfolio. Panics with the accepted values
+/// on an unknown name.
+pub fn strategy_for(seed: u64, test_schedule: Option<&str>) -> Schedule {
+    if let Some(s) = config::env_schedule(seed) {
+        return s;
+    }
+    match test_schedule {
+        Some(name) => Schedule::parse(name, seed).unwrap_or_else(|| {
+            panic!(
+                "sim: schedule = {name:?} is not a schedule; accepted: {}",
+                config::SCHEDULES
+            )
+        }),
+        None => Schedule::portfolio(seed),
+    }
+}
+
+/// Whether a harness run of `seed` has early timers: `SIM_EARLY_TIMERS`,
+/// else half the seeds (drawn independently of the strategy).
+pub fn early_timers_for(seed: u64) -> bool {
+    config::env_early_timers()
+        .unwrap_or_else(|| super::seed::child(seed, "early.timers.on") & 1 == 1)
+}
+
+/// The name of a strategy, with ` + early timers` when they are on.
+pub fn strategy(seed: u64, test_schedule: Option<&str>) -> String {
+    let s = strategy_for(seed, test_schedule).name();
+    if early_timers_for(seed) {
+        format!("{s} + early timers")
+    } else {
+        s.to_string()
+    }
 }
 
 /// Runs `make()` as the body of a fresh simulation of `settings.seed` on
@@ -85,6 +117,8 @@ where
         }));
     }
     let mut config = Config::from_env(settings.seed);
+    config.schedule = strategy_for(settings.seed, settings.schedule.as_deref());
+    config.early_timers = early_timers_for(settings.seed);
     if settings.time_limit.is_some() {
         config.time_limit = settings.time_limit;
     }
@@ -161,7 +195,17 @@ where
         message,
         step: core.step,
         now: Duration::from_nanos(core.now),
-        schedule: core.config.schedule.name(),
+        schedule: if core.config.early_timers {
+            match core.config.schedule {
+                Schedule::Random => "random + early timers",
+                Schedule::Fifo => "fifo + early timers",
+                Schedule::Pct(2) => "pct2 + early timers",
+                Schedule::Pct(3) => "pct3 + early timers",
+                Schedule::Pct(_) => "pct4 + early timers",
+            }
+        } else {
+            core.config.schedule.name()
+        },
         fingerprint: core.trace.fingerprint(),
         decisions: core.trace.decisions(),
         recording: core.trace.take_record().map(|r| Recording(Arc::new(r))),

@@ -5,6 +5,7 @@ mod env;
 mod failures;
 mod net;
 mod nodes;
+mod schedules;
 mod tasks;
 mod time;
 

@@ -1,0 +1,192 @@
+//! Strategies: the portfolio, PCT (and its spin demotion), early timers.
+
+use sim_runtime::__private::harness::{run_seed, strategy, SeedOutcome, SeedSettings};
+use sim_runtime::time::{self, Duration};
+use std::future::{poll_fn, Future};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+
+/// One step: wake itself and go to the back of the run queue (not a
+/// deferred `yield_now`), so the schedule picks among all runnable tasks.
+async fn step() {
+    let mut woke = false;
+    poll_fn(|cx| {
+        if woke {
+            Poll::Ready(())
+        } else {
+            woke = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+fn run<F, Fut>(seed: u64, schedule: &str, body: F) -> SeedOutcome
+where
+    F: FnOnce() -> Fut + Send,
+    Fut: Future<Output = ()>,
+{
+    let settings = SeedSettings {
+        seed,
+        schedule: Some(schedule.to_string()),
+        step_limit: Some(200_000),
+        ..SeedSettings::default()
+    };
+    // Each seed on a fresh thread, as the harness does.
+    std::thread::scope(|s| s.spawn(|| run_seed(&settings, body)).join().unwrap())
+}
+
+#[test]
+fn the_portfolio_names_a_strategy_per_seed() {
+    let names: Vec<String> = (0..6)
+        .map(|s| strategy(s, None).split(" + ").next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["random", "pct2", "random", "pct3", "random", "pct4"]
+    );
+    assert_eq!(strategy(7, Some("fifo")).split(" + ").next(), Some("fifo"));
+    let early = (0..200)
+        .filter(|&s| strategy(s, None).contains("early timers"))
+        .count();
+    assert!(
+        (60..140).contains(&early),
+        "early timers on about half the seeds: {early}"
+    );
+}
+
+/// The bug: task A must run 20 steps before task B's one step. Uniform
+/// random interleaving finds it with probability 2^-20; PCT whenever A's
+/// priority is above B's (about half the seeds).
+fn ahead_bug() -> impl Future<Output = ()> {
+    async {
+        let progress = Arc::new(AtomicU32::new(0));
+        let p = progress.clone();
+        let a = sim_runtime::spawn(async move {
+            for _ in 0..20 {
+                p.fetch_add(1, Ordering::SeqCst);
+                step().await;
+            }
+        });
+        let b = sim_runtime::spawn(async move {
+            assert!(
+                progress.load(Ordering::SeqCst) < 20,
+                "B ran after A's 20 steps"
+            );
+        });
+        a.await.unwrap();
+        b.await.unwrap();
+    }
+}
+
+#[test]
+fn pct_finds_what_uniform_random_misses() {
+    let found = |schedule: &str| {
+        (0..40)
+            .filter(|&s| !run(s, schedule, ahead_bug).passed())
+            .count()
+    };
+    assert_eq!(
+        found("random"),
+        0,
+        "2^-20 per seed: uniform random misses it"
+    );
+    let pct = found("pct2");
+    assert!(
+        pct >= 8,
+        "PCT finds it on a good share of seeds: {pct} of 40"
+    );
+}
+
+#[test]
+fn pct_demotes_a_spinning_task() {
+    for seed in 0..20 {
+        let o = run(seed, "pct3", || async {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f = flag.clone();
+            let spinner = sim_runtime::spawn(async move {
+                while !f.load(Ordering::SeqCst) {
+                    step().await;
+                }
+            });
+            let setter = sim_runtime::spawn(async move {
+                step().await;
+                flag.store(true, Ordering::SeqCst);
+            });
+            spinner.await.unwrap();
+            setter.await.unwrap();
+        });
+        assert!(o.passed(), "seed {seed}: {:?} {}", o.class, o.message);
+        // Demoted after 64 picks in a row, not at a change point that may
+        // lie tens of thousands of steps away.
+        assert!(
+            o.step < 500,
+            "seed {seed}: the spinner ran {} steps",
+            o.step
+        );
+    }
+}
+
+#[test]
+fn pct_replays_its_seed() {
+    let body = || async {
+        let mut hs = Vec::new();
+        for i in 0..5u64 {
+            hs.push(sim_runtime::spawn(async move {
+                for _ in 0..i {
+                    step().await;
+                }
+                time::sleep(Duration::from_millis(i)).await;
+            }));
+        }
+        for h in hs {
+            h.await.unwrap();
+        }
+    };
+    for schedule in ["pct2", "pct3", "pct4"] {
+        let a = run(11, schedule, body);
+        let b = run(11, schedule, body);
+        assert_eq!(a.fingerprint, b.fingerprint, "{schedule}");
+        assert_eq!(a.schedule.split(" + ").next(), Some(schedule));
+    }
+    assert_ne!(
+        run(11, "pct3", body).fingerprint,
+        run(11, "random", body).fingerprint
+    );
+}
+
+/// A timeout around a computation that takes no virtual time fires only
+/// with early timers, and never before its deadline.
+#[test]
+fn early_timers_fire_a_timeout_mid_computation() {
+    let body = || async {
+        let start = time::Instant::now();
+        let r = time::timeout(Duration::from_millis(10), async {
+            for _ in 0..5_000 {
+                step().await;
+            }
+        })
+        .await;
+        if r.is_err() {
+            assert!(start.elapsed() >= Duration::from_millis(10), "never early");
+            panic!("the timeout fired mid-computation");
+        }
+    };
+    let mut with = 0;
+    let mut without = 0;
+    for seed in 0..40 {
+        let failed = !run(seed, "random", body).passed();
+        if strategy(seed, Some("random")).contains("early timers") {
+            with += usize::from(failed);
+        } else {
+            without += usize::from(failed);
+        }
+    }
+    assert_eq!(
+        without, 0,
+        "without early timers the clock waits for the computation"
+    );
+    assert!(with > 0, "early timers fire the timeout on some seeds");
+}
