@@ -305,7 +305,10 @@ fn environment_picks_the_seeds_shard_and_jobs() {
     let (ok, text) = child("child_passes", &[("SIM_SEEDS", "3,7"), ("SIM_SEED", "5")]);
     assert!(ok, "{text}");
     assert_eq!(seeds_run(&text), [5], "SIM_SEED wins: {text}");
-    assert!(text.contains("(strategy pct4"), "seed 5 is PCT at depth 4 in the portfolio: {text}");
+    assert!(
+        text.contains("(strategy pct4"),
+        "seed 5 is PCT at depth 4 in the portfolio: {text}"
+    );
 }
 
 #[test]
@@ -320,4 +323,42 @@ fn malformed_settings_name_the_variable_and_the_forms() {
     let (ok, text) = child("child_passes", &[("SIM_SHARD", "4/3")]);
     assert!(!ok);
     assert!(text.contains("SIM_SHARD=\"4/3\" is out of range"), "{text}");
+}
+
+#[test]
+fn swarm_dimensions_are_per_seed_independent_and_reported() {
+    use std::sync::Mutex;
+    static SEEN: Mutex<Vec<(u64, u64, bool, &'static str)>> = Mutex::new(Vec::new());
+    let mut o = options("classes::swarm", Seeds::Range(0, 64));
+    o.schedule = Some("random");
+    let r = report(o, || async {
+        let crashes = sim::swarm::range("crashes", 0..=3);
+        let partitions = sim::swarm::flag("partitions");
+        let mix = sim::swarm::pick("workload", &["reads", "writes", "mixed"]);
+        SEEN.lock()
+            .unwrap()
+            .push((sim::seed(), crashes, partitions, mix));
+        assert!(crashes < 3 || !partitions, "the planted bug needs both");
+    });
+    // The report prints the failing seed's configuration.
+    assert!(
+        r.contains("sim: swarm: crashes=3, partitions=true, workload="),
+        "{r}"
+    );
+    let seen = SEEN.lock().unwrap().clone();
+    // Every value of every dimension, zero included, is drawn somewhere.
+    for c in 0..=3 {
+        assert!(seen.iter().any(|s| s.1 == c), "crashes={c} never drawn");
+    }
+    for m in ["reads", "writes", "mixed"] {
+        assert!(seen.iter().any(|s| s.3 == m), "{m} never drawn");
+    }
+    // The same seed draws the same configuration (the rerun of the first
+    // failing seed ran it again).
+    let first = seen.iter().find(|s| s.1 == 3 && s.2).unwrap().0;
+    let runs: Vec<_> = seen.iter().filter(|s| s.0 == first).collect();
+    assert!(runs.len() >= 2, "the failing seed ran twice");
+    assert!(runs
+        .windows(2)
+        .all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2 && w[0].3 == w[1].3));
 }

@@ -7,6 +7,7 @@ mod node;
 mod rng;
 mod rollout;
 pub(crate) mod run;
+pub mod swarm;
 mod trace;
 mod world;
 

@@ -203,6 +203,8 @@ fn trace_dir(opts: &Options, name: &str) -> PathBuf {
 
 struct SeedResult {
     outcome: SeedOutcome,
+    /// The swarm configuration the seed drew.
+    swarm: Vec<(String, String)>,
     trace: Vec<String>,
     dropped: u64,
 }
@@ -259,6 +261,7 @@ where
             drop(guard);
             let (trace, dropped) = lines.take();
             SeedResult {
+                swarm: super::swarm::take(),
                 outcome: classify(outcome),
                 trace,
                 dropped,
@@ -463,6 +466,14 @@ fn report(
         o.now.subsec_nanos()
     );
     let _ = writeln!(s, "sim: class: {}", o.class.unwrap_or("?"));
+    if !first.swarm.is_empty() {
+        let dims: Vec<String> = first
+            .swarm
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(s, "sim: swarm: {}", dims.join(", "));
+    }
     for l in o.message.lines() {
         let _ = writeln!(s, "    {l}");
     }
