@@ -82,6 +82,7 @@ mod bench {
             check_determinism: false,
             schedule: None,
             coverage: false,
+            early_timers: None,
         }
     }
 

@@ -21,6 +21,8 @@
 //! `#[sim::test]` is an ignored test that says how to run it.
 
 pub use sim_harness_macros::test;
+
+mod macros;
 pub use sim_runtime as runtime;
 
 #[cfg(simulation)]
@@ -31,5 +33,23 @@ pub use simulation::*;
 #[doc(hidden)]
 pub mod __private {
     #[cfg(simulation)]
+    pub use crate::simulation::coverage::{hit, Site, SiteKind, SITES};
+    #[cfg(simulation)]
     pub use crate::simulation::run::{run, Options, Seeds};
+    #[cfg(simulation)]
+    pub use linkme;
+
+    /// A fault point's draw (see `sim::buggify!`).
+    #[cfg(simulation)]
+    #[inline]
+    pub fn buggify(site: &'static str, num: u32, den: u32) -> bool {
+        sim_runtime::sim::buggify(site, num, den)
+    }
+
+    /// A fault point in production: never.
+    #[cfg(not(simulation))]
+    #[inline(always)]
+    pub const fn buggify(_site: &'static str, _num: u32, _den: u32) -> bool {
+        false
+    }
 }

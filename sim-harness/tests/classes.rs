@@ -21,6 +21,7 @@ fn options(name: &'static str, seeds: Seeds) -> Options {
         check_determinism: false,
         schedule: None,
         coverage: false,
+        early_timers: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn planted_bug_is_found_and_its_seed_replays() {
         check_determinism: false,
         schedule: None,
         coverage: false,
+        early_timers: None,
     };
     let sweep = std::panic::catch_unwind(|| {
         run(options, || {

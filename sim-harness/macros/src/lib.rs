@@ -109,6 +109,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let mut check = false;
     let mut schedule = quote!(::core::option::Option::None);
     let mut coverage = false;
+    let mut early = quote!(::core::option::Option::None);
     for meta in args.0 {
         match &meta {
             Meta::NameValue(nv) if nv.path.is_ident("seeds") => {
@@ -186,6 +187,20 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     }
                 }
             }
+            Meta::NameValue(nv) if nv.path.is_ident("early_timers") => {
+                let v = match &nv.value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Bool(b), ..
+                    }) => b.value,
+                    other => {
+                        return Err(Error::new_spanned(
+                            other,
+                            "`early_timers` takes `true` or `false` (default: half the seeds)",
+                        ))
+                    }
+                };
+                early = quote!(::core::option::Option::Some(#v));
+            }
             Meta::Path(p) if p.is_ident("strict") => strict = true,
             Meta::Path(p) if p.is_ident("check_determinism") => check = true,
             _ => {
@@ -193,7 +208,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     &meta,
                     "unknown argument; #[sim::test] takes `seeds = a..b`, `seed = n`, \
                      `time_limit = \"30s\"`, `step_limit = n`, `schedule = \"pct3\"`, \
-                     `coverage = \"all\"`, `strict`, `check_determinism`",
+                     `coverage = \"all\"`, `early_timers = false`, `strict`, `check_determinism`",
                 ))
             }
         }
@@ -225,6 +240,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     check_determinism: #check,
                     schedule: #schedule,
                     coverage: #coverage,
+                    early_timers: #early,
                 },
                 __sim_body,
             );

@@ -1,5 +1,6 @@
 //! The harness under `--cfg simulation`.
 
+pub(crate) mod coverage;
 pub mod fs;
 mod gen;
 pub mod net;

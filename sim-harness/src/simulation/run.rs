@@ -52,6 +52,9 @@ pub struct Options {
     /// `coverage = "all"`: the sweep fails unless every `sometimes!` held
     /// and every `reachable!` was reached.
     pub coverage: bool,
+    /// `early_timers = false|true`: for every seed (`SIM_EARLY_TIMERS`
+    /// wins); `None`: half the seeds.
+    pub early_timers: Option<bool>,
 }
 
 /// Reads an environment variable, failing clearly on a malformed value.
@@ -205,6 +208,8 @@ struct SeedResult {
     outcome: SeedOutcome,
     /// The swarm configuration the seed drew.
     swarm: Vec<(String, String)>,
+    /// The seed's sometimes-assertion tallies.
+    coverage: BTreeMap<super::coverage::Key, super::coverage::Tally>,
     trace: Vec<String>,
     dropped: u64,
 }
@@ -228,6 +233,7 @@ where
         step_limit: opts.step_limit,
         strict: opts.strict,
         schedule: opts.schedule.map(str::to_string),
+        early_timers: opts.early_timers,
         record,
         compare,
         test: Some((
@@ -262,6 +268,7 @@ where
             let (trace, dropped) = lines.take();
             SeedResult {
                 swarm: super::swarm::take(),
+                coverage: super::coverage::take(),
                 outcome: classify(outcome),
                 trace,
                 dropped,
@@ -341,6 +348,18 @@ where
     let make = Arc::new(make);
     let next = AtomicUsize::new(0);
     let failures: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());
+    // The sweep's coverage, and how many seeds in a row added nothing.
+    let totals: Mutex<(BTreeMap<super::coverage::Key, super::coverage::Tally>, u64)> =
+        Mutex::new((BTreeMap::new(), 0));
+    let plateau = env("SIM_COVERAGE_PLATEAU").map(|v| {
+        parse_u64(
+            "SIM_COVERAGE_PLATEAU",
+            &v,
+            "a number of seeds ≥ 1, e.g. SIM_COVERAGE_PLATEAU=200",
+        )
+        .max(1)
+    });
+    let stopped_early = AtomicUsize::new(0);
     let target = cargo_target(&opts);
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -354,10 +373,28 @@ where
                     eprintln!(
                         "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
                      RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
-                        strategy(seed, opts.schedule),
+                        strategy(seed, opts.schedule, opts.early_timers),
                         opts.package
                     );
-                    let r = run_checked(&opts, &collector, seed, &make, check);
+                    let mut r = run_checked(&opts, &collector, seed, &make, check);
+                    {
+                        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+                        let (sum, idle) = &mut *t;
+                        let mut grew = false;
+                        for (k, v) in std::mem::take(&mut r.coverage) {
+                            let e = sum.entry(k).or_default();
+                            grew |=
+                                (e.reached == 0 && v.reached > 0) || (e.held == 0 && v.held > 0);
+                            e.reached += v.reached;
+                            e.held += v.held;
+                        }
+                        *idle = if grew { 0 } else { *idle + 1 };
+                        if plateau.is_some_and(|p| *idle >= p) {
+                            // Coverage stopped growing: take no more seeds.
+                            next.store(seeds.len(), Ordering::Relaxed);
+                            stopped_early.store(i + 1, Ordering::Relaxed);
+                        }
+                    }
                     if always_trace || !r.outcome.passed() {
                         write_trace(&opts, &name, &r);
                     }
@@ -372,7 +409,30 @@ where
         }
     });
     let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (totals, _) = totals.into_inner().unwrap_or_else(|e| e.into_inner());
+    let missing = super::coverage::missing(&totals);
+    if let Some(n) = plateau {
+        let at = stopped_early.load(Ordering::Relaxed);
+        if at > 0 {
+            eprintln!("sim: {name}: coverage stopped growing for {n} seeds; stopped after {at} of {} seeds", seeds.len());
+        }
+    }
     let Some((&first_seed, first)) = failures.iter().next() else {
+        if !missing.is_empty() {
+            if opts.coverage {
+                panic!(
+                    "sim: coverage: {name}: {} site(s) of this binary were not covered by the {} seed(s):\n    {}",
+                    missing.len(),
+                    seeds.len(),
+                    missing.join("\n    ")
+                );
+            }
+            eprintln!(
+                "sim: {name}: {} site(s) not covered:\n    {}",
+                missing.len(),
+                missing.join("\n    ")
+            );
+        }
         return;
     };
     // Run the first failing seed again by itself: does it reproduce?
@@ -466,6 +526,15 @@ fn report(
         o.now.subsec_nanos()
     );
     let _ = writeln!(s, "sim: class: {}", o.class.unwrap_or("?"));
+    let active: Vec<String> = o
+        .buggify
+        .iter()
+        .filter(|(_, active, _)| *active)
+        .map(|(site, _, fired)| format!("{site} (fired {fired})"))
+        .collect();
+    if !active.is_empty() {
+        let _ = writeln!(s, "sim: fault points active: {}", active.join(", "));
+    }
     if !first.swarm.is_empty() {
         let dims: Vec<String> = first
             .swarm

@@ -91,6 +91,8 @@ pub(crate) struct Config {
     /// Early timers: the clock may jump to the next deadline while tasks
     /// are still runnable (as if the computation took that long).
     pub early_timers: bool,
+    /// Fault points may fire (`sim::buggify`).
+    pub buggify: bool,
 }
 
 impl Config {
@@ -106,6 +108,7 @@ impl Config {
                 .unwrap_or(Some(Duration::from_secs(100 * 365 * 24 * 3600))),
             unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
             early_timers: env_early_timers().unwrap_or(false),
+            buggify: env_buggify().unwrap_or(false),
         }
     }
 }
@@ -162,6 +165,16 @@ pub(crate) fn env_schedule(seed: u64) -> Option<Schedule> {
     Some(Schedule::parse(&v, seed).unwrap_or_else(|| {
         panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {SCHEDULES}")
     }))
+}
+
+/// `SIM_BUGGIFY=on|off`.
+pub(crate) fn env_buggify() -> Option<bool> {
+    let v = var("SIM_BUGGIFY")?;
+    Some(match v.as_str() {
+        "on" | "1" | "true" => true,
+        "off" | "0" | "false" => false,
+        _ => panic!("sim: SIM_BUGGIFY={v:?} is malformed; accepted: on, off"),
+    })
 }
 
 /// `SIM_EARLY_TIMERS=on|off`.

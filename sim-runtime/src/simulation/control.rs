@@ -337,3 +337,21 @@ pub fn stamp() -> Option<(Duration, String)> {
         core.nodes.get(node.index())?.name.clone(),
     ))
 }
+
+/// A fault point: whether the site named `site` fires now, with
+/// probability `num / den` when the site is active in this run (see
+/// `sim::buggify!` in the harness). Always `false` outside a simulation and
+/// in runs where fault points are off.
+pub fn buggify(site: &'static str, num: u32, den: u32) -> bool {
+    let Some(exec) = super::executor::current() else {
+        return false;
+    };
+    let Ok(mut core) = exec.core.try_borrow_mut() else {
+        return false;
+    };
+    let (fires, decided) = core.buggify.eval(site, num, den);
+    if let Some(v) = decided {
+        core.decide(super::trace::Kind::Buggify, v);
+    }
+    fires
+}

@@ -233,6 +233,8 @@ pub(crate) struct Core {
     pct: Option<pct::Pct>,
     /// Early timers, when the run has them.
     early: Option<pct::Early>,
+    /// Fault points.
+    pub(crate) buggify: super::buggify::Buggify,
     /// The simulated network (sockets of every node).
     pub(crate) net: super::net::Network,
     /// Every node's simulated disk.
@@ -471,6 +473,7 @@ impl Exec {
                 _ => None,
             },
             early: config.early_timers.then(|| pct::Early::new(root)),
+            buggify: super::buggify::Buggify::new(root, config.buggify),
             net: Default::default(),
             fs: Default::default(),
             trace,

@@ -34,6 +34,9 @@ pub struct SeedSettings {
     /// The strategy (`portfolio`, `random`, `fifo`, `pct2`..`pct4`) when the
     /// test names one; `SIM_SCHEDULE` wins over it; neither: the portfolio.
     pub schedule: Option<String>,
+    /// Early timers for this seed when the test says (`SIM_EARLY_TIMERS`
+    /// wins); `None`: half the seeds.
+    pub early_timers: Option<bool>,
     /// The test's name, package and cargo target (`--test x` / `--lib`),
     /// for the replay command.
     pub test: Option<(String, String, String)>,
@@ -59,6 +62,8 @@ pub struct SeedOutcome {
     pub divergence: Option<String>,
     /// The replay command for this seed.
     pub replay: String,
+    /// Fault points reached in the run: name, active, times fired.
+    pub buggify: Vec<(String, bool, u64)>,
 }
 
 impl SeedOutcome {
@@ -86,16 +91,24 @@ pub fn strategy_for(seed: u64, test_schedule: Option<&str>) -> Schedule {
 }
 
 /// Whether a harness run of `seed` has early timers: `SIM_EARLY_TIMERS`,
-/// else half the seeds (drawn independently of the strategy).
-pub fn early_timers_for(seed: u64) -> bool {
+/// else the test's setting, else half the seeds (drawn independently of
+/// the strategy).
+pub fn early_timers_for(seed: u64, test: Option<bool>) -> bool {
     config::env_early_timers()
+        .or(test)
         .unwrap_or_else(|| super::seed::child(seed, "early.timers.on") & 1 == 1)
 }
 
+/// Whether fault points are on in a harness run of `seed`: `SIM_BUGGIFY`,
+/// else three seeds in four.
+pub fn buggify_for(seed: u64) -> bool {
+    config::env_buggify().unwrap_or_else(|| super::seed::child(seed, "buggify.on") % 4 != 0)
+}
+
 /// The name of a strategy, with ` + early timers` when they are on.
-pub fn strategy(seed: u64, test_schedule: Option<&str>) -> String {
+pub fn strategy(seed: u64, test_schedule: Option<&str>, early: Option<bool>) -> String {
     let s = strategy_for(seed, test_schedule).name();
-    if early_timers_for(seed) {
+    if early_timers_for(seed, early) {
         format!("{s} + early timers")
     } else {
         s.to_string()
@@ -118,7 +131,8 @@ where
     }
     let mut config = Config::from_env(settings.seed);
     config.schedule = strategy_for(settings.seed, settings.schedule.as_deref());
-    config.early_timers = early_timers_for(settings.seed);
+    config.early_timers = early_timers_for(settings.seed, settings.early_timers);
+    config.buggify = buggify_for(settings.seed);
     if settings.time_limit.is_some() {
         config.time_limit = settings.time_limit;
     }
@@ -211,6 +225,12 @@ where
         recording: core.trace.take_record().map(|r| Recording(Arc::new(r))),
         divergence,
         replay: report::replay_command(settings.seed),
+        buggify: core
+            .buggify
+            .sites
+            .iter()
+            .map(|(name, s)| (name.to_string(), s.active, s.fired))
+            .collect(),
     };
     drop(core);
     report::set_test(None);

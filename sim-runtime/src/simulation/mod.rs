@@ -7,6 +7,7 @@
 //! its node's context, and folds the decision into the run's fingerprint.
 
 pub(crate) mod api;
+pub(crate) mod buggify;
 pub(crate) mod config;
 pub mod control;
 pub(crate) mod executor;

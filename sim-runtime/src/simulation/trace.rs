@@ -29,6 +29,8 @@ pub(crate) enum Kind {
     Net = 8,
     /// A disk decision or fault (value: model-defined).
     Fs = 9,
+    /// A fault point's activation or firing.
+    Buggify = 10,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

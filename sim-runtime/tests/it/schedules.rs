@@ -41,15 +41,24 @@ where
 #[test]
 fn the_portfolio_names_a_strategy_per_seed() {
     let names: Vec<String> = (0..6)
-        .map(|s| strategy(s, None).split(" + ").next().unwrap().to_string())
+        .map(|s| {
+            strategy(s, None, None)
+                .split(" + ")
+                .next()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(
         names,
         ["random", "pct2", "random", "pct3", "random", "pct4"]
     );
-    assert_eq!(strategy(7, Some("fifo")).split(" + ").next(), Some("fifo"));
+    assert_eq!(
+        strategy(7, Some("fifo"), None).split(" + ").next(),
+        Some("fifo")
+    );
     let early = (0..200)
-        .filter(|&s| strategy(s, None).contains("early timers"))
+        .filter(|&s| strategy(s, None, None).contains("early timers"))
         .count();
     assert!(
         (60..140).contains(&early),
@@ -60,8 +69,8 @@ fn the_portfolio_names_a_strategy_per_seed() {
 /// The bug: task A must run 20 steps before task B's one step. Uniform
 /// random interleaving finds it with probability 2^-20; PCT whenever A's
 /// priority is above B's (about half the seeds).
-fn ahead_bug() -> impl Future<Output = ()> {
-    async {
+async fn ahead_bug() {
+    {
         let progress = Arc::new(AtomicU32::new(0));
         let p = progress.clone();
         let a = sim_runtime::spawn(async move {
@@ -178,7 +187,7 @@ fn early_timers_fire_a_timeout_mid_computation() {
     let mut without = 0;
     for seed in 0..40 {
         let failed = !run(seed, "random", body).passed();
-        if strategy(seed, Some("random")).contains("early timers") {
+        if strategy(seed, Some("random"), None).contains("early timers") {
             with += usize::from(failed);
         } else {
             without += usize::from(failed);

@@ -145,7 +145,7 @@ impl Sleep {
             Some(ns) => Instant::local_to_global_ns(&exec, i128::from(ns)),
             None => self.deadline.to_global_ns(&exec),
         };
-        let due = if self.exact {
+        let mut due = if self.exact {
             global
         } else {
             global.div_ceil(MS).saturating_mul(MS)
@@ -153,6 +153,18 @@ impl Sleep {
         let mut core = exec.core.borrow_mut();
         if due <= core.now {
             return true;
+        }
+        // A fault point of the runtime's own: a timer that fires late (by
+        // 1–10 ms; never early), as on a loaded machine.
+        if core.buggify.on {
+            let (fires, decided) = core.buggify.eval("sim.time.late_timer", 1, 4);
+            if let Some(v) = decided {
+                core.decide(crate::simulation::trace::Kind::Buggify, v);
+            }
+            if fires {
+                let late_ms = 1 + crate::simulation::seed::splitmix(decided.unwrap_or(due)) % 10;
+                due = due.saturating_add(late_ms * MS);
+            }
         }
         let tie = core.timer_tie();
         let node = exec.current_node();
