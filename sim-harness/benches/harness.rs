@@ -142,6 +142,12 @@ mod bench {
         // stderr, which the bench does not measure.
         // SAFETY: set before any other thread of this process exists.
         std::env::set_var("SIM_JOBS", "1");
+        // The same strategy for the harness and the bare runtime (uniform
+        // random, no early timers, no fault points), so the difference is
+        // the harness's own work.
+        std::env::set_var("SIM_SCHEDULE", "random");
+        std::env::set_var("SIM_EARLY_TIMERS", "off");
+        std::env::set_var("SIM_BUGGIFY", "off");
         let mut per_seed_harness = Vec::new();
         let mut per_seed_runner = Vec::new();
         let mut per_seed_bare = Vec::new();
