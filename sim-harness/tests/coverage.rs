@@ -174,3 +174,29 @@ fn coverage_all_names_the_sites_never_held_or_reached() {
     assert!(r.contains("never reached"), "{r}");
     assert!(!r.contains("\"an even seed\""), "held on even seeds: {r}");
 }
+
+#[test]
+fn the_runtime_has_fault_points_of_its_own() {
+    use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+    let r = report(
+        options("coverage::short_read", Seeds::Range(0, 300)),
+        || async {
+            let l = sim_runtime::net::TcpListener::bind("127.0.0.1:9")
+                .await
+                .unwrap();
+            let mut c = sim_runtime::net::TcpStream::connect("127.0.0.1:9")
+                .await
+                .unwrap();
+            let (mut s, _) = l.accept().await.unwrap();
+            c.write_all(&[7u8; 1000]).await.unwrap();
+            sim_runtime::time::sleep(std::time::Duration::from_millis(5)).await;
+            let mut buf = [0u8; 1000];
+            let n = s.read(&mut buf).await.unwrap();
+            assert_eq!(n, 1000, "everything had arrived, yet the read was short");
+        },
+    );
+    assert!(
+        r.contains("fault points active: sim.net.short_read (fired "),
+        "{r}"
+    );
+}

@@ -333,6 +333,48 @@ pub(crate) fn try_net<T>(
     }
 }
 
+/// Like [`poll_net`] for a read of at most `len` bytes: `f` gets the length
+/// to read, which the runtime's `sim.net.short_read` fault point may cut to
+/// half (only in runs with fault points on; decided inside the same borrow).
+pub(crate) fn poll_net_read<T>(
+    cx: &mut Context<'_>,
+    sock: SocketId,
+    len: usize,
+    f: impl FnOnce(&mut Net, u64, usize) -> Progress<T>,
+) -> Poll<io::Result<T>> {
+    let exec = expect_current();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let mut limit = len;
+        if core.buggify.on && len > 1 {
+            let (fires, decided) = core.buggify.eval("sim.net.short_read", 1, 4);
+            if let Some(v) = decided {
+                core.decide(crate::simulation::trace::Kind::Buggify, v);
+            }
+            if fires {
+                limit = len / 2;
+            }
+        }
+        let now = core.now;
+        let r = f(model(&mut core), now, limit);
+        set_sticky(&mut core, sock, Dir::Read, &r);
+        let r = match r {
+            Progress::Ready(v) => Poll::Ready(v),
+            Progress::Pending { wake_at } => {
+                register(&mut core, sock, Dir::Read, cx, wake_at);
+                Poll::Pending
+            }
+        };
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
+    }
+    r
+}
+
 /// A readiness check: `f` gets the model, the time and the cached
 /// readiness of both directions, and answers `(ready, wake_at)`; pending
 /// leaves the waker on `dir`'s list.

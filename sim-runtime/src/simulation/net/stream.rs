@@ -132,15 +132,12 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let mut dst = buf.initialize_unfilled();
-        // A fault point of the runtime's own: a read that returns fewer
-        // bytes than have arrived (as TCP may).
-        if dst.len() > 1 && crate::simulation::control::buggify("sim.net.short_read", 1, 4) {
-            let half = dst.len() / 2;
-            dst = &mut dst[..half];
-        }
-        match poll_net(cx, id, Dir::Read, |net, now| {
-            net.tcp_read(id, dst, false, now)
+        let dst = buf.initialize_unfilled();
+        // A fault point of the runtime's own may make the read short (as
+        // TCP may): see `poll_net_read`.
+        let len = dst.len();
+        match super::poll_net_read(cx, id, len, |net, now, limit| {
+            net.tcp_read(id, &mut dst[..limit], false, now)
         }) {
             Poll::Ready(Ok(n)) => {
                 buf.advance(n);
