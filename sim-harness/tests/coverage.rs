@@ -200,3 +200,31 @@ fn the_runtime_has_fault_points_of_its_own() {
         "{r}"
     );
 }
+
+#[test]
+fn the_network_can_deliver_slowly() {
+    use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+    let r = report(
+        options("coverage::slow_delivery", Seeds::Range(0, 300)),
+        || async {
+            let l = sim_runtime::net::TcpListener::bind("127.0.0.1:9")
+                .await
+                .unwrap();
+            let mut c = sim_runtime::net::TcpStream::connect("127.0.0.1:9")
+                .await
+                .unwrap();
+            let (mut s, _) = l.accept().await.unwrap();
+            let start = sim::elapsed();
+            c.write_all(b"ping").await.unwrap();
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).await.unwrap();
+            assert!(
+                sim::elapsed() == start,
+                "loopback took {:?}",
+                sim::elapsed() - start
+            );
+        },
+    );
+    assert!(r.contains("sim.net.slow_delivery (fired "), "{r}");
+    assert!(r.contains("loopback took "), "{r}");
+}

@@ -164,6 +164,8 @@ pub struct Net {
     notes: Vec<Notification>,
     /// The latest time any call passed in (for expiring `TIME_WAIT`).
     pub(crate) clock: u64,
+    /// Extra delivery delay of the write in progress (`tcp_write_slow`).
+    pub(crate) extra_delay_ns: u64,
     /// Bytes accepted by writes, and bytes consumed by reads or discarded,
     /// over the run (the pipes hold the difference).
     pub(crate) bytes_written: u64,
@@ -198,6 +200,7 @@ impl Net {
             port_faults: BTreeMap::new(),
             notes: Vec::new(),
             clock: 0,
+            extra_delay_ns: 0,
             bytes_written: 0,
             bytes_gone: 0,
         }

@@ -574,7 +574,8 @@ impl Net {
             (c.hosts[e], c.hosts[1 - e])
         };
         let chunk = self.conn(conn).pipes[e].chunks;
-        let delay = self.delay(src, dst, number.wrapping_mul(2) + e as u64, chunk);
+        let delay =
+            self.delay(src, dst, number.wrapping_mul(2) + e as u64, chunk) + self.extra_delay_ns;
         let c = self.conn_mut(conn);
         let throttle = c.ends[1 - e].fault.throttle_bytes_per_sec;
         let p = &mut c.pipes[e];
@@ -611,6 +612,22 @@ impl Net {
     }
 
     /// Writes as much of `data` as the direction's buffer takes.
+    /// As [`Net::tcp_write`], with `extra_ns` added to this write's delivery
+    /// (a slow path: congestion, a retransmission). Bytes stay in order: a
+    /// later write never arrives before this one.
+    pub fn tcp_write_slow(
+        &mut self,
+        sock: SocketId,
+        data: &[u8],
+        now: u64,
+        extra_ns: u64,
+    ) -> Progress<usize> {
+        self.extra_delay_ns = extra_ns.min(u64::MAX / 4);
+        let r = self.tcp_write(sock, data, now);
+        self.extra_delay_ns = 0;
+        r
+    }
+
     pub fn tcp_write(&mut self, sock: SocketId, data: &[u8], now: u64) -> Progress<usize> {
         let Some((conn, e)) = self.stream(sock) else {
             return match self.sock(sock) {

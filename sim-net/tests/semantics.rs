@@ -348,3 +348,19 @@ fn random_operations_keep_the_invariants() {
         );
     }
 }
+
+#[test]
+fn a_slow_write_arrives_late_and_later_bytes_wait_for_it() {
+    let mut n = net(fixed(MS));
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write_slow(c, b"slow", t, 30 * MS)).unwrap();
+    ready(n.tcp_write(c, b"fast", t)).unwrap();
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        pending(n.tcp_read(s, &mut buf, false, t + MS)),
+        Some(t + 31 * MS)
+    );
+    let k = ready(n.tcp_read(s, &mut buf, false, t + 31 * MS)).unwrap();
+    assert_eq!(&buf[..k], b"slowfast", "in order: the fast bytes waited");
+    n.check_invariants();
+}

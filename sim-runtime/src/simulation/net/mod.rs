@@ -375,6 +375,48 @@ pub(crate) fn poll_net_read<T>(
     r
 }
 
+/// The extra delivery delay the runtime's `sim.net.slow_delivery` fault
+/// point gives a write (1–50 ms when it fires; only in runs with fault
+/// points on).
+pub(crate) fn slow_delivery(
+    sock: SocketId,
+    data: &[u8],
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<usize>> {
+    let exec = expect_current();
+    let mut wake = Vec::new();
+    let r = {
+        let mut core = exec.core.borrow_mut();
+        let mut extra = 0;
+        if core.buggify.on {
+            let (fires, decided) = core.buggify.eval("sim.net.slow_delivery", 1, 4);
+            if let Some(v) = decided {
+                core.decide(crate::simulation::trace::Kind::Buggify, v);
+            }
+            if fires {
+                extra =
+                    (1 + crate::simulation::seed::splitmix(decided.unwrap_or(0)) % 50) * 1_000_000;
+            }
+        }
+        let now = core.now;
+        let r = model(&mut core).tcp_write_slow(sock, data, now, extra);
+        set_sticky(&mut core, sock, Dir::Write, &r);
+        let r = match r {
+            Progress::Ready(v) => Poll::Ready(v),
+            Progress::Pending { wake_at } => {
+                register(&mut core, sock, Dir::Write, cx, wake_at);
+                Poll::Pending
+            }
+        };
+        route_notes(&mut core, &mut wake);
+        r
+    };
+    for w in wake {
+        w.wake();
+    }
+    r
+}
+
 /// A readiness check: `f` gets the model, the time and the cached
 /// readiness of both directions, and answers `(ready, wake_at)`; pending
 /// leaves the waker on `dir`'s list.

@@ -170,7 +170,8 @@ impl TcpStream {
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let r = poll_net(cx, id, Dir::Write, |net, now| net.tcp_write(id, data, now));
+        // A fault point of the runtime's own may slow this write's delivery.
+        let r = super::slow_delivery(id, data, cx);
         if let Poll::Ready(Ok(n)) = &r {
             tracing::trace!(target: "sim::net", socket = id.as_u64(), bytes = n, "sent");
         }
