@@ -1,6 +1,7 @@
 //! sim-runtime's integration tests under `--cfg simulation`.
 #![cfg(simulation)]
 
+mod buggify;
 mod env;
 mod failures;
 mod net;
