@@ -168,6 +168,8 @@ fn coverage_all_names_the_sites_never_held_or_reached() {
         }
     });
     assert!(r.contains("sim: coverage:"), "{r}");
+    assert!(r.contains("sim: class: coverage"), "{r}");
+    assert!(r.contains("coverage = \"all\""), "{r}");
     assert!(r.contains("\"a seed above a thousand\""), "{r}");
     assert!(r.contains("never held"), "{r}");
     assert!(r.contains("\"the far branch\""), "{r}");
@@ -227,4 +229,43 @@ fn the_network_can_deliver_slowly() {
     );
     assert!(r.contains("sim.net.slow_delivery (fired "), "{r}");
     assert!(r.contains("loopback took "), "{r}");
+}
+
+#[test]
+fn every_site_of_the_binary_is_registered_at_link_time() {
+    use sim::__private::{SiteKind, SITES};
+    // Sites of this file, including ones in tests that have not run (and
+    // never will run in this process, when a filter picks one test).
+    for (name, kind) in [
+        ("a seed above a thousand", SiteKind::Sometimes),
+        ("the far branch", SiteKind::Reachable),
+        ("seed is zero", SiteKind::Always),
+        ("never here", SiteKind::Unreachable),
+        ("a site in a failing sweep", SiteKind::Sometimes),
+    ] {
+        let site = SITES
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name:?} is not registered"));
+        assert_eq!(site.kind, kind);
+        assert!(site.file.ends_with("coverage.rs"), "{}", site.file);
+        assert!(site.line > 0);
+    }
+}
+
+#[test]
+fn a_failing_sweeps_report_lists_the_sites_not_covered() {
+    let r = report(
+        options("coverage::failing", Seeds::Range(0, 10)),
+        || async {
+            sim::sometimes!(sim::seed() > 1_000, "a site in a failing sweep");
+            assert_ne!(sim::seed(), 3, "seed 3 fails");
+        },
+    );
+    assert!(r.contains("seed 3 fails"), "{r}");
+    assert!(r.contains("sim: not covered by the sweep: "), "{r}");
+    assert!(
+        r.contains("\"a site in a failing sweep\" at ") && r.contains("(never held)"),
+        "{r}"
+    );
 }

@@ -10,19 +10,51 @@ async fn every_site_is_covered() {
 
 #[cfg(simulation)]
 #[test]
-fn a_plateau_stops_the_sweep() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["every_site_is_covered", "--exact", "--nocapture"])
-        .env("SIM_SEEDS", "0..1000")
-        .env("SIM_JOBS", "1")
-        .env("SIM_COVERAGE_PLATEAU", "5")
-        .env_remove("SIM_SEED")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("coverage stopped growing for 5 seeds; stopped after 6 of 1000 seeds"),
-        "{text}"
-    );
+fn a_plateau_stops_the_sweep_at_the_same_seed_whatever_the_jobs() {
+    // Seed 0 holds "an even seed" and reaches "the body"; seeds 1..=5 add
+    // nothing. Tallies are folded in seed order, so the stop is the same
+    // with one job or four.
+    for jobs in ["1", "4"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["every_site_is_covered", "--exact", "--nocapture"])
+            .env("SIM_SEEDS", "0..1000")
+            .env("SIM_JOBS", jobs)
+            .env("SIM_COVERAGE_PLATEAU", "5")
+            .env_remove("SIM_SEED")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("coverage stopped growing for 5 seeds; stopped after 6 of 1000 seeds"),
+            "SIM_JOBS={jobs}: {text}"
+        );
+        // One job starts exactly those six seeds; more jobs may have
+        // started a few beyond (not counted), never the whole range.
+        let started = text.matches("sim: every_site_is_covered seed ").count();
+        if jobs == "1" {
+            assert_eq!(started, 6, "{text}");
+        }
+        assert!(started < 1000, "SIM_JOBS={jobs}: the sweep did not stop");
+    }
+}
+
+/// In production the macros are inert: a fault point is `false` and an
+/// assertion's condition is type-checked but never evaluated.
+#[cfg(not(simulation))]
+#[test]
+fn production_macros_are_inert() {
+    let mut evaluated = false;
+    let mut cond = || {
+        evaluated = true;
+        false
+    };
+    sim::always!(cond(), "never evaluated");
+    sim::sometimes!(cond(), "never evaluated either");
+    sim::reachable!("nothing");
+    sim::unreachable!("nothing at all");
+    assert!(!evaluated);
+    assert!(!sim::buggify!());
+    assert!(!sim::buggify!("named"));
+    assert!(!sim::buggify_with_prob!(1, 1));
 }

@@ -102,3 +102,66 @@ pub(crate) fn missing(totals: &BTreeMap<Key, Tally>) -> Vec<String> {
         })
         .collect()
 }
+
+/// A sweep's coverage. Seeds' tallies are folded in seed order, whatever
+/// order the job threads finish them in, so where `SIM_COVERAGE_PLATEAU`
+/// stops the sweep depends on the seeds alone, never on `SIM_JOBS`.
+pub(crate) struct Sweep {
+    /// Everything folded so far.
+    pub totals: BTreeMap<Key, Tally>,
+    /// Finished seeds (by index) waiting for the ones before them.
+    pending: BTreeMap<usize, BTreeMap<Key, Tally>>,
+    /// The index of the next seed to fold.
+    frontier: usize,
+    /// Seeds in a row (in seed order) that added nothing.
+    idle: u64,
+    plateau: Option<u64>,
+    /// Where the plateau ended the sweep: seeds from this index on do not
+    /// count (those already running when it was found are discarded).
+    pub stop: Option<usize>,
+}
+
+impl Sweep {
+    pub(crate) fn new(plateau: Option<u64>) -> Sweep {
+        Sweep {
+            totals: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            frontier: 0,
+            idle: 0,
+            plateau,
+            stop: None,
+        }
+    }
+
+    /// Whether the seed at `index` is part of the sweep (not past a
+    /// plateau already found).
+    pub(crate) fn counts(&self, index: usize) -> bool {
+        self.stop.is_none_or(|s| index < s)
+    }
+
+    /// Adds the tallies of the seed at `index`; folds every seed whose
+    /// predecessors are all in. Returns `true` when this found the plateau.
+    pub(crate) fn add(&mut self, index: usize, tallies: BTreeMap<Key, Tally>) -> bool {
+        if !self.counts(index) {
+            return false;
+        }
+        self.pending.insert(index, tallies);
+        while let Some(tallies) = self.pending.remove(&self.frontier) {
+            let mut grew = false;
+            for (k, v) in tallies {
+                let e = self.totals.entry(k).or_default();
+                grew |= (e.reached == 0 && v.reached > 0) || (e.held == 0 && v.held > 0);
+                e.reached += v.reached;
+                e.held += v.held;
+            }
+            self.frontier += 1;
+            self.idle = if grew { 0 } else { self.idle + 1 };
+            if self.plateau.is_some_and(|p| self.idle >= p) {
+                self.stop = Some(self.frontier);
+                self.pending.clear();
+                return true;
+            }
+        }
+        false
+    }
+}

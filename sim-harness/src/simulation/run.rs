@@ -348,9 +348,6 @@ where
     let make = Arc::new(make);
     let next = AtomicUsize::new(0);
     let failures: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());
-    // The sweep's coverage, and how many seeds in a row added nothing.
-    let totals: Mutex<(BTreeMap<super::coverage::Key, super::coverage::Tally>, u64)> =
-        Mutex::new((BTreeMap::new(), 0));
     let plateau = env("SIM_COVERAGE_PLATEAU").map(|v| {
         parse_u64(
             "SIM_COVERAGE_PLATEAU",
@@ -359,7 +356,8 @@ where
         )
         .max(1)
     });
-    let stopped_early = AtomicUsize::new(0);
+    // The sweep's coverage, folded in seed order.
+    let sweep = Mutex::new(super::coverage::Sweep::new(plateau));
     let target = cargo_target(&opts);
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -368,6 +366,9 @@ where
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&seed) = seeds.get(i) else { break };
+                    if !sweep.lock().unwrap_or_else(|e| e.into_inner()).counts(i) {
+                        break;
+                    }
                     // Unbuffered, before the seed runs: it survives a crash or
                     // a kill of the process.
                     eprintln!(
@@ -377,23 +378,14 @@ where
                         opts.package
                     );
                     let mut r = run_checked(&opts, &collector, seed, &make, check);
+                    let tallies = std::mem::take(&mut r.coverage);
+                    if sweep
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .add(i, tallies)
                     {
-                        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
-                        let (sum, idle) = &mut *t;
-                        let mut grew = false;
-                        for (k, v) in std::mem::take(&mut r.coverage) {
-                            let e = sum.entry(k).or_default();
-                            grew |=
-                                (e.reached == 0 && v.reached > 0) || (e.held == 0 && v.held > 0);
-                            e.reached += v.reached;
-                            e.held += v.held;
-                        }
-                        *idle = if grew { 0 } else { *idle + 1 };
-                        if plateau.is_some_and(|p| *idle >= p) {
-                            // Coverage stopped growing: take no more seeds.
-                            next.store(seeds.len(), Ordering::Relaxed);
-                            stopped_early.store(i + 1, Ordering::Relaxed);
-                        }
+                        // Coverage stopped growing: take no more seeds.
+                        next.store(seeds.len(), Ordering::Relaxed);
                     }
                     if always_trace || !r.outcome.passed() {
                         write_trace(&opts, &name, &r);
@@ -408,22 +400,28 @@ where
             });
         }
     });
-    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
-    let (totals, _) = totals.into_inner().unwrap_or_else(|e| e.into_inner());
-    let missing = super::coverage::missing(&totals);
-    if let Some(n) = plateau {
-        let at = stopped_early.load(Ordering::Relaxed);
-        if at > 0 {
-            eprintln!("sim: {name}: coverage stopped growing for {n} seeds; stopped after {at} of {} seeds", seeds.len());
-        }
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    let sweep = sweep.into_inner().unwrap_or_else(|e| e.into_inner());
+    let missing = super::coverage::missing(&sweep.totals);
+    if let (Some(n), Some(at)) = (plateau, sweep.stop) {
+        eprintln!(
+            "sim: {name}: coverage stopped growing for {n} seeds; stopped after {at} of {} seeds",
+            seeds.len()
+        );
+        // Seeds past the plateau that were already running when it was
+        // found are not part of the sweep (whatever SIM_JOBS is).
+        let counted: std::collections::BTreeSet<u64> = seeds[..at].iter().copied().collect();
+        failures.retain(|seed, _| counted.contains(seed));
     }
+    // The seeds the sweep ran (all of them, or up to the plateau).
+    let ran = sweep.stop.unwrap_or(seeds.len());
     let Some((&first_seed, first)) = failures.iter().next() else {
         if !missing.is_empty() {
             if opts.coverage {
                 panic!(
-                    "sim: coverage: {name}: {} site(s) of this binary were not covered by the {} seed(s):\n    {}",
+                    "sim: coverage: {name}: {} site(s) of this binary were not covered by the {ran} \
+                     seed(s), and the test asks for coverage = \"all\"\nsim: class: coverage\n    {}",
                     missing.len(),
-                    seeds.len(),
                     missing.join("\n    ")
                 );
             }
@@ -460,7 +458,7 @@ where
     };
     panic!(
         "{}",
-        report(&opts, &name, seeds.len(), &failures, first, &reproduced)
+        report(&opts, &name, ran, &failures, first, &reproduced, &missing)
     );
 }
 
@@ -500,6 +498,7 @@ fn report(
     failures: &BTreeMap<u64, SeedResult>,
     first: &SeedResult,
     reproduced: &str,
+    missing: &[String],
 ) -> String {
     let o = &first.outcome;
     let mut s = String::new();
@@ -557,6 +556,19 @@ fn report(
     );
     for l in tail.into_iter().rev() {
         let _ = writeln!(s, "    {l}");
+    }
+    if !missing.is_empty() {
+        let _ = writeln!(
+            s,
+            "sim: not covered by the sweep: {} site(s):",
+            missing.len()
+        );
+        for m in missing.iter().take(20) {
+            let _ = writeln!(s, "    {m}");
+        }
+        if missing.len() > 20 {
+            let _ = writeln!(s, "    …");
+        }
     }
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
     let _ = write!(s, "sim: replay: {}", o.replay);
