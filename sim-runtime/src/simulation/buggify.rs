@@ -69,3 +69,20 @@ impl Buggify {
         )
     }
 }
+
+impl super::executor::Core {
+    /// Evaluates a fault point and folds what it decided into the
+    /// fingerprint. `Some(draw)` when it fires (`draw`: a value fixed by the
+    /// seed, for sizing the fault); `None` otherwise, and always when fault
+    /// points are off for the run.
+    pub(crate) fn fault_point(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
+        if !self.buggify.on {
+            return None;
+        }
+        let (fires, decided) = self.buggify.eval(site, num, den);
+        if let Some(v) = decided {
+            self.decide(super::trace::Kind::Buggify, v);
+        }
+        fires.then(|| decided.unwrap_or(0))
+    }
+}

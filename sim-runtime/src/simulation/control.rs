@@ -349,9 +349,5 @@ pub fn buggify(site: &'static str, num: u32, den: u32) -> bool {
     let Ok(mut core) = exec.core.try_borrow_mut() else {
         return false;
     };
-    let (fires, decided) = core.buggify.eval(site, num, den);
-    if let Some(v) = decided {
-        core.decide(super::trace::Kind::Buggify, v);
-    }
-    fires
+    core.fault_point(site, num, den).is_some()
 }

@@ -284,12 +284,27 @@ pub(crate) fn poll_net<T>(
     dir: Dir,
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
+    poll_core(cx, sock, dir, |core| {
+        let now = core.now;
+        f(model(core), now)
+    })
+}
+
+/// The one place a pending model answer meets a waker: runs `f` with the
+/// core borrowed, updates the cached readiness, leaves the waker (and a
+/// timer) when pending, routes the notifications, and wakes after the
+/// borrow is released.
+fn poll_core<T>(
+    cx: &mut Context<'_>,
+    sock: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Core) -> Progress<T>,
+) -> Poll<io::Result<T>> {
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
         let mut core = exec.core.borrow_mut();
-        let now = core.now;
-        let r = f(model(&mut core), now);
+        let r = f(&mut core);
         set_sticky(&mut core, sock, dir, &r);
         let r = match r {
             Progress::Ready(v) => Poll::Ready(v),
@@ -342,79 +357,31 @@ pub(crate) fn poll_net_read<T>(
     len: usize,
     f: impl FnOnce(&mut Net, u64, usize) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
-    let exec = expect_current();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core.borrow_mut();
-        let mut limit = len;
-        if core.buggify.on && len > 1 {
-            let (fires, decided) = core.buggify.eval("sim.net.short_read", 1, 4);
-            if let Some(v) = decided {
-                core.decide(crate::simulation::trace::Kind::Buggify, v);
-            }
-            if fires {
-                limit = len / 2;
-            }
-        }
+    poll_core(cx, sock, Dir::Read, |core| {
+        let short = len > 1 && core.fault_point("sim.net.short_read", 1, 4).is_some();
+        let limit = if short { len / 2 } else { len };
         let now = core.now;
-        let r = f(model(&mut core), now, limit);
-        set_sticky(&mut core, sock, Dir::Read, &r);
-        let r = match r {
-            Progress::Ready(v) => Poll::Ready(v),
-            Progress::Pending { wake_at } => {
-                register(&mut core, sock, Dir::Read, cx, wake_at);
-                Poll::Pending
-            }
-        };
-        route_notes(&mut core, &mut wake);
-        r
-    };
-    for w in wake {
-        w.wake();
-    }
-    r
+        f(model(core), now, limit)
+    })
 }
 
-/// The extra delivery delay the runtime's `sim.net.slow_delivery` fault
-/// point gives a write (1–50 ms when it fires; only in runs with fault
-/// points on).
+/// A write of `data` on `sock`, whose delivery the runtime's
+/// `sim.net.slow_delivery` fault point may delay by 1–50 ms (only in runs
+/// with fault points on).
 pub(crate) fn slow_delivery(
     sock: SocketId,
     data: &[u8],
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<usize>> {
-    let exec = expect_current();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core.borrow_mut();
-        let mut extra = 0;
-        if core.buggify.on {
-            let (fires, decided) = core.buggify.eval("sim.net.slow_delivery", 1, 4);
-            if let Some(v) = decided {
-                core.decide(crate::simulation::trace::Kind::Buggify, v);
-            }
-            if fires {
-                extra =
-                    (1 + crate::simulation::seed::splitmix(decided.unwrap_or(0)) % 50) * 1_000_000;
-            }
-        }
+    poll_core(cx, sock, Dir::Write, |core| {
+        let extra = core
+            .fault_point("sim.net.slow_delivery", 1, 4)
+            .map_or(0, |draw| {
+                (1 + crate::simulation::seed::splitmix(draw) % 50) * 1_000_000
+            });
         let now = core.now;
-        let r = model(&mut core).tcp_write_slow(sock, data, now, extra);
-        set_sticky(&mut core, sock, Dir::Write, &r);
-        let r = match r {
-            Progress::Ready(v) => Poll::Ready(v),
-            Progress::Pending { wake_at } => {
-                register(&mut core, sock, Dir::Write, cx, wake_at);
-                Poll::Pending
-            }
-        };
-        route_notes(&mut core, &mut wake);
-        r
-    };
-    for w in wake {
-        w.wake();
-    }
-    r
+        model(core).tcp_write_slow(sock, data, now, extra)
+    })
 }
 
 /// A readiness check: `f` gets the model, the time and the cached

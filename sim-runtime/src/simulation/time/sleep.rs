@@ -158,13 +158,9 @@ impl Sleep {
         // 1–10 ms; never early), as on a loaded machine. Not for `advance`
         // and the harness's exact sleeps, which move the clock to the
         // nanosecond asked for.
-        if core.buggify.on && !self.exact {
-            let (fires, decided) = core.buggify.eval("sim.time.late_timer", 1, 4);
-            if let Some(v) = decided {
-                core.decide(crate::simulation::trace::Kind::Buggify, v);
-            }
-            if fires {
-                let late_ms = 1 + crate::simulation::seed::splitmix(decided.unwrap_or(due)) % 10;
+        if !self.exact {
+            if let Some(draw) = core.fault_point("sim.time.late_timer", 1, 4) {
+                let late_ms = 1 + crate::simulation::seed::splitmix(draw) % 10;
                 due = due.saturating_add(late_ms * MS);
             }
         }
