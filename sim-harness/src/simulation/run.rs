@@ -5,7 +5,9 @@
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
 use super::trace;
-use sim_runtime::__private::harness::{run_seed, strategy, Recording, SeedOutcome, SeedSettings};
+use sim_runtime::__private::harness::{
+    replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
+};
 use sim_runtime::__private::TestOutput;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -372,9 +374,10 @@ where
                     // Unbuffered, before the seed runs: it survives a crash or
                     // a kill of the process.
                     eprintln!(
-                        "sim: {name} seed {seed} (strategy {}) · replay: SIM_SEED={seed} \
+                        "sim: {name} seed {seed} (strategy {}) · replay: {} \
                      RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
                         strategy(seed, opts.schedule, opts.early_timers),
+                        replay_env(seed),
                         opts.package
                     );
                     let mut r = run_checked(&opts, &collector, seed, &make, check);

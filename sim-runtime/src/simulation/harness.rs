@@ -72,6 +72,8 @@ impl SeedOutcome {
     }
 }
 
+pub use super::report::replay_env;
+
 /// The strategy of a harness run of `seed`: `SIM_SCHEDULE`, else the
 /// test's `schedule`, else the portfolio. Panics with the accepted values
 /// on an unknown name.

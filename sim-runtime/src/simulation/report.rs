@@ -70,25 +70,51 @@ pub(crate) fn set_test(info: Option<TestInfo>) {
     TEST.with(|t| *t.borrow_mut() = info);
 }
 
+/// The environment variables that change what a seed does, besides the
+/// seed itself: a replay line must carry the ones that are set, or it
+/// replays a different run (`SIM_SCHEDULE=pct3` names another strategy).
+const STEERING: [&str; 6] = [
+    "SIM_SCHEDULE",
+    "SIM_EARLY_TIMERS",
+    "SIM_BUGGIFY",
+    "SIM_TIME_LIMIT",
+    "SIM_STEP_LIMIT",
+    "SIM_UNHANDLED_PANIC",
+];
+
+/// `SIM_SEED=<seed>` and each steering variable that is set, as a command
+/// prefix: `SIM_SEED=7 SIM_SCHEDULE=pct3`.
+pub fn replay_env(seed: u64) -> String {
+    let mut s = format!("SIM_SEED={seed}");
+    for name in STEERING {
+        if let Ok(v) = std::env::var(name) {
+            let v = v.trim();
+            if !v.is_empty() {
+                s.push_str(&format!(" {name}={v}"));
+            }
+        }
+    }
+    s
+}
+
 /// The command that replays `seed`.
 pub(crate) fn replay_command(seed: u64) -> String {
+    let env = replay_env(seed);
     let info = TEST.with(|t| t.borrow().clone());
     match info {
         Some(t) => format!(
-            "SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {} -- {} --exact",
+            "{env} RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {} -- {} --exact",
             t.package, t.target, t.name
         ),
         None => {
             if let Some(bin) = BINARY.with(|b| b.borrow().clone()) {
-                return format!(
-                    "SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo run --bin {bin}"
-                );
+                return format!("{env} RUSTFLAGS=\"--cfg simulation\" cargo run --bin {bin}");
             }
             let test = std::thread::current()
                 .name()
                 .unwrap_or("<test name>")
                 .to_string();
-            format!("SIM_SEED={seed} RUSTFLAGS=\"--cfg simulation\" cargo test -- {test} --exact")
+            format!("{env} RUSTFLAGS=\"--cfg simulation\" cargo test -- {test} --exact")
         }
     }
 }

@@ -11,6 +11,8 @@ fn child(test: &str, envs: &[(&str, &str)]) -> (bool, String) {
         "SIM_SEED",
         "SIM_SEEDS",
         "SIM_CHECK_DETERMINISM",
+        "SIM_SCHEDULE",
+        "SIM_EARLY_TIMERS",
         "RUST_BACKTRACE",
     ] {
         cmd.env_remove(var);
@@ -62,6 +64,32 @@ fn sim_seeds_runs_every_seed_with_a_replay_line() {
     assert!(
         text.contains("--test it -- env::child_sleeps_a_seeded_time --exact"),
         "{text}"
+    );
+}
+
+/// A replay line carries the variables that steer the run: without
+/// `SIM_SCHEDULE=pct3` it would replay another strategy's run.
+#[test]
+fn the_replay_line_carries_the_steering_variables() {
+    let (ok, text) = child(
+        "env::child_fails_on_seed_3",
+        &[
+            ("SIM_SEEDS", "3"),
+            ("SIM_SCHEDULE", "pct3"),
+            ("SIM_EARLY_TIMERS", "off"),
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        text.contains(
+            "sim: replay with: SIM_SEED=3 SIM_SCHEDULE=pct3 SIM_EARLY_TIMERS=off RUSTFLAGS="
+        ),
+        "{text}"
+    );
+    let (_, plain) = child("env::child_fails_on_seed_3", &[("SIM_SEEDS", "3")]);
+    assert!(
+        plain.contains("sim: replay with: SIM_SEED=3 RUSTFLAGS="),
+        "{plain}"
     );
 }
 
