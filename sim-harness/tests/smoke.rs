@@ -37,11 +37,21 @@ async fn ask(msg: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Waits until the echo service accepts connections: a fixed sleep is a
+/// race (an early timer can end it before the service's first step).
+async fn until_listening() {
+    while sim_runtime::net::TcpStream::connect("echo:7")
+        .await
+        .is_err()
+    {
+        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 #[sim::test(seeds = 0..20)]
 async fn echo_answers_and_survives_a_restart() {
     let node = sim::node("echo").start(echo);
-    // Let the service bind.
-    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    until_listening().await;
     assert_eq!(ask(b"ping").await.unwrap(), b"ping");
     node.crash();
     let e = sim_runtime::time::timeout(Duration::from_secs(5), ask(b"x")).await;
@@ -50,6 +60,6 @@ async fn echo_answers_and_survives_a_restart() {
         "a crashed node does not answer"
     );
     node.restart();
-    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    until_listening().await;
     assert_eq!(ask(b"again").await.unwrap(), b"again");
 }

@@ -19,10 +19,19 @@ async fn ask(msg: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(reply)
 }
 
+/// Waits until the server accepts connections: a fixed sleep is a race (an
+/// early timer can end it before the server's first step, as a slow start
+/// would on a real machine).
+async fn until_listening() {
+    while TcpStream::connect("echo:7").await.is_err() {
+        sleep(Duration::from_millis(1)).await;
+    }
+}
+
 #[sim::test(seeds = 0..100)]
 async fn echoes_and_comes_back_after_a_crash() {
     let server = sim::node("echo").start(|| echo::serve(7));
-    sleep(Duration::from_millis(1)).await; // let it bind
+    until_listening().await;
 
     assert_eq!(ask(b"hello").await.unwrap(), b"hello");
 
@@ -34,6 +43,6 @@ async fn echoes_and_comes_back_after_a_crash() {
     );
 
     server.restart();
-    sleep(Duration::from_millis(1)).await;
+    until_listening().await;
     assert_eq!(ask(b"hello again").await.unwrap(), b"hello again");
 }

@@ -305,12 +305,14 @@ pub fn at(when: Duration, action: impl FnOnce() + 'static) -> JoinHandle<()> {
     exec.spawn(
         async move {
             let now = elapsed();
+            // An exact sleep: to the nanosecond, and never made late by
+            // the late-timer fault point (a script happens at its time).
             if when > now {
-                super::time::sleep(when - now).await;
+                super::time::Sleep::exact(when - now).await;
             }
             action();
         },
-        Some("sim::at".into()),
+        Some(super::executor::SCRIPTED.into()),
         location,
         Some(NodeId::MAIN),
     )

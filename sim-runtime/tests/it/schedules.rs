@@ -199,3 +199,64 @@ fn early_timers_fire_a_timeout_mid_computation() {
     );
     assert!(with > 0, "early timers fire the timeout on some seeds");
 }
+
+/// An early-timer jump waits while a scripted action (`sim::at`) is
+/// runnable: a fault script happens at its time, even while other tasks
+/// keep the clock jumping.
+#[test]
+fn early_timers_never_delay_a_scripted_action() {
+    let jumped = Arc::new(AtomicU32::new(0));
+    for seed in 0..60 {
+        let settings = SeedSettings {
+            seed,
+            schedule: Some(if seed % 2 == 0 { "random" } else { "pct3" }.into()),
+            early_timers: Some(true),
+            step_limit: Some(200_000),
+            ..SeedSettings::default()
+        };
+        let jumped = jumped.clone();
+        let o = std::thread::scope(|s| {
+            s.spawn(|| {
+                run_seed(&settings, move || async move {
+                    let at = Duration::from_millis(10);
+                    let fired = Arc::new(AtomicBool::new(false));
+                    let f = fired.clone();
+                    sim_runtime::sim::at(at, move || f.store(true, Ordering::SeqCst));
+                    // Busy tasks: the clock moves while they are runnable
+                    // only by early jumps.
+                    let busy = Arc::new(AtomicU32::new(3));
+                    for _ in 0..3 {
+                        let busy = busy.clone();
+                        sim_runtime::spawn(async move {
+                            for _ in 0..2_000 {
+                                step().await;
+                            }
+                            busy.fetch_sub(1, Ordering::SeqCst);
+                        });
+                    }
+                    while sim_runtime::sim::elapsed() < Duration::from_millis(30) {
+                        let now = sim_runtime::sim::elapsed();
+                        // At 10 ms itself the two timers' order is seeded.
+                        if now != at {
+                            assert_eq!(fired.load(Ordering::SeqCst), now > at, "at {now:?}");
+                        }
+                        time::sleep(Duration::from_millis(1)).await;
+                    }
+                    if busy.load(Ordering::SeqCst) > 0 {
+                        jumped.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .join()
+            .unwrap()
+        });
+        assert!(o.passed(), "seed {seed}: {:?} {}", o.class, o.message);
+    }
+    // The busy tasks' 6,000 steps take no virtual time: where 30 ms passed
+    // before they finished, the clock jumped past the action's time.
+    let jumped = jumped.load(Ordering::SeqCst);
+    assert!(
+        jumped >= 30,
+        "early jumps reached 30 ms on {jumped} of 60 seeds"
+    );
+}

@@ -117,25 +117,32 @@ impl Pct {
 /// Early timers: whether this step jumps the clock.
 pub(crate) struct Early {
     rng: ChaCha8Rng,
+    /// The chance per step, 1 in this many (drawn per run).
+    odds: u64,
     budget: u32,
 }
 
-/// The chance per step, 1 in this many.
-const EARLY_ODDS: u64 = 128;
-/// Jumps per run at most.
-const EARLY_BUDGET: u32 = 8;
+/// The chances per step a run draws from, 1 in this many: some runs jump
+/// often (a timeout fires early in a short computation), some rarely (a
+/// long computation still gets far before its timeout fires).
+const EARLY_ODDS: [u64; 3] = [8, 32, 128];
+/// Jumps per run at most, so progress is never starved.
+const EARLY_BUDGET: u32 = 32;
 
 impl Early {
     pub(crate) fn new(run_seed: u64) -> Early {
+        let mut rng = seed::stream(run_seed, "early.timers");
+        let odds = EARLY_ODDS[(rng.next_u64() % EARLY_ODDS.len() as u64) as usize];
         Early {
-            rng: seed::stream(run_seed, "early.timers"),
+            rng,
+            odds,
             budget: EARLY_BUDGET,
         }
     }
 
     /// Draws whether the clock jumps now (consuming the budget).
     pub(crate) fn fire(&mut self) -> bool {
-        if self.budget == 0 || self.rng.next_u64() % EARLY_ODDS != 0 {
+        if self.budget == 0 || self.rng.next_u64() % self.odds != 0 {
             return false;
         }
         self.budget -= 1;
