@@ -79,7 +79,8 @@ pub fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// Formatting, lints (both modes), tidy, the tests, then Tokio's own tests
+/// Formatting, lints (both modes), tidy, the tests, the canary catalog
+/// (its report to target/canaries/report.md), then Tokio's own tests
 /// under simulation with a pass-rate floor (`cargo xtask compat`; the report
 /// goes to target/compat/report.md, leaving docs/compat.md alone).
 pub fn ci() -> Result<(), String> {
@@ -97,6 +98,10 @@ pub fn ci() -> Result<(), String> {
         run(mode, "clippy", CLIPPY)?;
     }
     test()?;
+    // The canary catalog, whole (about 15 s): every bug found within its
+    // bound by the portfolio, every first failure replayed in a new process.
+    crate::canaries::main(&["--out".into(), "target/canaries/report.md".into()])
+        .map_err(|(crate::Error::Usage(e) | crate::Error::Failed(e))| e)?;
     crate::compat::main(&[
         "--min-pass-rate".into(),
         "0.78".into(),

@@ -2,6 +2,7 @@
 //! `.cargo/config.toml`). Std only, so it builds in seconds.
 
 mod bench;
+mod canaries;
 mod ci;
 mod compat;
 mod demo;
@@ -22,6 +23,8 @@ commands:
   demo      a simulated service finds its planted bug; the seed replays
   tidy      check the simulator's code against the determinism rules
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
+  canaries  sweep the canary catalog (examples/canaries) with every strategy,
+            check bounds and replays, write docs/canaries.md
   compat    run Tokio's own integration tests against sim-runtime under
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let rest: Vec<String> = args.collect();
     let result = match command.as_str() {
         "compat" => compat::main(&rest),
+        "canaries" => canaries::main(&rest),
         "ci" => ci::ci().map_err(Error::Failed),
         "test" => ci::test().map_err(Error::Failed),
         "demo" => demo::demo().map_err(Error::Failed),

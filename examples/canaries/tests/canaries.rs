@@ -1,0 +1,197 @@
+//! The catalog in `cargo test`: each planted bug is found by the portfolio
+//! within its bound and its first failing seed reproduces with the same
+//! fingerprint; each fix passes the same seeds and more; the two bugs that
+//! need a particular strategy are missed without it (uniform random misses
+//! the run-ahead bug, a run without early timers misses the timeout that
+//! fires mid-computation). `cargo xtask canaries` measures every strategy
+//! over 200 seeds; this is the bounded check CI runs.
+#![cfg(simulation)]
+
+use canaries::{Variant, CATALOG};
+use sim::__private::{run, Options, Seeds};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Seeds each fix must pass (at least; the bound if larger).
+const FIXED_SEEDS: u64 = 60;
+
+/// Sweeps `name` against `variant`; the harness's report if a seed failed.
+/// The options name the sweep's own test (`tests/sweep.rs`), so a report's
+/// replay line runs the same scenario with the same settings.
+fn sweep(
+    name: &'static str,
+    variant: Variant,
+    seeds: (u64, u64),
+    schedule: Option<&'static str>,
+    early_timers: Option<bool>,
+) -> Option<String> {
+    let opts = Options {
+        name: Box::leak(format!("sweep::{name}").into_boxed_str()),
+        file: "tests/sweep.rs",
+        package: "canaries",
+        crate_name: "sweep",
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds: Seeds::Range(seeds.0, seeds.1),
+        time_limit_ms: Some(60_000),
+        schedule,
+        early_timers,
+        ..Options::default()
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        run(opts, move || canaries::scenario(name, variant))
+    }));
+    match outcome {
+        Ok(()) => None,
+        Err(p) => Some(match p.downcast::<String>() {
+            Ok(s) => *s,
+            Err(p) => p
+                .downcast_ref::<&str>()
+                .map_or_else(|| "a non-string panic".into(), |s| s.to_string()),
+        }),
+    }
+}
+
+/// The first failing seed, from the report's first line
+/// (`sim: <name>: K of N seed(s) failed: s1, s2, …`).
+fn first_failing_seed(report: &str) -> u64 {
+    report
+        .lines()
+        .find_map(|l| l.split_once(" seed(s) failed: "))
+        .and_then(|(_, list)| list.split(',').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no failing seed in the report:\n{report}"))
+}
+
+fn check(name: &'static str) {
+    let canary = CATALOG
+        .iter()
+        .find(|c| c.name == name)
+        .expect("the canary is in the catalog");
+    let report = sweep(name, Variant::Buggy, (0, canary.bound), None, None).unwrap_or_else(|| {
+        panic!(
+            "{name}: the portfolio did not find the planted bug in seeds 0..{}",
+            canary.bound
+        )
+    });
+    assert!(
+        report.contains(
+            "sim: reproduced when run again: yes: the same failure with the same fingerprint"
+        ),
+        "{name}: the first failing seed did not reproduce:\n{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "cargo test -p canaries --test sweep -- {name} --exact"
+        )),
+        "{name}: the replay line does not name the sweep's test:\n{report}"
+    );
+    assert!(first_failing_seed(&report) < canary.bound);
+    let fixed_seeds = FIXED_SEEDS.max(canary.bound);
+    if let Some(report) = sweep(name, Variant::Fixed, (0, fixed_seeds), None, None) {
+        panic!("{name}: the fixed program failed:\n{report}");
+    }
+}
+
+macro_rules! found_and_fixed {
+    ($($bug:ident),* $(,)?) => {$(
+        #[test]
+        fn $bug() {
+            check(stringify!($bug));
+        }
+    )*};
+}
+
+found_and_fixed!(
+    lost_update,
+    missed_wakeup,
+    lock_order,
+    retry_forever,
+    run_ahead,
+    partial_batch,
+    acked_write,
+    unsynced_ack,
+    eof_as_miss,
+    rejected_fill,
+);
+
+#[test]
+fn every_canary_has_a_check_here_and_a_scenario() {
+    let here = include_str!("canaries.rs");
+    let sweep = include_str!("sweep.rs");
+    for c in CATALOG {
+        assert!(
+            here.contains(&format!("    {},\n", c.name)),
+            "{} has no check in tests/canaries.rs",
+            c.name
+        );
+        assert!(
+            sweep.contains(&format!("    {},\n", c.name)),
+            "{} has no sweep in tests/sweep.rs",
+            c.name
+        );
+    }
+    assert!(CATALOG.len() >= 10);
+}
+
+/// The run-ahead bug needs 16 hand-offs before the handler's first step:
+/// uniform random misses it in 200 seeds, PCT finds it within its bound.
+#[test]
+fn run_ahead_needs_pct() {
+    assert_eq!(
+        sweep("run_ahead", Variant::Buggy, (0, 200), Some("random"), None),
+        None,
+        "uniform random found the run-ahead bug: the canary no longer needs PCT"
+    );
+    for depth in ["pct2", "pct3", "pct4"] {
+        let report = sweep("run_ahead", Variant::Buggy, (0, 20), Some(depth), None)
+            .unwrap_or_else(|| panic!("{depth} did not find the run-ahead bug in 20 seeds"));
+        assert!(report.contains(&format!("strategy {depth}")), "{report}");
+    }
+}
+
+/// The timeout fires mid-computation only with early timers: without them
+/// the clock waits for the computation, on every seed.
+#[test]
+fn partial_batch_needs_early_timers() {
+    assert_eq!(
+        sweep("partial_batch", Variant::Buggy, (0, 200), None, Some(false)),
+        None,
+        "a timeout fired mid-computation without early timers"
+    );
+    let report = sweep("partial_batch", Variant::Buggy, (0, 30), None, Some(true))
+        .expect("early timers fire the timeout mid-computation within 30 seeds");
+    assert!(report.contains("+ early timers"), "{report}");
+}
+
+/// The fault point is what finds the rejected fill: with fault points off
+/// (`SIM_BUGGIFY=off` in a child run) no seed fails.
+#[test]
+fn rejected_fill_needs_its_fault_point() {
+    if std::env::var("CANARIES_CHILD").is_ok() {
+        // In the child: fault points are off.
+        assert_eq!(
+            sweep("rejected_fill", Variant::Buggy, (0, 200), None, None),
+            None
+        );
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["rejected_fill_needs_its_fault_point", "--exact"])
+        .env("CANARIES_CHILD", "1")
+        .env("SIM_BUGGIFY", "off")
+        .env_remove("SIM_SEED")
+        .env_remove("SIM_SEEDS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "with fault points off the rejected fill was found:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = sweep("rejected_fill", Variant::Buggy, (0, 60), None, None)
+        .expect("found with fault points on");
+    assert!(
+        report.contains("sim: fault points active: cache.admission_rejects"),
+        "{report}"
+    );
+}

@@ -1,0 +1,491 @@
+//! `cargo xtask canaries`: the canary catalog, measured.
+//!
+//! Sweeps every planted bug of `examples/canaries` (its `tests/sweep.rs`,
+//! one `#[sim::test]` per bug) over seeds `0..N` once per strategy —
+//! uniform random, PCT 2/3/4, the portfolio, the portfolio without early
+//! timers — by setting `SIM_SCHEDULE` / `SIM_EARLY_TIMERS`. From the
+//! harness's reports it takes how many seeds failed and the first; it then
+//! runs each bug's first portfolio failure again with the replay command
+//! the report printed, in a new process, and checks the fingerprint. It
+//! writes the table to `docs/canaries.md` (or `--out`) and fails if a bug
+//! is not found within its bound, if a failing seed does not replay, or if
+//! the timeout canary is found without early timers.
+
+use crate::ci::{cargo, Mode};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+const USAGE: &str = "\
+usage: cargo xtask canaries [--seeds N] [--out PATH]
+
+  --seeds N   seeds per strategy, 0..N (default 200)
+  --out PATH  where the markdown goes, from the workspace root
+              (default docs/canaries.md)
+";
+
+/// The runs: a column name and the variables that force its strategy.
+const RUNS: &[(&str, &[(&str, &str)])] = &[
+    ("uniform", &[("SIM_SCHEDULE", "random")]),
+    ("PCT 2", &[("SIM_SCHEDULE", "pct2")]),
+    ("PCT 3", &[("SIM_SCHEDULE", "pct3")]),
+    ("PCT 4", &[("SIM_SCHEDULE", "pct4")]),
+    ("portfolio", &[]),
+    ("portfolio, no early timers", &[("SIM_EARLY_TIMERS", "off")]),
+];
+const PORTFOLIO: &str = "portfolio";
+const NO_EARLY: &str = "portfolio, no early timers";
+/// The canary that must not be found without early timers.
+const NEEDS_EARLY_TIMERS: &str = "partial_batch";
+
+/// Variables that steer a run: cleared so the caller's shell cannot skew
+/// the measurement.
+const CLEARED: &[&str] = &[
+    "SIM_SEED",
+    "SIM_SEEDS",
+    "SIM_SHARD",
+    "SIM_SCHEDULE",
+    "SIM_EARLY_TIMERS",
+    "SIM_BUGGIFY",
+    "SIM_TIME_LIMIT",
+    "SIM_STEP_LIMIT",
+    "SIM_UNHANDLED_PANIC",
+    "SIM_CHECK_DETERMINISM",
+    "SIM_COVERAGE_PLATEAU",
+    "SIM_TRACE",
+];
+
+/// A canary as the sweep binary lists it.
+struct Canary {
+    name: String,
+    bound: u64,
+    needs: String,
+    bug: String,
+}
+
+/// What one sweep of one canary found.
+#[derive(Clone, Debug, Default)]
+struct Found {
+    failed: u64,
+    total: u64,
+    /// The first failing seed.
+    first: Option<u64>,
+    class: String,
+    strategy: String,
+    reproduced: bool,
+    fingerprint: Option<String>,
+    replay: String,
+}
+
+pub fn main(args: &[String]) -> Result<(), crate::Error> {
+    let mut seeds = 200u64;
+    let mut out = crate::ci::root().join("docs").join("canaries.md");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seeds" => {
+                seeds = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| crate::Error::Usage("--seeds takes a number ≥ 1".into()))?;
+            }
+            "--out" => {
+                // Relative to the workspace root, wherever cargo runs.
+                out = crate::ci::root().join(
+                    it.next()
+                        .ok_or_else(|| crate::Error::Usage("--out takes a path".into()))?,
+                );
+            }
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(());
+            }
+            other => {
+                return Err(crate::Error::Usage(format!(
+                    "unknown option `{other}`\n{USAGE}"
+                )))
+            }
+        }
+    }
+    run(seeds, &out).map_err(crate::Error::Failed)
+}
+
+fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
+    let started = Instant::now();
+    let mut catalog: Vec<Canary> = Vec::new();
+    // column → canary → what it found
+    let mut table: BTreeMap<&str, BTreeMap<String, Found>> = BTreeMap::new();
+    for &(column, env) in RUNS {
+        eprintln!("==> canaries: {column}, seeds 0..{seeds}");
+        let text = sweep(seeds, env)?;
+        if catalog.is_empty() {
+            catalog = parse_catalog(&text);
+            if catalog.is_empty() {
+                return Err(format!("the sweep binary listed no canaries:\n{text}"));
+            }
+        }
+        let mut found = BTreeMap::new();
+        for c in &catalog {
+            found.insert(c.name.clone(), parse_found(&text, &c.name, seeds)?);
+        }
+        table.insert(column, found);
+    }
+
+    // Each bug's first portfolio failure, replayed in a new process with
+    // the command its report printed.
+    let mut replays: BTreeMap<String, Result<String, String>> = BTreeMap::new();
+    for c in &catalog {
+        let f = &table[PORTFOLIO][&c.name];
+        if f.first.is_some() {
+            eprintln!("==> canaries: replay {}: {}", c.name, f.replay);
+            replays.insert(c.name.clone(), replay(f));
+        }
+    }
+
+    let mut problems = Vec::new();
+    for c in &catalog {
+        let f = &table[PORTFOLIO][&c.name];
+        match f.first {
+            None => problems.push(format!(
+                "{}: the portfolio did not find it in {seeds} seeds (bound {})",
+                c.name, c.bound
+            )),
+            Some(s) if s >= c.bound => problems.push(format!(
+                "{}: the portfolio's first failing seed is {s}, past its bound of {} seeds",
+                c.name, c.bound
+            )),
+            Some(_) => {}
+        }
+        for (column, found) in &table {
+            if found[&c.name].first.is_some() && !found[&c.name].reproduced {
+                problems.push(format!(
+                    "{} ({column}): the first failing seed did not reproduce in-process",
+                    c.name
+                ));
+            }
+        }
+        if let Some(Err(e)) = replays.get(&c.name) {
+            problems.push(format!("{}: {e}", c.name));
+        }
+        if c.name == NEEDS_EARLY_TIMERS && table[NO_EARLY][&c.name].first.is_some() {
+            problems.push(format!(
+                "{}: found without early timers: a timeout fired while work was runnable",
+                c.name
+            ));
+        }
+    }
+
+    let md = markdown(
+        seeds,
+        &catalog,
+        &table,
+        &replays,
+        started.elapsed().as_secs(),
+    );
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("{}", table_only(&md));
+    println!(
+        "wrote {} ({} s)",
+        out.display(),
+        started.elapsed().as_secs()
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the catalog failed:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// Runs the sweep binary with `env`; its whole output.
+fn sweep(seeds: u64, env: &[(&str, &str)]) -> Result<String, String> {
+    let mut cmd = cargo(
+        Mode::Simulation,
+        &[
+            "test",
+            "-p",
+            "canaries",
+            "--test",
+            "sweep",
+            "--",
+            "--test-threads=1",
+            "--nocapture",
+        ],
+    );
+    for v in CLEARED {
+        cmd.env_remove(v);
+    }
+    cmd.env("SIM_SEEDS", format!("0..{seeds}"))
+        .env("RUST_BACKTRACE", "0");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The sweep fails by design; a build error is the other way it fails.
+    if !out.status.success() && !text.contains("test result: FAILED") {
+        return Err(format!("the sweep did not run:\n{text}"));
+    }
+    Ok(text)
+}
+
+fn parse_catalog(text: &str) -> Vec<Canary> {
+    text.lines()
+        .filter_map(|l| {
+            // With --nocapture the first line follows libtest's
+            // `test catalog ... ` on the same line.
+            let at = l.find("canary\t")?;
+            let mut f = l[at + "canary\t".len()..].split('\t');
+            Some(Canary {
+                name: f.next()?.to_string(),
+                bound: f.next()?.parse().ok()?,
+                needs: f.next()?.to_string(),
+                bug: f.next()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// What the sweep of `name` found: nothing if its test passed, else the
+/// harness's report for it.
+fn parse_found(text: &str, name: &str, seeds: u64) -> Result<Found, String> {
+    let head = format!("sim: {name}: ");
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.starts_with(&head) && l.contains(" seed(s) failed: "))
+    else {
+        return if text.contains(&format!("test {name} ... ok")) {
+            Ok(Found {
+                total: seeds,
+                ..Found::default()
+            })
+        } else {
+            Err(format!("the sweep has no result for `{name}`:\n{text}"))
+        };
+    };
+    let first_line = lines[start];
+    let (counts, list) = first_line[head.len()..]
+        .split_once(" seed(s) failed: ")
+        .ok_or("malformed report")?;
+    let (failed, total) = counts
+        .split_once(" of ")
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .ok_or_else(|| format!("malformed report line: {first_line}"))?;
+    let first = list.split(',').next().and_then(|s| s.trim().parse().ok());
+    let mut f = Found {
+        failed,
+        total,
+        first,
+        ..Found::default()
+    };
+    for l in &lines[start..] {
+        if let Some(rest) = l.strip_prefix("sim: first failure — ") {
+            f.strategy = rest
+                .split(" · ")
+                .find_map(|p| p.strip_prefix("strategy "))
+                .unwrap_or_default()
+                .to_string();
+        } else if let Some(rest) = l.strip_prefix("sim: class: ") {
+            f.class = rest.to_string();
+        } else if let Some(rest) = l.strip_prefix("sim: reproduced when run again: ") {
+            f.reproduced = rest.starts_with("yes");
+            f.fingerprint = fingerprint(rest);
+        } else if let Some(rest) = l.strip_prefix("sim: replay: ") {
+            f.replay = rest.to_string();
+            break;
+        }
+    }
+    if f.replay.is_empty() {
+        return Err(format!("the report for `{name}` has no replay line"));
+    }
+    Ok(f)
+}
+
+/// `0x…` in a line.
+fn fingerprint(line: &str) -> Option<String> {
+    let i = line.find("(0x")?;
+    let hex: String = line[i + 1..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    Some(hex)
+}
+
+/// Runs a replay line as printed (`SIM_SEED=7 SIM_SCHEDULE=pct3
+/// RUSTFLAGS=".." cargo test ..`) in a new process; `Ok(fingerprint)` if it
+/// failed the same way with the same fingerprint.
+fn replay(f: &Found) -> Result<String, String> {
+    let (prefix, cargo_args) = f
+        .replay
+        .split_once(" cargo ")
+        .ok_or_else(|| format!("the replay line has no cargo command: {}", f.replay))?;
+    let args: Vec<&str> = cargo_args.split_whitespace().collect();
+    let mut cmd = cargo(Mode::Simulation, &args);
+    for v in CLEARED {
+        cmd.env_remove(v);
+    }
+    cmd.env("RUST_BACKTRACE", "0");
+    for assignment in prefix.split_whitespace() {
+        if let Some((k, v)) = assignment.split_once('=') {
+            if k.starts_with("SIM_") {
+                cmd.env(k, v);
+            }
+        }
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        return Err(format!("the replay passed: {}", f.replay));
+    }
+    let again = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: reproduced when run again: "))
+        .and_then(fingerprint);
+    let class = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: class: "))
+        .unwrap_or_default();
+    match (&again, &f.fingerprint) {
+        (Some(a), Some(b)) if a == b && class == f.class => Ok(a.clone()),
+        _ => Err(format!(
+            "the replay failed differently (class {class:?} vs {:?}, fingerprint {again:?} vs {:?}): {}",
+            f.class, f.fingerprint, f.replay
+        )),
+    }
+}
+
+fn cell(f: &Found) -> String {
+    match f.first {
+        None => format!("none in {}", f.total),
+        Some(s) => format!("{}/{} (first: {s})", f.failed, f.total),
+    }
+}
+
+fn markdown(
+    seeds: u64,
+    catalog: &[Canary],
+    table: &BTreeMap<&str, BTreeMap<String, Found>>,
+    replays: &BTreeMap<String, Result<String, String>>,
+    secs: u64,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# The canary catalog, measured\n");
+    let _ = writeln!(
+        s,
+        "Written by `cargo xtask canaries` ({secs} s on this machine). Each planted bug of \
+         `examples/canaries` is swept over seeds 0..{seeds} once per strategy (its \
+         `#[sim::test]` in `tests/sweep.rs`, with `SIM_SCHEDULE` / `SIM_EARLY_TIMERS` set). A \
+         cell is *failing seeds / seeds (first failing seed)*. *Seeds to first failure* is the \
+         portfolio's (the default a user gets); *bound* is the regression guard the command \
+         enforces. *Replays*: the first portfolio failure, run again in a new process with the \
+         replay command from its report, failed the same way with the same fingerprint.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| bug | class | uniform | PCT 2 | PCT 3 | PCT 4 | portfolio | portfolio, no early timers \
+         | seeds to first failure | bound | replays |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for c in catalog {
+        let get = |col: &str| &table[col][&c.name];
+        let p = get(PORTFOLIO);
+        let first = p.first.map_or_else(|| "—".into(), |f| (f + 1).to_string());
+        let replayed = match replays.get(&c.name) {
+            Some(Ok(fp)) => format!("yes ({fp})"),
+            Some(Err(_)) => "**NO**".into(),
+            None => "—".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.name,
+            if p.class.is_empty() { "—" } else { &p.class },
+            cell(get("uniform")),
+            cell(get("PCT 2")),
+            cell(get("PCT 3")),
+            cell(get("PCT 4")),
+            cell(p),
+            cell(get(NO_EARLY)),
+            first,
+            c.bound,
+            replayed
+        );
+    }
+    let _ = writeln!(s, "\n## The bugs\n");
+    for c in catalog {
+        let p = &table[PORTFOLIO][&c.name];
+        let _ = writeln!(s, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
+        if !p.replay.is_empty() {
+            let _ = writeln!(
+                s,
+                "  First portfolio failure ({}): `{}`",
+                p.strategy, p.replay
+            );
+        }
+    }
+    s.push_str(GUIDE);
+    s
+}
+
+/// The table alone (for the terminal).
+fn table_only(md: &str) -> String {
+    md.lines()
+        .filter(|l| l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The reading of the table: when to reach for which strategy, and seed
+/// 001's figures beside ours.
+const GUIDE: &str = "
+## Which strategy when
+
+- **The portfolio (the default; no `schedule =`).** Half the seeds uniform, the rest PCT 2, 3,
+  4 in turn, early timers on half the seeds independently, fault points on three seeds in four.
+  Every contiguous seed range covers every strategy, so it finds every canary here within its
+  bound without knowing what kind of bug to expect. Start here, and sweep more seeds
+  (`SIM_SEEDS=0..10000`, sharded with `SIM_SHARD`) before reaching for anything else.
+- **Uniform random (`schedule = \"random\"`).** Every runnable task equally likely: tasks stay in
+  lock-step, so the bugs that need two tasks to interleave once (`lost_update`, `lock_order`,
+  `missed_wakeup`) fail on almost every seed. It cannot find a bug that needs one task to run
+  many steps while another waits (`run_ahead`: about 2⁻ⁿ for n steps, none in the sweep).
+- **PCT (`schedule = \"pct2\"` … `\"pct4\"`).** Random task priorities with d−1 change points: a
+  bug that needs a task to run far ahead is found with a probability that does not shrink with
+  the distance (`run_ahead`). Use a forced PCT depth when a run-ahead or ordering bug is
+  suspected and the portfolio's share of PCT seeds finds it too rarely; deeper PCT helps bugs
+  that need more ordering constraints.
+- **Early timers (`early_timers = true`, `SIM_EARLY_TIMERS=on`).** Without them virtual time
+  moves only when nothing is runnable, so work always beats a timeout and a timeout that fires
+  mid-computation is never explored (`partial_batch`: none without them). Force them on when the
+  code has timeouts around computation or cancellation-sensitive state.
+- **Fault points (`sim::buggify!`).** A bug behind a rare condition that no schedule can produce
+  (an admission policy rejecting an entry, `rejected_fill`) needs its fault point; with
+  `SIM_BUGGIFY=off` it is never found. Put fault points where production code has a branch the
+  tests never take.
+- **Faults and the time limit.** Network and disk faults (`acked_write`, `unsynced_ack`,
+  `eof_as_miss`) are found by the scenario's own seeded fault plan under any schedule; a livelock
+  (`retry_forever`) is reported when the virtual-time limit (`time_limit = \"60s\"`) is hit.
+
+## Beside seed 001's figures
+
+Seed 001 (the Swift executor with PCT and early timers) reports: a read–yield–write lost update
+found within 200 seeds (here: `lost_update`, see its row; uniform fails on nearly every seed);
+uniform finds a run-ahead bug with probability 2⁻ⁿ while PCT finds it with at least
+1/(n·kᵈ⁻¹) (here: `run_ahead`, uniform none, PCT on a steady share of seeds); and a 1 ms timeout
+against ten steps of work fails on 0 of 1,000 seeds without early timers and 252 with (here:
+`partial_batch`, the same 1 ms against ten steps: compare its *portfolio* and *no early timers*
+columns; early timers are on half the seeds, each run drawing 1 chance in 8, 32 or 128 per step,
+at most 32 jumps, as seed 001 does).
+";
