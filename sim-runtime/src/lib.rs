@@ -45,3 +45,9 @@ mod simulation;
 
 #[cfg(simulation)]
 pub use simulation::api::*;
+
+// Not a switch: the hyper glue is written against this crate's own paths
+// (`crate::spawn`, `crate::time`, `crate::net`), which are real Tokio's or
+// the simulation's.
+#[cfg(feature = "hyper")]
+pub mod hyper;
