@@ -888,11 +888,18 @@ impl Exec {
             }
             // Early timers: now and then, the clock jumps to the next
             // deadline although tasks are runnable (never past a timer).
-            if when_idle == WhenIdle::Advance && core.early.as_mut().is_some_and(|e| e.fire()) {
+            let step = core.step;
+            if when_idle == WhenIdle::Advance && core.early.as_mut().is_some_and(|e| e.fire(step)) {
                 let now = core.now;
                 // A scripted action due now (`sim::at`) runs at its time:
-                // the jump waits until it has run.
-                if core.timers.next_deadline().is_some_and(|d| d > now) && !core.scripted_runnable()
+                // the jump waits until it has run. Never past the time
+                // limit: that is a livelock only when nothing is runnable.
+                let limit = core.config.time_limit.map(|l| l.as_nanos() as u64);
+                if core
+                    .timers
+                    .next_deadline()
+                    .is_some_and(|d| d > now && limit.is_none_or(|l| d <= l))
+                    && !core.scripted_runnable()
                 {
                     match self.advance(core) {
                         Ok(c) => {

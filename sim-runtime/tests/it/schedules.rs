@@ -260,3 +260,34 @@ fn early_timers_never_delay_a_scripted_action() {
         "early jumps reached 30 ms on {jumped} of 60 seeds"
     );
 }
+
+/// An early jump never goes past the virtual-time limit: a timer beyond
+/// the limit while the main task is busy is no livelock (that needs
+/// nothing to be runnable).
+#[test]
+fn early_jumps_stop_at_the_time_limit() {
+    for seed in 0..40 {
+        let settings = SeedSettings {
+            seed,
+            schedule: Some("random".into()),
+            early_timers: Some(true),
+            time_limit: Some(Duration::from_secs(1)),
+            step_limit: Some(200_000),
+            ..SeedSettings::default()
+        };
+        let o = std::thread::scope(|s| {
+            s.spawn(|| {
+                run_seed(&settings, || async {
+                    // A timer an hour away (a TCP retransmission, a lease).
+                    let _far = sim_runtime::spawn(time::sleep(Duration::from_secs(3600)));
+                    for _ in 0..2_000 {
+                        step().await;
+                    }
+                })
+            })
+            .join()
+            .unwrap()
+        });
+        assert!(o.passed(), "seed {seed}: {:?} {}", o.class, o.message);
+    }
+}

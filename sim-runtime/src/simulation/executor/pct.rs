@@ -120,6 +120,8 @@ pub(crate) struct Early {
     /// The chance per step, 1 in this many (drawn per run).
     odds: u64,
     budget: u32,
+    /// The step of the last draw.
+    drawn_at: Option<u64>,
 }
 
 /// The chances per step a run draws from, 1 in this many: some runs jump
@@ -137,15 +139,57 @@ impl Early {
             rng,
             odds,
             budget: EARLY_BUDGET,
+            drawn_at: None,
         }
     }
 
-    /// Draws whether the clock jumps now (consuming the budget).
-    pub(crate) fn fire(&mut self) -> bool {
-        if self.budget == 0 || self.rng.next_u64() % self.odds != 0 {
+    /// Draws whether the clock jumps now (consuming the budget). At most
+    /// once per step: after a jump a task runs before the next draw, so
+    /// jumps never cascade past the work that was runnable (a run of them
+    /// would skip straight to a far deadline with every timer between
+    /// firing before any task saw them).
+    pub(crate) fn fire(&mut self, step: u64) -> bool {
+        if self.budget == 0 || self.drawn_at == Some(step) {
+            return false;
+        }
+        self.drawn_at = Some(step);
+        if self.rng.next_u64() % self.odds != 0 {
             return false;
         }
         self.budget -= 1;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At most one jump per step: a second draw at the same step never
+    /// fires (nor consumes the stream), so a task runs between two jumps.
+    #[test]
+    fn early_jumps_never_cascade_within_a_step() {
+        let mut fired = 0;
+        for seed in 0..50 {
+            let mut early = Early::new(seed);
+            for step in 0..400 {
+                if early.fire(step) {
+                    fired += 1;
+                }
+                assert!(
+                    !early.fire(step),
+                    "seed {seed}: a second jump at step {step}"
+                );
+            }
+            assert!(early.budget <= EARLY_BUDGET);
+        }
+        assert!(fired > 50, "early timers fire: {fired} jumps in 50 runs");
+    }
+
+    /// Runs draw their odds: some jump often, some rarely.
+    #[test]
+    fn runs_draw_their_odds() {
+        let odds: std::collections::BTreeSet<u64> = (0..60).map(|s| Early::new(s).odds).collect();
+        assert_eq!(odds.into_iter().collect::<Vec<_>>(), EARLY_ODDS);
     }
 }
