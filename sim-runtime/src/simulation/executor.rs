@@ -806,6 +806,16 @@ impl Exec {
     }
 
     fn after_poll(&self) {
+        if hooks::real_socket_attempts() > 0 {
+            self.core.borrow_mut().fail(
+                Class::Forbidden,
+                "a simulated task tried to open a real OS socket (std::net, real DNS, or a \
+                 crate with its own networking); real sockets reach the host's network, outside \
+                 the simulation's control. Use tokio::net, which is simulated (see \
+                 docs/breakage.md)."
+                    .into(),
+            );
+        }
         if hooks::thread_spawn_attempts() > 0 {
             self.core.borrow_mut().fail(
                 Class::Forbidden,
@@ -1096,6 +1106,10 @@ impl Exec {
             let core = self.core.borrow();
             report::context(&core, "assertion (the test body panicked)")
         };
+        let context = match report::real_tokio_hint(&report::payload_text(&*payload)) {
+            Some(hint) => format!("{hint}\n{context}"),
+            None => context,
+        };
         if !super::harness::quiet() {
             eprintln!("{context}");
         }
@@ -1263,8 +1277,11 @@ pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
                     format!(
                         "task {id}{} on node '{node_name}' panicked and its JoinHandle was \
                          dropped, so nobody could observe it: {message}\n  (SIM_UNHANDLED_PANIC=ignore \
-                         keeps running, as Tokio does by default)",
-                        name.map(|n| format!(" '{n}'")).unwrap_or_default()
+                         keeps running, as Tokio does by default){}",
+                        name.map(|n| format!(" '{n}'")).unwrap_or_default(),
+                        report::real_tokio_hint(message)
+                            .map(|h| format!("\n{h}"))
+                            .unwrap_or_default()
                     ),
                 );
             }

@@ -27,6 +27,8 @@ thread_local! {
     static RNG: RefCell<Option<ChaCha8Rng>> = const { RefCell::new(None) };
     /// Set when simulated code tried to start an OS thread.
     static THREAD_SPAWN_ATTEMPTS: Cell<u32> = const { Cell::new(0) };
+    /// Set when simulated code tried to open a real OS socket.
+    static REAL_SOCKET_ATTEMPTS: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Turns interception on for this thread. `rng_seed` seeds the stream that
@@ -37,6 +39,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
     RNG.with(|r| *r.borrow_mut() = Some(ChaCha8Rng::seed_from_u64(rng_seed)));
     THREAD_SPAWN_ATTEMPTS.with(|c| c.set(0));
+    REAL_SOCKET_ATTEMPTS.with(|c| c.set(0));
     ACTIVE.with(|c| c.set(true));
 }
 
@@ -121,4 +124,14 @@ pub(crate) fn note_thread_spawn_attempt() {
 
 pub(crate) fn thread_spawn_attempts() -> u32 {
     THREAD_SPAWN_ATTEMPTS.try_with(|c| c.get()).unwrap_or(0)
+}
+
+/// Records that simulated code tried to open a real OS socket (std::net, a
+/// crate with its own networking, real DNS). The executor reports it.
+pub(crate) fn note_real_socket_attempt() {
+    let _ = REAL_SOCKET_ATTEMPTS.try_with(|c| c.set(c.get() + 1));
+}
+
+pub(crate) fn real_socket_attempts() -> u32 {
+    REAL_SOCKET_ATTEMPTS.try_with(|c| c.get()).unwrap_or(0)
 }

@@ -22,6 +22,7 @@
 //! | getrandom 0.2 (rand 0.8)                 | `syscall(SYS_getrandom, ..)`             |
 //! | getrandom 0.3 / 0.4 (rand 0.9)           | `dlsym(RTLD_DEFAULT, "getrandom")`       |
 //! | `std::thread::spawn`                     | `pthread_create`                         |
+//! | `std::net`, real DNS, any real socket     | `socket` (refused: a forbidden operation) |
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
 //!
 //! `dlsym` itself needs no interposer: a symbol that an executable defines
@@ -87,6 +88,11 @@ mod linux {
 (std::thread::spawn or a crate that spawns one); threads are outside the simulation's \
 control and would make the run nondeterministic. Use tokio::spawn / spawn_blocking instead.\n";
 
+    const REAL_SOCKET_MESSAGE: &[u8] = b"sim: a simulated task tried to open a real OS socket \
+(std::net, real DNS, or a crate with its own networking); real sockets are outside the \
+simulation's network and would make the run nondeterministic. Use tokio::net (simulated) \
+instead; see docs/breakage.md.\n";
+
     /// `getentropy` refuses requests larger than this (glibc and POSIX agree).
     const GETENTROPY_MAX: usize = 256;
 
@@ -113,6 +119,7 @@ control and would make the run nondeterministic. Use tokio::spawn / spawn_blocki
         StartRoutine,
         *mut c_void,
     ) -> c_int;
+    type SocketFn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
     type SchedGetaffinityFn =
         unsafe extern "C" fn(libc::pid_t, size_t, *mut libc::cpu_set_t) -> c_int;
 
@@ -177,6 +184,7 @@ control and would make the run nondeterministic. Use tokio::spawn / spawn_blocki
     static REAL_GETENTROPY: Real = Real::new(c"getentropy");
     static REAL_PTHREAD_CREATE: Real = Real::new(c"pthread_create");
     static REAL_SCHED_GETAFFINITY: Real = Real::new(c"sched_getaffinity");
+    static REAL_SOCKET: Real = Real::new(c"socket");
 
     /// Sets the calling thread's `errno`.
     fn set_errno(code: c_int) {
@@ -504,6 +512,35 @@ control and would make the run nondeterministic. Use tokio::spawn / spawn_blocki
             std::mem::transmute::<*mut c_void, PthreadCreateFn>(REAL_PTHREAD_CREATE.get())(
                 thread, attr, start, arg,
             )
+        }
+    }
+
+    /// `socket(2)`: refused inside a simulation (`EACCES`), and recorded so
+    /// the run fails as a forbidden operation: a real socket would reach
+    /// the host's network, outside the seed's control. The simulated
+    /// network never calls it.
+    ///
+    /// # Safety
+    ///
+    /// The C contract of `socket`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int) -> c_int {
+        if hooks::active() {
+            hooks::note_real_socket_attempt();
+            // SAFETY: the message is a valid byte slice for its whole length.
+            unsafe {
+                libc::write(
+                    2,
+                    REAL_SOCKET_MESSAGE.as_ptr().cast(),
+                    REAL_SOCKET_MESSAGE.len(),
+                )
+            };
+            set_errno(libc::EACCES);
+            return -1;
+        }
+        // SAFETY: the pointer is glibc's `socket`; the arguments pass through.
+        unsafe {
+            std::mem::transmute::<*mut c_void, SocketFn>(REAL_SOCKET.get())(domain, ty, protocol)
         }
     }
 

@@ -95,3 +95,66 @@ fn starting_an_os_thread_is_a_reported_failure() {
     assert!(msg.contains("forbidden operation"), "{msg}");
     assert!(msg.contains("tried to start an OS thread"), "{msg}");
 }
+
+/// A dependency that calls the real `tokio` crate (its timer, its spawn)
+/// finds no Tokio runtime in a simulation; the failure says so and names
+/// what to use instead.
+#[test]
+fn a_panic_from_the_real_tokio_names_the_cause() {
+    let msg = run_failing(4, || async {
+        drop(tokio::time::sleep(Duration::from_millis(1)));
+    });
+    assert!(
+        msg.contains("must be called from the context of a Tokio 1.x runtime"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("this panic comes from the real `tokio` crate"),
+        "{msg}"
+    );
+    assert!(msg.contains("docs/breakage.md"), "{msg}");
+
+    // In a task whose handle was dropped: the run fails with class panic.
+    let msg = run_failing(5, || async {
+        sim_runtime::spawn(async {
+            tokio::spawn(async {});
+        });
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(
+        msg.contains("panicked and its JoinHandle was dropped"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("this panic comes from the real `tokio` crate"),
+        "{msg}"
+    );
+
+    // The simulation's own "no reactor" (outside any simulation) is not it.
+    let own = std::panic::catch_unwind(|| {
+        drop(sim_runtime::time::sleep(Duration::from_millis(1)));
+    })
+    .unwrap_err();
+    let own = own
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| own.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap();
+    assert!(!own.contains("comes from the real"), "{own}");
+}
+
+/// A real OS socket (std::net here; a crate with its own networking, real
+/// DNS) inside a simulation is refused and fails the run as a forbidden
+/// operation: it would reach the host's network, outside the seed.
+#[test]
+fn a_real_socket_is_a_forbidden_operation() {
+    let msg = run_failing(6, || async {
+        let err = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(msg.contains("forbidden operation"), "{msg}");
+    assert!(msg.contains("tried to open a real OS socket"), "{msg}");
+    // Outside a simulation the real function answers.
+    assert!(std::net::UdpSocket::bind("127.0.0.1:0").is_ok());
+}
