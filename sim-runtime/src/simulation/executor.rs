@@ -386,6 +386,8 @@ pub(crate) struct Exec {
     /// without clock offset.
     pub(crate) base_std: std::time::Instant,
     in_block_on: Cell<bool>,
+    /// Set by a runtime shutdown: timers are gone, as Tokio's are.
+    pub(crate) shut_down: Cell<bool>,
     /// Wall clock at virtual time 0, ns since the Unix epoch (seeded).
     pub(crate) wall_base_ns: u64,
     /// The failure that ended the last `block_on`, for the harness.
@@ -507,6 +509,7 @@ impl Exec {
             shared,
             base_std,
             in_block_on: Cell::new(false),
+            shut_down: Cell::new(false),
             wall_base_ns,
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
@@ -702,12 +705,15 @@ impl Exec {
     /// current, the interposers answer from the seed, the watchdog watches,
     /// and a nested `block_on` is refused. Everything is undone when the
     /// guard drops.
+    #[track_caller]
     fn begin_driving(self: &Rc<Self>) -> Driving<'_> {
         if self.in_block_on.get() || current().is_some_and(|c| c.in_block_on.get()) {
+            // Tokio's words, which `#[should_panic(expected = ..)]` compares.
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function \
                  (like `block_on`) attempted to block the current thread while the thread is \
-                 being used to drive asynchronous tasks."
+                 being used to drive asynchronous tasks. If you are in an async function, use \
+                 `.await` on the future instead of blocking on it."
             );
         }
         let entered = self.enter();
@@ -753,6 +759,7 @@ impl Exec {
         steps
     }
 
+    #[track_caller]
     pub(crate) fn block_on<F: Future>(self: &Rc<Self>, fut: F) -> F::Output {
         let _driving = self.begin_driving();
         let mut fut = std::pin::pin!(fut);

@@ -147,7 +147,9 @@ impl Builder {
         assert!(val > 0, "event_interval must be greater than 0");
         self
     }
-    pub fn max_io_events_per_tick(&mut self, _capacity: usize) -> &mut Self {
+    #[track_caller]
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
         self
     }
     #[track_caller]

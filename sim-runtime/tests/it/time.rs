@@ -169,3 +169,33 @@ fn on_thread_park_runs_each_time_the_simulation_idles() {
     });
     assert_eq!(parks.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
+
+/// After `shutdown_timeout` the timer is gone, as Tokio's: polling a sleep
+/// (made before or after the shutdown) panics with Tokio's message.
+#[test]
+fn a_sleep_after_shutdown_panics_as_in_tokio() {
+    for made_before in [true, false] {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let handle = rt.handle().clone();
+        let _enter = handle.enter();
+        let early = made_before.then(|| time::sleep(Duration::from_millis(100)));
+        rt.shutdown_timeout(Duration::from_secs(1));
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let f = early.unwrap_or_else(|| time::sleep(Duration::from_millis(100)));
+            handle.block_on(f);
+        }))
+        .unwrap_err();
+        let text = caught
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| caught.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap();
+        assert!(
+            text.contains("A Tokio 1.x context was found, but it is being shutdown."),
+            "{text}"
+        );
+    }
+}

@@ -133,6 +133,7 @@ impl Exec {
     /// Drops every remaining task (runtime shutdown), each in its node's
     /// context.
     pub(crate) fn shutdown(self: &Rc<Self>) {
+        self.shut_down.set(true);
         let _entered = self.enter();
         loop {
             let victims: Vec<(NodeId, Option<Task>)> = {

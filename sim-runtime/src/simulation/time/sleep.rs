@@ -141,6 +141,13 @@ impl Sleep {
     /// Registers the timer. Returns `true` if the deadline is already due.
     fn register(&mut self, waker: &Waker) -> bool {
         let exec = expect_current();
+        // As Tokio's timer after `shutdown_timeout`/`shutdown_background`.
+        if exec.shut_down.get() {
+            panic!(
+                "{}",
+                crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR
+            );
+        }
         let global = match self.since_base_ns {
             Some(ns) => Instant::local_to_global_ns(&exec, i128::from(ns)),
             None => self.deadline.to_global_ns(&exec),
