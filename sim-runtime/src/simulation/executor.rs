@@ -414,6 +414,11 @@ pub(crate) struct Exec {
     pub(crate) local_runtime: Cell<bool>,
     /// Built as a multi-thread runtime (`block_in_place` is allowed).
     pub(crate) multi_thread: Cell<bool>,
+    /// Whether the `block_on` future runs "on a worker" for
+    /// `runtime::worker_index` (a current-thread `Runtime::block_on`), and
+    /// whether a `spawn_blocking` closure is running.
+    pub(crate) main_on_worker: Cell<bool>,
+    pub(crate) in_blocking: Cell<bool>,
     /// `worker_threads` as configured (reported by metrics only).
     pub(crate) workers: Cell<usize>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
@@ -521,6 +526,8 @@ impl Exec {
             local_depth: Cell::new(0),
             local_runtime: Cell::new(false),
             multi_thread: Cell::new(false),
+            main_on_worker: Cell::new(false),
+            in_blocking: Cell::new(false),
             workers: Cell::new(1),
             name: std::cell::OnceCell::new(),
             progress,
@@ -543,6 +550,21 @@ impl Exec {
     /// Whether a `block_on` of this executor is running.
     pub(crate) fn in_block_on(&self) -> bool {
         self.in_block_on.get()
+    }
+
+    /// `runtime::worker_index()`: `Some(0)` in a task's poll (the one
+    /// worker), and in a current-thread `Runtime::block_on` future; `None`
+    /// in a `spawn_blocking` closure, a multi-thread runtime's `block_on`
+    /// future, `Handle::block_on`, and outside any poll (as Tokio).
+    pub(crate) fn worker_index(&self) -> Option<usize> {
+        if self.in_blocking.get() {
+            return None;
+        }
+        match self.cur.get().task {
+            Some(_) => Some(0),
+            None if self.in_block_on.get() && self.main_on_worker.get() => Some(0),
+            None => None,
+        }
     }
 
     pub(crate) fn current_task(&self) -> Option<u64> {

@@ -349,7 +349,17 @@ impl Runtime {
     /// and the virtual clock.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.handle.exec().block_on(future)
+        let exec = self.handle.exec();
+        // A current-thread runtime's block_on future runs on its worker.
+        let before = exec.main_on_worker.replace(!exec.multi_thread.get());
+        struct Restore<'a>(&'a Exec, bool);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.main_on_worker.set(self.1);
+            }
+        }
+        let _restore = Restore(exec, before);
+        exec.block_on(future)
     }
 
     pub fn enter(&self) -> EnterGuard<'_> {
@@ -512,7 +522,12 @@ impl Handle {
 
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.exec().block_on(future)
+        // `Handle::block_on` blocks the caller's thread: not a worker.
+        let exec = self.exec();
+        let before = exec.main_on_worker.replace(false);
+        let result = exec.block_on(future);
+        exec.main_on_worker.set(before);
+        result
     }
 
     pub fn runtime_flavor(&self) -> RuntimeFlavor {
@@ -554,10 +569,12 @@ impl fmt::Display for Id {
     }
 }
 
-/// The index of the worker running the current task: always 0 inside a
-/// simulation (one thread), `None` outside any runtime.
+/// The index of the worker running the current task: 0 inside a task of a
+/// simulation (one thread), `None` where Tokio has no worker (outside any
+/// runtime, in `spawn_blocking`, in `Handle::block_on` and a multi-thread
+/// runtime's `block_on` future).
 pub fn worker_index() -> Option<usize> {
-    executor::current().map(|_| 0)
+    executor::current().and_then(|e| e.worker_index())
 }
 
 /// Whether `err` is the error a runtime's I/O reports after shutdown.

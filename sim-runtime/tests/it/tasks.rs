@@ -403,3 +403,29 @@ fn a_yielder_is_not_starved_by_tasks_that_keep_waking_each_other() {
 async fn local_flavor_allows_spawn_local() {
     assert_eq!(task::spawn_local(async { 1 }).await.unwrap(), 1);
 }
+
+/// `runtime::worker_index` as Tokio answers it: `Some(0)` in a task and in
+/// a current-thread `Runtime::block_on`; `None` in `spawn_blocking`, in a
+/// multi-thread runtime's `block_on` future, in `Handle::block_on`, and
+/// outside any runtime.
+#[test]
+fn worker_index_is_none_where_tokio_has_no_worker() {
+    use sim_runtime::runtime::{worker_index, Builder};
+    assert_eq!(worker_index(), None);
+    let current = Builder::new_current_thread().enable_all().build().unwrap();
+    current.block_on(async {
+        assert_eq!(worker_index(), Some(0));
+        let in_task = sim_runtime::spawn(async { worker_index() });
+        assert_eq!(in_task.await.unwrap(), Some(0));
+        let blocking = sim_runtime::task::spawn_blocking(worker_index);
+        assert_eq!(blocking.await.unwrap(), None);
+    });
+    assert_eq!(current.handle().block_on(async { worker_index() }), None);
+    drop(current);
+    let multi = Builder::new_multi_thread().enable_all().build().unwrap();
+    multi.block_on(async {
+        assert_eq!(worker_index(), None);
+        let in_task = sim_runtime::spawn(async { worker_index() });
+        assert_eq!(in_task.await.unwrap(), Some(0));
+    });
+}

@@ -63,10 +63,25 @@ where
     expect_current().spawn(run_once(f), None, Location::caller(), None)
 }
 
-/// Blocking code as a task: the closure runs on the task's first poll.
+/// Blocking code as a task: the closure runs on the task's first poll,
+/// marked as blocking (not on a worker, for `runtime::worker_index`).
 fn run_once<R>(f: impl FnOnce() -> R) -> impl Future<Output = R> {
     let mut f = Some(f);
-    std::future::poll_fn(move |_| Poll::Ready((f.take().expect("polled once"))()))
+    std::future::poll_fn(move |_| {
+        let f = f.take().expect("polled once");
+        let exec = executor::current();
+        let before = exec.as_ref().map(|e| e.in_blocking.replace(true));
+        struct Restore(Option<std::rc::Rc<executor::Exec>>, Option<bool>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                if let (Some(e), Some(b)) = (&self.0, self.1) {
+                    e.in_blocking.set(b);
+                }
+            }
+        }
+        let _restore = Restore(exec, before);
+        Poll::Ready(f())
+    })
 }
 
 /// Runs blocking code in place, as Tokio does: on a current-thread runtime
