@@ -3,6 +3,7 @@
 
 pub use crate::simulation::control as sim;
 pub use crate::simulation::fs;
+pub use crate::simulation::io;
 pub use crate::simulation::net;
 pub use crate::simulation::runtime;
 pub use crate::simulation::signal;
@@ -10,7 +11,7 @@ pub use crate::simulation::task;
 pub use crate::simulation::task::spawn;
 pub use crate::simulation::time;
 pub use sim_runtime_macros::{main, test};
-pub use tokio::{io, join, pin, sync, task_local, try_join};
+pub use tokio::{join, pin, sync, task_local, try_join};
 
 #[doc(hidden)]
 pub use crate::simulation::private as __private;

@@ -429,3 +429,39 @@ fn worker_index_is_none_where_tokio_has_no_worker() {
         assert_eq!(in_task.await.unwrap(), Some(0));
     });
 }
+
+/// `tokio::io::stdout()`/`stderr()` work in a simulation (Tokio's run on a
+/// blocking pool the simulation does not have; these write in place).
+#[test]
+fn stdout_and_stderr_write_in_a_simulation() {
+    use sim_runtime::io::AsyncWriteExt;
+    crate::run(2, async {
+        let mut out = sim_runtime::io::stdout();
+        out.write_all(b"sim: stdout from a simulated task\n")
+            .await
+            .unwrap();
+        out.flush().await.unwrap();
+        let mut err = sim_runtime::io::stderr();
+        err.write_all(b"sim: stderr from a simulated task\n")
+            .await
+            .unwrap();
+        err.shutdown().await.unwrap();
+    });
+}
+
+/// After a shutdown, a write to stdout fails as Tokio's does.
+#[test]
+fn stdout_after_shutdown_is_the_shutdown_error() {
+    use sim_runtime::io::AsyncWriteExt;
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let _enter = handle.enter();
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let err = handle
+        .block_on(async { sim_runtime::io::stdout().write_all(b"x").await })
+        .unwrap_err();
+    assert!(sim_runtime::runtime::is_rt_shutdown_err(&err), "{err:?}");
+}

@@ -1,0 +1,84 @@
+//! `tokio::io` under simulation: real Tokio's (its traits and utilities do
+//! not depend on the executor, so their types match other crates'), except
+//! `stdout()` and `stderr()`. Tokio's run each write on its blocking pool,
+//! which a simulation does not have (a write would panic "there is no
+//! reactor running"); these write in place, synchronously, to the same
+//! file descriptors. Output never steers the run, so writing in place
+//! changes nothing the seed decides. `stdin()` stays Tokio's: input from
+//! outside is not part of a simulation.
+
+pub use tokio::io::*;
+
+use super::executor;
+use std::io::Write as _;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The process's standard output, written in place.
+#[derive(Debug, Default)]
+pub struct Stdout {
+    _p: (),
+}
+
+/// The process's standard error, written in place.
+#[derive(Debug, Default)]
+pub struct Stderr {
+    _p: (),
+}
+
+/// After a runtime shutdown a write fails as Tokio's does (its blocking
+/// pool is gone): kind `Other`, `runtime::is_rt_shutdown_err` true.
+fn check_running() -> std::io::Result<()> {
+    if executor::current().is_some_and(|e| e.shut_down.get()) {
+        return Err(std::io::Error::other(
+            super::runtime::RUNTIME_SHUTTING_DOWN_ERROR,
+        ));
+    }
+    Ok(())
+}
+
+/// A handle to the process's standard output.
+pub fn stdout() -> Stdout {
+    Stdout { _p: () }
+}
+
+/// A handle to the process's standard error.
+pub fn stderr() -> Stderr {
+    Stderr { _p: () }
+}
+
+impl AsyncWrite for Stdout {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Poll::Ready(check_running().and_then(|()| std::io::stdout().write(buf)))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(std::io::stdout().flush())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+impl AsyncWrite for Stderr {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Poll::Ready(check_running().and_then(|()| std::io::stderr().write(buf)))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(std::io::stderr().flush())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
