@@ -28,8 +28,11 @@ pub struct Stderr {
 
 /// After a runtime shutdown a write fails as Tokio's does (its blocking
 /// pool is gone): kind `Other`, `runtime::is_rt_shutdown_err` true.
+/// Outside any runtime a write panics, as Tokio's does (it has no blocking
+/// pool to run on).
+#[track_caller]
 fn check_running() -> std::io::Result<()> {
-    if executor::current().is_some_and(|e| e.shut_down.get()) {
+    if executor::expect_current().shut_down.get() {
         return Err(std::io::Error::other(
             super::runtime::RUNTIME_SHUTTING_DOWN_ERROR,
         ));
@@ -48,6 +51,7 @@ pub fn stderr() -> Stderr {
 }
 
 impl AsyncWrite for Stdout {
+    #[track_caller]
     fn poll_write(
         self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
@@ -66,6 +70,7 @@ impl AsyncWrite for Stdout {
 }
 
 impl AsyncWrite for Stderr {
+    #[track_caller]
     fn poll_write(
         self: Pin<&mut Self>,
         _cx: &mut Context<'_>,

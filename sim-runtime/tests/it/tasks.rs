@@ -465,3 +465,28 @@ fn stdout_after_shutdown_is_the_shutdown_error() {
         .unwrap_err();
     assert!(sim_runtime::runtime::is_rt_shutdown_err(&err), "{err:?}");
 }
+
+/// Outside any runtime a write to stdout panics, as Tokio's does.
+#[test]
+fn stdout_outside_a_runtime_panics_as_in_tokio() {
+    use sim_runtime::io::AsyncWriteExt;
+    let caught = std::panic::catch_unwind(|| {
+        let mut out = sim_runtime::io::stdout();
+        let mut write = std::pin::pin!(out.write_all(b"x"));
+        let waker = std::task::Waker::noop();
+        let _ =
+            std::future::Future::poll(write.as_mut(), &mut std::task::Context::from_waker(waker));
+    })
+    .unwrap_err();
+    let text = caught
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| caught.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap();
+    assert!(
+        text.contains(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        ),
+        "{text}"
+    );
+}
