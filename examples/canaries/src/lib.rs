@@ -26,6 +26,11 @@
 #[path = "../../kv/tests/scenario/mod.rs"]
 mod kv_scenario;
 
+/// The `durable-log` example's crash scenario, shared with its own tests.
+#[cfg(simulation)]
+#[path = "../../durable-log/tests/scenario/mod.rs"]
+mod durable_log_scenario;
+
 /// Which program a scenario runs: the planted bug or its fix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -608,51 +613,12 @@ pub mod unsynced_ack {
     }
 
     /// A client appends records; the machine crashes at a seeded moment,
-    /// comes back, and every acknowledged record must be recovered.
+    /// comes back, and every acknowledged record must be recovered (the
+    /// `durable-log` example's own scenario).
     #[cfg(simulation)]
     pub async fn scenario(variant: Variant) {
-        use std::path::Path;
-        use std::time::Duration;
-        use tokio::sim as rt;
-        use tokio::sync::{mpsc, oneshot};
-
-        const WINDOW_US: u64 = 30_000;
-        let node = rt::node("log").build();
-        // Each disk operation takes a millisecond, so the crash can land
-        // between any two of them.
-        rt::fs::set_latency(node, Duration::from_millis(1));
-        let (tx, rx) = mpsc::channel(1);
-        rt::spawn_on(
-            node,
-            durable_log::serve("/data/log".into(), durability(variant), rx),
-        );
-        let crash_at = Duration::from_micros(rt::fork_seed("crash") % WINDOW_US);
-        rt::at(crash_at, move || rt::crash(node));
-        let mut acked = Vec::new();
-        for i in 0..20 {
-            let record = format!("record {i}").into_bytes();
-            let (ack, acked_rx) = oneshot::channel();
-            if tx.send((record.clone(), ack)).await.is_err() {
-                break;
-            }
-            match acked_rx.await {
-                Ok(()) => acked.push(record),
-                Err(_) => break, // the service died with the request
-            }
-        }
-        drop(tx);
-        tokio::time::sleep(Duration::from_micros(WINDOW_US)).await;
-        if rt::is_alive(node) {
-            rt::crash(node);
-        }
-        rt::revive(node);
-        let recovered = rt::spawn_on(node, async {
-            durable_log::recover(Path::new("/data/log")).await
-        })
-        .await
-        .expect("recovery task")
-        .expect("recovery reads the log");
-        if let Err(e) = durable_log::check(&acked, &recovered) {
+        let (outcome, _, _) = crate::durable_log_scenario::scenario(durability(variant)).await;
+        if let Err(e) = outcome {
             panic!("{e}");
         }
     }

@@ -50,40 +50,35 @@ pub fn stderr() -> Stderr {
     Stderr { _p: () }
 }
 
-impl AsyncWrite for Stdout {
-    #[track_caller]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Poll::Ready(check_running().and_then(|()| std::io::stdout().write(buf)))
-    }
+/// `AsyncWrite` for a standard stream: each call in place on `$std()`.
+macro_rules! write_in_place {
+    ($ty:ty, $std:path) => {
+        impl AsyncWrite for $ty {
+            #[track_caller]
+            fn poll_write(
+                self: Pin<&mut Self>,
+                _cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<std::io::Result<usize>> {
+                Poll::Ready(check_running().and_then(|()| $std().write(buf)))
+            }
 
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(std::io::stdout().flush())
-    }
+            fn poll_flush(
+                self: Pin<&mut Self>,
+                _cx: &mut Context<'_>,
+            ) -> Poll<std::io::Result<()>> {
+                Poll::Ready($std().flush())
+            }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        self.poll_flush(cx)
-    }
+            fn poll_shutdown(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<std::io::Result<()>> {
+                self.poll_flush(cx)
+            }
+        }
+    };
 }
 
-impl AsyncWrite for Stderr {
-    #[track_caller]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Poll::Ready(check_running().and_then(|()| std::io::stderr().write(buf)))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Poll::Ready(std::io::stderr().flush())
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        self.poll_flush(cx)
-    }
-}
+write_in_place!(Stdout, std::io::stdout);
+write_in_place!(Stderr, std::io::stderr);

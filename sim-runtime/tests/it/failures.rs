@@ -135,11 +135,7 @@ fn a_panic_from_the_real_tokio_names_the_cause() {
         drop(sim_runtime::time::sleep(Duration::from_millis(1)));
     })
     .unwrap_err();
-    let own = own
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| own.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap();
+    let own = crate::panic_text(&*own);
     assert!(!own.contains("comes from the real"), "{own}");
 }
 

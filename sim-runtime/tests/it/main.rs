@@ -24,6 +24,15 @@ pub fn run<F: Future>(seed: u64, f: F) -> F::Output {
 
 /// Runs `f` in a fresh simulation on a fresh thread, returning the panic
 /// message if the run failed.
+/// The text of a caught panic (`String` or `&str` payload).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 pub fn run_failing<F, Fut>(seed: u64, f: F) -> String
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -38,10 +47,6 @@ where
     .unwrap();
     match r {
         Ok(()) => panic!("the simulation was expected to fail, but it passed"),
-        Err(p) => p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
+        Err(p) => panic_text(&*p),
     }
 }

@@ -478,11 +478,7 @@ fn stdout_outside_a_runtime_panics_as_in_tokio() {
             std::future::Future::poll(write.as_mut(), &mut std::task::Context::from_waker(waker));
     })
     .unwrap_err();
-    let text = caught
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| caught.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap();
+    let text = crate::panic_text(&*caught);
     assert!(
         text.contains(
             "there is no reactor running, must be called from the context of a Tokio 1.x runtime"

@@ -188,11 +188,7 @@ fn a_sleep_after_shutdown_panics_as_in_tokio() {
             handle.block_on(f);
         }))
         .unwrap_err();
-        let text = caught
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| caught.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap();
+        let text = crate::panic_text(&*caught);
         assert!(
             text.contains("A Tokio 1.x context was found, but it is being shutdown."),
             "{text}"
