@@ -11,9 +11,10 @@
 //! is not found within its bound, if a failing seed does not replay, or if
 //! the timeout canary is found without early timers.
 
-use crate::ci::{cargo, Mode};
+use crate::ci::{cargo, output, Mode};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::process::Command;
 use std::time::Instant;
 
 const USAGE: &str = "\
@@ -200,37 +201,36 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
     }
 }
 
-/// Runs the sweep binary with `env`; its whole output.
-fn sweep(seeds: u64, env: &[(&str, &str)]) -> Result<String, String> {
-    let mut cmd = cargo(
-        Mode::Simulation,
-        &[
-            "test",
-            "-p",
-            "canaries",
-            "--test",
-            "sweep",
-            "--",
-            "--test-threads=1",
-            "--nocapture",
-        ],
-    );
+/// `cargo <args>` in simulation, with none of the caller's steering
+/// variables and no backtraces.
+fn sim_cargo(args: &[&str]) -> Command {
+    let mut cmd = cargo(Mode::Simulation, args);
     for v in CLEARED {
         cmd.env_remove(v);
     }
-    cmd.env("SIM_SEEDS", format!("0..{seeds}"))
-        .env("RUST_BACKTRACE", "0");
+    cmd.env("RUST_BACKTRACE", "0");
+    cmd
+}
+
+/// Runs the sweep binary with `env`; its whole output.
+fn sweep(seeds: u64, env: &[(&str, &str)]) -> Result<String, String> {
+    let mut cmd = sim_cargo(&[
+        "test",
+        "-p",
+        "canaries",
+        "--test",
+        "sweep",
+        "--",
+        "--test-threads=1",
+        "--nocapture",
+    ]);
+    cmd.env("SIM_SEEDS", format!("0..{seeds}"));
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, text) = output(&mut cmd)?;
     // The sweep fails by design; a build error is the other way it fails.
-    if !out.status.success() && !text.contains("test result: FAILED") {
+    if !ok && !text.contains("test result: FAILED") {
         return Err(format!("the sweep did not run:\n{text}"));
     }
     Ok(text)
@@ -328,11 +328,7 @@ fn replay(f: &Found) -> Result<String, String> {
         .split_once(" cargo ")
         .ok_or_else(|| format!("the replay line has no cargo command: {}", f.replay))?;
     let args: Vec<&str> = cargo_args.split_whitespace().collect();
-    let mut cmd = cargo(Mode::Simulation, &args);
-    for v in CLEARED {
-        cmd.env_remove(v);
-    }
-    cmd.env("RUST_BACKTRACE", "0");
+    let mut cmd = sim_cargo(&args);
     for assignment in prefix.split_whitespace() {
         if let Some((k, v)) = assignment.split_once('=') {
             if k.starts_with("SIM_") {
@@ -340,13 +336,8 @@ fn replay(f: &Found) -> Result<String, String> {
             }
         }
     }
-    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if out.status.success() {
+    let (ok, text) = output(&mut cmd)?;
+    if ok {
         return Err(format!("the replay passed: {}", f.replay));
     }
     let again = text

@@ -48,6 +48,17 @@ pub fn cargo(mode: Mode, args: &[&str]) -> Command {
     cmd
 }
 
+/// Runs `cmd` to the end: whether it succeeded, and its stdout then stderr.
+pub fn output(cmd: &mut Command) -> Result<(bool, String), String> {
+    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((out.status.success(), text))
+}
+
 pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
     eprintln!("\n==> [{}] {what}: cargo {}", mode.name(), args.join(" "));
     let status = cargo(mode, args)

@@ -33,13 +33,7 @@ fn run(args: &[&str], seed: Option<u64>) -> Result<(bool, String), String> {
         cmd.env("SIM_SEED", seed.to_string());
     }
     cmd.env_remove("SIM_SEEDS").env("RUST_BACKTRACE", "0");
-    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok((out.status.success(), text))
+    crate::ci::output(&mut cmd)
 }
 
 /// The harness's report, without the per-seed progress lines, the trace

@@ -835,7 +835,8 @@ impl Exec {
     }
 
     fn after_poll(&self) {
-        if hooks::real_socket_attempts() > 0 {
+        let forbidden = hooks::forbidden();
+        if forbidden.sockets > 0 {
             self.core.borrow_mut().fail(
                 Class::Forbidden,
                 "a simulated task tried to open a real OS socket (std::net, real DNS, or a \
@@ -845,7 +846,7 @@ impl Exec {
                     .into(),
             );
         }
-        if hooks::thread_spawn_attempts() > 0 {
+        if forbidden.threads > 0 {
             self.core.borrow_mut().fail(
                 Class::Forbidden,
                 "a simulated task tried to start an OS thread (std::thread::spawn, or a crate \

@@ -25,10 +25,8 @@ thread_local! {
     static WALL_BASE_NS: Cell<u64> = const { Cell::new(0) };
     /// The stream that feeds `getrandom` & co. inside the simulation.
     static RNG: RefCell<Option<ChaCha8Rng>> = const { RefCell::new(None) };
-    /// Set when simulated code tried to start an OS thread.
-    static THREAD_SPAWN_ATTEMPTS: Cell<u32> = const { Cell::new(0) };
-    /// Set when simulated code tried to open a real OS socket.
-    static REAL_SOCKET_ATTEMPTS: Cell<u32> = const { Cell::new(0) };
+    /// What simulated code tried that it may not (read once per poll).
+    static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden { threads: 0, sockets: 0 }) };
 }
 
 /// Turns interception on for this thread. `rng_seed` seeds the stream that
@@ -38,8 +36,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     NODE_CLOCK.with(|c| c.set((0, 0, 0)));
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
     RNG.with(|r| *r.borrow_mut() = Some(ChaCha8Rng::seed_from_u64(rng_seed)));
-    THREAD_SPAWN_ATTEMPTS.with(|c| c.set(0));
-    REAL_SOCKET_ATTEMPTS.with(|c| c.set(0));
+    FORBIDDEN.with(|c| c.set(Forbidden::default()));
     ACTIVE.with(|c| c.set(true));
 }
 
@@ -116,22 +113,35 @@ pub(crate) fn fill_random(buf: &mut [u8]) -> bool {
     .unwrap_or(false)
 }
 
-/// Records that simulated code tried to start an OS thread. The executor
-/// turns this into a reported failure.
+/// Attempts at what a simulation forbids, since interception was turned
+/// on: OS threads started, real OS sockets opened (std::net, real DNS, a
+/// crate with its own networking). The executor reports them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Forbidden {
+    pub threads: u32,
+    pub sockets: u32,
+}
+
 pub(crate) fn note_thread_spawn_attempt() {
-    let _ = THREAD_SPAWN_ATTEMPTS.try_with(|c| c.set(c.get() + 1));
+    let _ = FORBIDDEN.try_with(|c| {
+        let mut f = c.get();
+        f.threads += 1;
+        c.set(f)
+    });
+}
+
+pub(crate) fn note_real_socket_attempt() {
+    let _ = FORBIDDEN.try_with(|c| {
+        let mut f = c.get();
+        f.sockets += 1;
+        c.set(f)
+    });
+}
+
+pub(crate) fn forbidden() -> Forbidden {
+    FORBIDDEN.try_with(Cell::get).unwrap_or_default()
 }
 
 pub(crate) fn thread_spawn_attempts() -> u32 {
-    THREAD_SPAWN_ATTEMPTS.try_with(|c| c.get()).unwrap_or(0)
-}
-
-/// Records that simulated code tried to open a real OS socket (std::net, a
-/// crate with its own networking, real DNS). The executor reports it.
-pub(crate) fn note_real_socket_attempt() {
-    let _ = REAL_SOCKET_ATTEMPTS.try_with(|c| c.set(c.get() + 1));
-}
-
-pub(crate) fn real_socket_attempts() -> u32 {
-    REAL_SOCKET_ATTEMPTS.try_with(|c| c.get()).unwrap_or(0)
+    forbidden().threads
 }

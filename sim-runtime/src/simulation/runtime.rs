@@ -351,15 +351,7 @@ impl Runtime {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let exec = self.handle.exec();
         // A current-thread runtime's block_on future runs on its worker.
-        let before = exec.main_on_worker.replace(!exec.multi_thread.get());
-        struct Restore<'a>(&'a Exec, bool);
-        impl Drop for Restore<'_> {
-            fn drop(&mut self) {
-                self.0.main_on_worker.set(self.1);
-            }
-        }
-        let _restore = Restore(exec, before);
-        exec.block_on(future)
+        block_on_as(exec, !exec.multi_thread.get(), future)
     }
 
     pub fn enter(&self) -> EnterGuard<'_> {
@@ -523,11 +515,7 @@ impl Handle {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         // `Handle::block_on` blocks the caller's thread: not a worker.
-        let exec = self.exec();
-        let before = exec.main_on_worker.replace(false);
-        let result = exec.block_on(future);
-        exec.main_on_worker.set(before);
-        result
+        block_on_as(self.exec(), false, future)
     }
 
     pub fn runtime_flavor(&self) -> RuntimeFlavor {
@@ -567,6 +555,20 @@ impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
+}
+
+/// `exec.block_on(future)` with its future counted as on a worker (for
+/// `worker_index`) or not; the previous setting comes back even on a panic.
+#[track_caller]
+fn block_on_as<F: Future>(exec: &Rc<Exec>, on_worker: bool, future: F) -> F::Output {
+    struct Restore<'a>(&'a Exec, bool);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            self.0.main_on_worker.set(self.1);
+        }
+    }
+    let _restore = Restore(exec, exec.main_on_worker.replace(on_worker));
+    exec.block_on(future)
 }
 
 /// The index of the worker running the current task: 0 inside a task of a

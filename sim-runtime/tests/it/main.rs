@@ -24,6 +24,18 @@ pub fn run<F: Future>(seed: u64, f: F) -> F::Output {
 
 /// Runs `f` in a fresh simulation on a fresh thread, returning the panic
 /// message if the run failed.
+/// A runtime that was built and shut down (`shutdown_timeout`), and its
+/// handle, which outlives it.
+pub fn shut_down_runtime() -> sim_runtime::runtime::Handle {
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    handle
+}
+
 /// The text of a caught panic (`String` or `&str` payload).
 pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload

@@ -453,13 +453,8 @@ fn stdout_and_stderr_write_in_a_simulation() {
 #[test]
 fn stdout_after_shutdown_is_the_shutdown_error() {
     use sim_runtime::io::AsyncWriteExt;
-    let rt = sim_runtime::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let handle = rt.handle().clone();
+    let handle = crate::shut_down_runtime();
     let _enter = handle.enter();
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
     let err = handle
         .block_on(async { sim_runtime::io::stdout().write_all(b"x").await })
         .unwrap_err();
