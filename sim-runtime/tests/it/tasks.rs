@@ -176,6 +176,19 @@ fn nested_block_on_is_refused_like_tokio() {
         msg.contains("Cannot start a runtime from within a runtime"),
         "{msg}"
     );
+    // Tokio's whole text, which `#[should_panic(expected = ..)]` compares.
+    assert!(
+        msg.contains(
+            "If you are in an async function, use `.await` on the future instead of blocking on it."
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "max_io_events_per_tick must be non-zero")]
+fn zero_io_events_per_tick_is_refused_like_tokio() {
+    sim_runtime::runtime::Builder::new_current_thread().max_io_events_per_tick(0);
 }
 
 #[test]
