@@ -126,6 +126,26 @@ impl Wake for Header {
     }
 }
 
+/// A waker as the executor keeps it (a `yield_now`, a timer): one of its
+/// own tasks' is kept as the task's slot and id, so keeping and waking it
+/// touches no reference count and calls through no vtable; any other waker
+/// is kept as is.
+pub(crate) enum WakeRef {
+    Task { slot: u32, id: u64 },
+    Other(Waker),
+}
+
+impl WakeRef {
+    /// Whether waking `self` and `other` wakes the same task (`Waker::will_wake`).
+    pub(crate) fn will_wake(&self, other: &WakeRef) -> bool {
+        match (self, other) {
+            (WakeRef::Task { slot, id }, WakeRef::Task { slot: s, id: i }) => slot == s && id == i,
+            (WakeRef::Other(a), WakeRef::Other(b)) => a.will_wake(b),
+            _ => false,
+        }
+    }
+}
+
 struct WakeBuf {
     exec_id: u64,
     buf: Vec<(u32, u64)>,
@@ -248,6 +268,9 @@ pub(crate) struct Core {
     failure: Option<Failure>,
     next_task_id: u64,
     main_header: Arc<Header>,
+    /// The vtable of this executor's task wakers (`Waker::from(Arc<Header>)`),
+    /// to recognise them.
+    task_vtable: &'static std::task::RawWakerVTable,
     block_ons: u64,
 }
 
@@ -307,8 +330,50 @@ impl Core {
         }
     }
 
-    pub(crate) fn timer_tie(&mut self) -> u64 {
-        self.timer_rng.next_u64()
+    /// Keeps `waker` as a [`WakeRef`].
+    pub(crate) fn wake_ref(&self, waker: &Waker) -> WakeRef {
+        if std::ptr::eq(waker.vtable(), self.task_vtable) {
+            // SAFETY: a waker with this vtable was made by
+            // `Waker::from(Arc<Header>)`: its data is a live `Header` (the
+            // waker holds a count on it for this call).
+            let h = unsafe { &*waker.data().cast::<Header>() };
+            if h.exec_id == self.main_header.exec_id {
+                return WakeRef::Task {
+                    slot: h.slot,
+                    id: h.id,
+                };
+            }
+        }
+        WakeRef::Other(waker.clone())
+    }
+
+    /// The header of task `id` in `slot` (the main future's for
+    /// `MAIN_SLOT`), if that task is still there.
+    #[inline]
+    fn header_of(&self, slot: u32, id: u64) -> Option<&Arc<Header>> {
+        if slot == MAIN_SLOT {
+            return Some(&self.main_header);
+        }
+        match self.tasks.get(slot as usize) {
+            Some(Some(t)) if t.header.id == id => Some(&t.header),
+            _ => None,
+        }
+    }
+
+    /// Asks the CPU to fetch the slab entry of `far` and the header of
+    /// `near` (whose slab entry was fetched earlier), wakes to come.
+    #[inline]
+    fn prefetch_wake(&self, far: Option<&WakeRef>, near: Option<&WakeRef>) {
+        if let Some(&WakeRef::Task { slot, .. }) = far {
+            if let Some(entry) = self.tasks.get(slot as usize) {
+                prefetch(entry as *const Option<Task>);
+            }
+        }
+        if let Some(&WakeRef::Task { slot, .. }) = near {
+            if let Some(Some(t)) = self.tasks.get(slot as usize) {
+                prefetch(Arc::as_ptr(&t.header));
+            }
+        }
     }
 
     pub(crate) fn select_draw(&mut self, n: u32) -> u32 {
@@ -400,7 +465,9 @@ pub(crate) struct Exec {
     /// Tokio.
     pub(crate) timers_enabled: Cell<bool>,
     /// Tasks that called `yield_now`, woken once the run queue is empty.
-    yielded: RefCell<Vec<Waker>>,
+    yielded: RefCell<Vec<WakeRef>>,
+    /// The previous batch's buffer, kept for its capacity.
+    yielded_spare: Cell<Vec<WakeRef>>,
     /// The step at which the yielders were last woken.
     yield_flush_step: Cell<u64>,
     /// `Builder::on_thread_park`, and whether it already ran in this idle
@@ -422,7 +489,7 @@ pub(crate) struct Exec {
     /// `worker_threads` as configured (reported by metrics only).
     pub(crate) workers: Cell<usize>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
-    fired: Cell<Vec<Option<Waker>>>,
+    fired: Cell<Vec<WakeRef>>,
     /// `Builder::name`, set once at build time.
     pub(crate) name: std::cell::OnceCell<Box<str>>,
     /// What the real-time watchdog sees of this simulation.
@@ -450,6 +517,7 @@ impl Exec {
             finished: AtomicBool::new(false),
             shared: shared.clone(),
         });
+        let task_vtable = Waker::from(main_header.clone()).vtable();
         let root = config.seed;
         let wall_base_ns = WALL_EPOCH_NS
             + seed::below(seed::child(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
@@ -500,6 +568,7 @@ impl Exec {
             failure: None,
             next_task_id: 1,
             main_header,
+            task_vtable,
             block_ons: 0,
             config,
         };
@@ -520,6 +589,7 @@ impl Exec {
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
             yielded: RefCell::new(Vec::new()),
+            yielded_spare: Cell::new(Vec::new()),
             yield_flush_step: Cell::new(0),
             park_hook: RefCell::new(None),
             park_hook_ran: Cell::new(false),
@@ -827,11 +897,65 @@ impl Exec {
     /// Wakes the tasks that called `yield_now`, in the order they yielded.
     fn wake_yielded(&self) {
         self.yield_flush_step.set(self.core.borrow().step);
-        let yielded = std::mem::take(&mut *self.yielded.borrow_mut());
-        for w in yielded {
-            w.wake();
+        let mut yielded = self.yielded.replace(self.yielded_spare.take());
+        self.drain_wakes(true);
+        self.wake_in_order(&mut yielded);
+        self.yielded_spare.set(yielded);
+    }
+
+    /// Wakes `wakers` in their order and empties the list, as calling each
+    /// and then `drain_wakes(false)` would, but its own tasks go straight to
+    /// the run queue (with their slab entries and headers fetched ahead when
+    /// the list is long). Expects no wake buffered.
+    fn wake_in_order(&self, wakers: &mut Vec<WakeRef>) {
+        let n = wakers.len();
+        let prefetching = n > PREFETCH_MIN_RUNNABLE;
+        let mut i = 0;
+        while i < n {
+            {
+                let mut core = self.core.borrow_mut();
+                while i < n {
+                    let WakeRef::Task { slot, id } = wakers[i] else {
+                        break;
+                    };
+                    if prefetching {
+                        core.prefetch_wake(wakers.get(i + 8), wakers.get(i + 4));
+                    }
+                    let newly = core
+                        .header_of(slot, id)
+                        .is_some_and(|h| !h.queued.swap(true, Ordering::AcqRel));
+                    if newly {
+                        core.run_queue.push_back((slot, id));
+                    }
+                    i += 1;
+                }
+            }
+            if i < n {
+                // Another waker: it runs user code, outside the borrow, and
+                // what it wakes queues before the wakes after it.
+                if let WakeRef::Other(w) = &wakers[i] {
+                    w.wake_by_ref();
+                }
+                self.drain_wakes(false);
+                i += 1;
+            }
         }
-        self.drain_wakes(false);
+        wakers.clear();
+    }
+
+    /// Wakes what `w` stands for, as its waker would: a task that has
+    /// finished or was dropped since is not woken.
+    pub(crate) fn wake(&self, w: WakeRef) {
+        match w {
+            WakeRef::Task { slot, id } => {
+                let core = self.core.borrow();
+                // `schedule` runs no user code: holding the borrow is fine.
+                if let Some(h) = core.header_of(slot, id) {
+                    h.schedule();
+                }
+            }
+            WakeRef::Other(w) => w.wake(),
+        }
     }
 
     fn after_poll(&self) {
@@ -1022,20 +1146,25 @@ impl Exec {
         }
         let now = core.now;
         let mut wakers = self.fired.take();
-        while let Some(fired) = core.timers.pop_due(now) {
+        debug_assert!(wakers.is_empty());
+        loop {
+            let Core {
+                timers, timer_rng, ..
+            } = &mut *core;
+            let Some(fired) = timers.pop_due(now, timer_rng) else {
+                break;
+            };
             if core.node(fired.node).paused {
                 core.node_mut(fired.node).deferred.push(fired.waker);
                 continue;
             }
             core.decide(Kind::Fire, fired.seq);
-            wakers.push(fired.waker);
+            wakers.extend(fired.waker);
         }
         drop(core);
-        for w in wakers.drain(..).flatten() {
-            w.wake();
-        }
+        self.drain_wakes(true);
+        self.wake_in_order(&mut wakers);
         self.fired.set(wakers);
-        self.drain_wakes(false);
         Ok(self.core.borrow_mut())
     }
 
@@ -1255,9 +1384,18 @@ impl Drop for Entered {
 /// tasks that are runnable now have had their turn. Outside a simulation the
 /// waker is woken at once.
 pub(crate) fn defer_yield(waker: &Waker) {
-    match current() {
-        Some(exec) => exec.yielded.borrow_mut().push(waker.clone()),
-        None => waker.wake_by_ref(),
+    let deferred = CURRENT
+        .try_with(|c| match &*c.borrow() {
+            Some(exec) => {
+                let w = exec.core.borrow().wake_ref(waker);
+                exec.yielded.borrow_mut().push(w);
+                true
+            }
+            None => false,
+        })
+        .unwrap_or(false);
+    if !deferred {
+        waker.wake_by_ref();
     }
 }
 

@@ -45,7 +45,7 @@ pub(crate) struct NodeState {
     /// Tasks woken while the node was paused.
     pub parked: Vec<(u32, u64)>,
     /// Timers that came due while the node was paused.
-    pub deferred: Vec<Option<Waker>>,
+    pub deferred: Vec<Option<crate::simulation::executor::WakeRef>>,
     pub signals: BTreeMap<i32, SignalSlot>,
 }
 

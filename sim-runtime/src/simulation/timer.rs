@@ -1,16 +1,24 @@
-//! The timer queue: a binary heap of deadlines with real cancellation.
+//! The timer queue: deadlines in buckets, with real cancellation.
 //!
 //! A timer is a slot (with a generation, so a stale key can never touch a
-//! reused slot) plus a heap entry. Cancelling frees the slot at once; its
-//! heap entry becomes stale and is skipped when it reaches the top, so a
-//! dropped `Sleep` neither wakes anybody nor pulls the clock forward. The
-//! heap is rebuilt when stale entries outnumber live ones, so memory stays
-//! proportional to the live timers.
+//! reused slot) plus an entry in the bucket of its deadline. Buckets live in
+//! a `BTreeMap` keyed by deadline, so the next deadline is the first key and
+//! the many timers that share a deadline (a millisecond's worth of
+//! `sleep(1ms)`, the heartbeat of every node) cost one map entry between
+//! them: registering one is a push, firing them is a walk. Timers with the
+//! same deadline fire in an order drawn from the seed when the bucket fires
+//! (a Fisher–Yates shuffle of its live entries).
+//!
+//! Cancelling frees the slot at once; its bucket entry becomes stale and is
+//! skipped, so a dropped `Sleep` neither wakes anybody nor pulls the clock
+//! forward. The buckets are compacted when stale entries outnumber live
+//! ones, so memory stays proportional to the live timers.
 
+use super::executor::WakeRef;
 use super::node::NodeId;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::task::Waker;
+use super::seed;
+use rand_core::RngCore;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerKey {
@@ -21,7 +29,7 @@ pub(crate) struct TimerKey {
 enum State {
     Free,
     Pending {
-        waker: Option<Waker>,
+        waker: Option<WakeRef>,
         node: NodeId,
         seq: u64,
     },
@@ -30,81 +38,87 @@ enum State {
 
 struct Slot {
     gen: u32,
-    /// The heap entry of the pending timer.
-    entry: u128,
     state: State,
 }
 
-/// Heap entry: deadline ns << 64 | the high half of the seeded tie-break << 32
-/// | slot, one integer so that a sift compares once and moves 16 bytes. The
-/// slot remembers its entry: an entry is stale unless its slot is pending
-/// with that very entry (a reused slot gets a new one; an identical one
-/// would stand for the same deadline, tie and slot, so it is the same timer
-/// position anyway).
-type Entry = Reverse<u128>;
-
-fn entry(deadline: u64, tie: u64, slot: u32) -> u128 {
-    u128::from(deadline) << 64 | u128::from(tie >> 32) << 32 | u128::from(slot)
+/// The timers of one deadline, in registration order; the first inline, so
+/// a deadline with one timer allocates nothing.
+struct Bucket {
+    first: TimerKey,
+    rest: Vec<TimerKey>,
 }
 
 #[derive(Default)]
 pub(crate) struct Timers {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    heap: BinaryHeap<Entry>,
+    buckets: BTreeMap<u64, Bucket>,
+    /// Emptied `rest` vectors, kept for their capacity.
+    spare: Vec<Vec<TimerKey>>,
+    /// Entries in the buckets, live or stale.
+    entries: usize,
     live: usize,
     next_seq: u64,
-}
-
-fn is_live(slots: &[Slot], e: u128) -> bool {
-    let s = &slots[e as u32 as usize];
-    s.entry == e && matches!(s.state, State::Pending { .. })
+    /// The bucket being fired, in its drawn order, and how far it got.
+    firing: Vec<TimerKey>,
+    fired_upto: usize,
 }
 
 /// A timer that fired, as the executor needs it.
 pub(crate) struct Fired {
-    pub waker: Option<Waker>,
+    pub waker: Option<WakeRef>,
     pub node: NodeId,
     pub seq: u64,
 }
 
+fn is_live(slots: &[Slot], k: TimerKey) -> bool {
+    let s = &slots[k.slot as usize];
+    s.gen == k.gen && matches!(s.state, State::Pending { .. })
+}
+
 impl Timers {
-    /// Registers a timer. `tie` orders timers with the same deadline; the
-    /// executor draws it from the seed.
-    pub(crate) fn insert(
-        &mut self,
-        deadline: u64,
-        tie: u64,
-        waker: Waker,
-        node: NodeId,
-    ) -> TimerKey {
+    /// Registers a timer.
+    pub(crate) fn insert(&mut self, deadline: u64, waker: WakeRef, node: NodeId) -> TimerKey {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let state = State::Pending {
-            waker: Some(waker),
-            node,
-            seq,
-        };
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
                 self.slots.push(Slot {
                     gen: 0,
-                    entry: 0,
                     state: State::Free,
                 });
                 (self.slots.len() - 1) as u32
             }
         };
-        let e = entry(deadline, tie, slot);
         let s = &mut self.slots[slot as usize];
         debug_assert!(matches!(s.state, State::Free));
-        s.state = state;
-        s.entry = e;
-        let gen = s.gen;
-        self.heap.push(Reverse(e));
+        s.state = State::Pending {
+            waker: Some(waker),
+            node,
+            seq,
+        };
+        let key = TimerKey { slot, gen: s.gen };
+        match self.buckets.entry(deadline) {
+            std::collections::btree_map::Entry::Occupied(mut b) => {
+                let rest = &mut b.get_mut().rest;
+                if rest.capacity() == 0 {
+                    if let Some(v) = self.spare.pop() {
+                        *rest = v;
+                    }
+                }
+                rest.push(key);
+            }
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(Bucket {
+                    first: key,
+                    rest: Vec::new(),
+                });
+            }
+        }
+        self.entries += 1;
         self.live += 1;
-        TimerKey { slot, gen }
+        key
     }
 
     fn slot(&self, key: TimerKey) -> Option<&Slot> {
@@ -122,7 +136,8 @@ impl Timers {
         )
     }
 
-    pub(crate) fn set_waker(&mut self, key: TimerKey, new: &Waker) {
+    /// Replaces the waker of a pending timer, unless it wakes the same task.
+    pub(crate) fn set_waker(&mut self, key: TimerKey, new: WakeRef) {
         if let Some(s) = self
             .slots
             .get_mut(key.slot as usize)
@@ -130,8 +145,8 @@ impl Timers {
         {
             if let State::Pending { waker, .. } = &mut s.state {
                 match waker {
-                    Some(w) if w.will_wake(new) => {}
-                    _ => *waker = Some(new.clone()),
+                    Some(w) if w.will_wake(&new) => {}
+                    _ => *waker = Some(new),
                 }
             }
         }
@@ -139,7 +154,7 @@ impl Timers {
 
     /// Frees the timer's slot. Returns the waker it held, which the caller
     /// drops outside any borrow of the executor.
-    pub(crate) fn remove(&mut self, key: TimerKey) -> Option<Waker> {
+    pub(crate) fn remove(&mut self, key: TimerKey) -> Option<WakeRef> {
         let s = self
             .slots
             .get_mut(key.slot as usize)
@@ -159,45 +174,94 @@ impl Timers {
     }
 
     fn maybe_compact(&mut self) {
-        if self.heap.len() > 64 && self.heap.len() > 2 * self.live.max(1) {
-            let slots = &self.slots;
-            self.heap.retain(|&Reverse(e)| is_live(slots, e));
+        if self.entries <= 64 || self.entries <= 2 * self.live.max(1) {
+            return;
         }
+        let slots = &self.slots;
+        let spare = &mut self.spare;
+        let mut entries = 0;
+        self.buckets.retain(|_, b| {
+            b.rest.retain(|&k| is_live(slots, k));
+            if !is_live(slots, b.first) {
+                match b.rest.is_empty() {
+                    true => {
+                        if b.rest.capacity() > 0 {
+                            spare.push(std::mem::take(&mut b.rest));
+                        }
+                        return false;
+                    }
+                    false => b.first = b.rest.remove(0),
+                }
+            }
+            entries += 1 + b.rest.len();
+            true
+        });
+        self.entries = entries;
     }
 
     /// The earliest live deadline, dropping stale entries on the way.
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
-        while let Some(&Reverse(e)) = self.heap.peek() {
-            if is_live(&self.slots, e) {
-                return Some((e >> 64) as u64);
+        loop {
+            let mut first = self.buckets.first_entry()?;
+            let b = first.get_mut();
+            // Stale entries at the back go; one live entry is enough.
+            while let Some(&k) = b.rest.last() {
+                if is_live(&self.slots, k) {
+                    return Some(*first.key());
+                }
+                b.rest.pop();
+                self.entries -= 1;
             }
-            self.heap.pop();
+            if is_live(&self.slots, b.first) {
+                return Some(*first.key());
+            }
+            let b = first.remove();
+            self.entries -= 1;
+            if b.rest.capacity() > 0 {
+                self.spare.push(b.rest);
+            }
         }
-        None
     }
 
-    /// Pops the earliest live timer if its deadline is `<= now`, marking it
-    /// fired. Timers with equal deadlines come out in tie-break order.
-    pub(crate) fn pop_due(&mut self, now: u64) -> Option<Fired> {
+    /// Pops the next live timer due at `now` or before, marking it fired.
+    /// Timers fire in deadline order; those of one deadline in an order
+    /// drawn from `rng` when their bucket comes up.
+    pub(crate) fn pop_due(&mut self, now: u64, rng: &mut impl RngCore) -> Option<Fired> {
         loop {
-            let Reverse(e) = *self.heap.peek()?;
-            if !is_live(&self.slots, e) {
-                self.heap.pop();
-                continue;
+            while self.fired_upto < self.firing.len() {
+                let k = self.firing[self.fired_upto];
+                self.fired_upto += 1;
+                if !is_live(&self.slots, k) {
+                    continue;
+                }
+                let s = &mut self.slots[k.slot as usize];
+                let State::Pending { waker, node, seq } =
+                    std::mem::replace(&mut s.state, State::Fired)
+                else {
+                    unreachable!("live entry checked above")
+                };
+                self.live -= 1;
+                return Some(Fired { waker, node, seq });
             }
-            if (e >> 64) as u64 > now {
+            self.firing.clear();
+            self.fired_upto = 0;
+            let first = self.buckets.first_entry()?;
+            if *first.key() > now {
                 return None;
             }
-            self.heap.pop();
-            let s = &mut self.slots[e as u32 as usize];
-            let State::Pending {
-                waker, node, seq, ..
-            } = std::mem::replace(&mut s.state, State::Fired)
-            else {
-                unreachable!("live entry checked above")
-            };
-            self.live -= 1;
-            return Some(Fired { waker, node, seq });
+            let mut b = first.remove();
+            self.entries -= 1 + b.rest.len();
+            self.firing.push(b.first);
+            self.firing
+                .extend(b.rest.drain(..).filter(|&k| is_live(&self.slots, k)));
+            if b.rest.capacity() > 0 {
+                self.spare.push(b.rest);
+            }
+            let n = self.firing.len();
+            for i in (1..n).rev() {
+                let j = seed::below(rng.next_u64(), i as u64 + 1) as usize;
+                self.firing.swap(i, j);
+            }
         }
     }
 
@@ -210,58 +274,107 @@ impl Timers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_chacha::rand_core::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use std::task::Waker;
 
-    fn noop() -> Waker {
-        Waker::noop().clone()
+    fn noop() -> WakeRef {
+        WakeRef::Other(Waker::noop().clone())
+    }
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(7)
     }
 
     #[test]
     fn cancelled_timer_never_fires_nor_sets_the_next_deadline() {
         let mut t = Timers::default();
-        let a = t.insert(10, 0, noop(), NodeId::MAIN);
-        let _b = t.insert(20, 0, noop(), NodeId::MAIN);
+        let a = t.insert(10, noop(), NodeId::MAIN);
+        let _b = t.insert(20, noop(), NodeId::MAIN);
         t.remove(a);
         assert_eq!(t.next_deadline(), Some(20));
-        assert!(t.pop_due(15).is_none());
-        assert!(t.pop_due(20).is_some());
+        assert!(t.pop_due(15, &mut rng()).is_none());
+        assert!(t.pop_due(20, &mut rng()).is_some());
         assert_eq!(t.live(), 0);
+        assert_eq!(t.next_deadline(), None);
     }
 
     #[test]
-    fn equal_deadlines_fire_in_tie_order() {
+    fn a_cancelled_timer_in_a_shared_bucket_does_not_fire() {
         let mut t = Timers::default();
-        // Ties are ordered by their high half.
-        t.insert(5, 3 << 32, noop(), NodeId::MAIN);
-        t.insert(5, 1 << 32, noop(), NodeId::MAIN);
-        t.insert(5, 2 << 32, noop(), NodeId::MAIN);
-        let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(5)).map(|f| f.seq).collect();
+        let a = t.insert(10, noop(), NodeId::MAIN);
+        let b = t.insert(10, noop(), NodeId::MAIN);
+        let c = t.insert(10, noop(), NodeId::MAIN);
+        t.remove(b);
+        let mut r = rng();
+        let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(10, &mut r))
+            .map(|f| f.seq)
+            .collect();
+        assert_eq!(seqs.len(), 2);
+        assert!(!seqs.contains(&1), "the cancelled timer fired: {seqs:?}");
+        assert!(t.is_fired(a) && t.is_fired(c));
+    }
+
+    #[test]
+    fn timers_fire_in_deadline_order() {
+        let mut t = Timers::default();
+        t.insert(30, noop(), NodeId::MAIN);
+        t.insert(10, noop(), NodeId::MAIN);
+        t.insert(20, noop(), NodeId::MAIN);
+        let mut r = rng();
+        let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(30, &mut r))
+            .map(|f| f.seq)
+            .collect();
         assert_eq!(seqs, vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn equal_deadlines_fire_in_an_order_drawn_from_the_rng() {
+        let order = |seed: u64| {
+            let mut t = Timers::default();
+            for _ in 0..8 {
+                t.insert(5, noop(), NodeId::MAIN);
+            }
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            std::iter::from_fn(|| t.pop_due(5, &mut r))
+                .map(|f| f.seq)
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(order(1), order(1), "same stream, same order");
+        let mut sorted = order(1);
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..8).collect::<Vec<u64>>(),
+            "every timer fires once"
+        );
+        assert!(
+            (2..20).any(|s| order(s) != order(1)),
+            "the order never depends on the stream"
+        );
     }
 
     #[test]
     fn stale_key_cannot_touch_a_reused_slot() {
         let mut t = Timers::default();
-        let a = t.insert(10, 0, noop(), NodeId::MAIN);
+        let a = t.insert(10, noop(), NodeId::MAIN);
         t.remove(a);
-        let b = t.insert(30, 0, noop(), NodeId::MAIN);
+        let b = t.insert(30, noop(), NodeId::MAIN);
         assert!(t.remove(a).is_none());
         assert!(!t.is_fired(b));
         assert_eq!(t.next_deadline(), Some(30));
     }
 
     #[test]
-    fn heap_is_compacted_when_mostly_stale() {
+    fn buckets_are_compacted_when_mostly_stale() {
         let mut t = Timers::default();
-        let keep = t.insert(1_000, 0, noop(), NodeId::MAIN);
+        let keep = t.insert(1_000, noop(), NodeId::MAIN);
         for i in 0..1_000 {
-            let k = t.insert(i, 0, noop(), NodeId::MAIN);
+            let k = t.insert(i % 7, noop(), NodeId::MAIN);
             t.remove(k);
         }
-        assert!(
-            t.heap.len() < 200,
-            "heap kept {} stale entries",
-            t.heap.len()
-        );
+        assert!(t.entries < 200, "kept {} stale entries", t.entries);
         assert!(!t.is_fired(keep));
+        assert_eq!(t.next_deadline(), Some(1_000));
     }
 }

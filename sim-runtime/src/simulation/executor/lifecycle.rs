@@ -126,7 +126,7 @@ impl Exec {
             self.push_wake(slot, id);
         }
         for w in deferred.into_iter().flatten() {
-            w.wake();
+            self.wake(w);
         }
     }
 

@@ -185,8 +185,8 @@ pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
                         if let Some((k, _)) = live {
                             drop(core.timers.remove(k));
                         }
-                        let tie = core.timer_tie();
-                        let key = core.timers.insert(n.at, tie, waker, node);
+                        let waker = core.wake_ref(&waker);
+                        let key = core.timers.insert(n.at, waker, node);
                         core.net.waiters[n.socket.index()].dirs[d][i].timer = Some((key, n.at));
                     }
                     i += 1;
@@ -230,8 +230,8 @@ fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at
                 drop(core.timers.remove(k));
             }
             core.net.waiters[i].dirs[dir as usize][pos].timer = want.map(|at| {
-                let tie = core.timer_tie();
-                (core.timers.insert(at, tie, cx.waker().clone(), node), at)
+                let waker = core.wake_ref(cx.waker());
+                (core.timers.insert(at, waker, node), at)
             });
         }
     }
@@ -245,8 +245,10 @@ fn unregister(core: &mut Core, sock: SocketId) -> Vec<Waker> {
             w.id = None;
             for list in &mut w.dirs {
                 for old in list.drain(..) {
+                    // The timer's waker wakes the same task as the
+                    // waiter's, which is woken below.
                     if let Some((k, _)) = old.timer {
-                        out.extend(core.timers.remove(k));
+                        drop(core.timers.remove(k));
                     }
                     out.push(old.waker);
                 }

@@ -1,5 +1,5 @@
 use super::Instant;
-use crate::simulation::executor::{self, expect_current};
+use crate::simulation::executor::{self, expect_current, WakeRef};
 use crate::simulation::timer::TimerKey;
 use std::future::Future;
 use std::marker::PhantomPinned;
@@ -8,6 +8,12 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 const MS: u64 = 1_000_000;
+
+/// Whom a timer wakes: the waker of a poll, or the one a reset timer had.
+enum Waiter<'a> {
+    New(&'a Waker),
+    Kept(WakeRef),
+}
 
 /// Waits until `duration` has elapsed on the node's virtual clock.
 #[track_caller]
@@ -127,11 +133,11 @@ impl Sleep {
         this.elapsed = false;
         let waker = this.deregister();
         if let Some(w) = waker {
-            let _ = this.register(&w);
+            let _ = this.register(Waiter::Kept(w));
         }
     }
 
-    fn deregister(&mut self) -> Option<Waker> {
+    fn deregister(&mut self) -> Option<WakeRef> {
         let key = self.key.take()?;
         let exec = executor::current().filter(|e| e.id == self.exec_id)?;
         let w = exec.core.borrow_mut().timers.remove(key);
@@ -139,7 +145,7 @@ impl Sleep {
     }
 
     /// Registers the timer. Returns `true` if the deadline is already due.
-    fn register(&mut self, waker: &Waker) -> bool {
+    fn register(&mut self, waker: Waiter<'_>) -> bool {
         let exec = expect_current();
         // As Tokio's timer after `shutdown_timeout`/`shutdown_background`.
         if exec.shut_down.get() {
@@ -171,9 +177,12 @@ impl Sleep {
                 due = due.saturating_add(late_ms * MS);
             }
         }
-        let tie = core.timer_tie();
         let node = exec.current_node();
-        self.key = Some(core.timers.insert(due, tie, waker.clone(), node));
+        let waker = match waker {
+            Waiter::New(w) => core.wake_ref(w),
+            Waiter::Kept(w) => w,
+        };
+        self.key = Some(core.timers.insert(due, waker, node));
         false
     }
 
@@ -193,12 +202,13 @@ impl Sleep {
                     self.elapsed = true;
                     Poll::Ready(())
                 } else {
-                    core.timers.set_waker(key, cx.waker());
+                    let w = core.wake_ref(cx.waker());
+                    core.timers.set_waker(key, w);
                     Poll::Pending
                 }
             }
             None => {
-                if self.register(cx.waker()) {
+                if self.register(Waiter::New(cx.waker())) {
                     self.elapsed = true;
                     Poll::Ready(())
                 } else {
