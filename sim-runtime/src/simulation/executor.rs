@@ -50,6 +50,9 @@ fn prefetch<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
+/// How many schedule draws ahead the random pick looks to prefetch.
+const PEEK: usize = 10;
+
 /// Yielded tasks are woken at least every this many steps (Tokio's default
 /// `event_interval`).
 const YIELD_INTERVAL: u64 = 61;
@@ -249,8 +252,11 @@ pub(crate) struct Core {
     /// The schedule stream's next two draws, taken early to prefetch the
     /// tasks they will probably pick; each is consumed exactly when it would
     /// have been drawn, so the schedule is unchanged.
-    sched_peek: [u64; 2],
+    sched_peek: [u64; PEEK],
     sched_peeked: usize,
+    /// Above this many runnable tasks the random pick prefetches
+    /// (`PREFETCH_MIN_RUNNABLE`; tests turn it off to compare).
+    prefetch_min: usize,
     timer_rng: ChaCha8Rng,
     select_rng: ChaCha8Rng,
     pub(crate) nodes: Vec<NodeState>,
@@ -295,38 +301,43 @@ impl Core {
             return self.sched_rng.next_u64();
         }
         let x = self.sched_peek[0];
-        self.sched_peek[0] = self.sched_peek[1];
+        self.sched_peek.copy_within(1.., 0);
         self.sched_peeked -= 1;
         x
     }
 
-    /// Guesses the next two random picks (the next draws, with the run
-    /// queue as long as now: a task that yields re-queues itself) and asks
-    /// the CPU to fetch, while this step's task runs, the header and future
-    /// of the next one (its slab entry was fetched a step ago) and the slab
-    /// entry of the one after. A wrong guess costs a wasted prefetch.
+    /// Guesses the next random picks (the next draws of the schedule
+    /// stream, with the run queue one shorter per pick: the picked task
+    /// waits or yields, which defers it) and asks the CPU to fetch, while
+    /// this step's task runs, a pipeline of what those picks will read: the
+    /// run-queue entry of the pick `PEEK - 1` ahead, the slab entry of the
+    /// one `PEEK / 2` ahead (its queue entry fetched some steps ago), and the
+    /// header and future of the next one. A wrong guess only wastes a
+    /// prefetch; the schedule is unchanged (each draw is consumed exactly
+    /// when it would have been drawn).
     #[inline]
     fn prefetch_next_picks(&mut self, len: usize) {
-        while self.sched_peeked < 2 {
+        while self.sched_peeked < PEEK {
             self.sched_peek[self.sched_peeked] = self.sched_rng.next_u64();
             self.sched_peeked += 1;
         }
-        fn task_at(core: &Core, x: u64, len: usize) -> Option<&Option<Task>> {
-            let j = seed::below(x, len as u64) as usize;
-            let &(slot, _) = core.run_queue.get(j)?;
-            core.tasks.get(slot as usize)
-        }
-        // The guess: the picked task does not re-queue itself at once (it
-        // waits, or yields, which defers it), so the queue shrinks by one
-        // per pick. A wrong guess only wastes a prefetch.
-        if let Some(Some(t)) = task_at(self, self.sched_peek[0], len) {
+        let index =
+            |k: usize| seed::below(self.sched_peek[k], len.saturating_sub(k) as u64) as usize;
+        let task_at = |k: usize| {
+            let &(slot, _) = self.run_queue.get(index(k))?;
+            self.tasks.get(slot as usize)
+        };
+        if let Some(Some(t)) = task_at(0) {
             prefetch(Arc::as_ptr(&t.header));
             if let Some(f) = &t.future {
                 prefetch(&**f as *const dyn Future<Output = ()>);
             }
         }
-        if let Some(entry) = task_at(self, self.sched_peek[1], len.saturating_sub(1)) {
+        if let Some(entry) = task_at(PEEK / 2) {
             prefetch(entry as *const Option<Task>);
+        }
+        if let Some(q) = self.run_queue.get(index(PEEK - 1)) {
+            prefetch(q as *const (u32, u64));
         }
     }
 
@@ -548,8 +559,9 @@ impl Exec {
             step: 0,
             parks: 0,
             sched_rng: seed::stream(root, "schedule"),
-            sched_peek: [0; 2],
+            sched_peek: [0; PEEK],
             sched_peeked: 0,
+            prefetch_min: PREFETCH_MIN_RUNNABLE,
             timer_rng: seed::stream(root, "timer.ties"),
             select_rng: seed::stream(root, "select"),
             nodes: vec![NodeState::new(
@@ -909,7 +921,7 @@ impl Exec {
     /// the list is long). Expects no wake buffered.
     fn wake_in_order(&self, wakers: &mut Vec<WakeRef>) {
         let n = wakers.len();
-        let prefetching = n > PREFETCH_MIN_RUNNABLE;
+        let prefetching = n > self.core.borrow().prefetch_min;
         let mut i = 0;
         while i < n {
             {
@@ -1088,7 +1100,7 @@ impl Exec {
                         seed::below(core.sched_draw(), len as u64)
                     };
                     let picked = core.run_queue.swap_remove_back(i as usize);
-                    if len > PREFETCH_MIN_RUNNABLE {
+                    if len > core.prefetch_min {
                         let left = core.run_queue.len();
                         core.prefetch_next_picks(left);
                     }
@@ -1454,5 +1466,62 @@ pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The order in which `n` tasks that each yield `rounds` times are
+    /// polled, with the prefetch pipeline on or off.
+    fn poll_order(n: usize, rounds: usize, prefetch: bool) -> (Vec<u32>, u64) {
+        let exec = Exec::new(Config::from_env(7));
+        if !prefetch {
+            exec.core.borrow_mut().prefetch_min = usize::MAX;
+        }
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let fingerprint = {
+            let _entered = exec.enter();
+            for i in 0..n as u32 {
+                let order = order.clone();
+                exec.spawn(
+                    async move {
+                        for _ in 0..rounds {
+                            order.borrow_mut().push(i);
+                            crate::simulation::task::yield_now().await;
+                        }
+                    },
+                    None,
+                    Location::caller(),
+                    None,
+                );
+            }
+            exec.block_on(async {
+                while exec.core.borrow().alive_tasks() > 0 {
+                    crate::simulation::task::yield_now().await;
+                }
+            });
+            exec.core.borrow().trace.fingerprint()
+        };
+        let order = order.borrow().clone();
+        (order, fingerprint)
+    }
+
+    #[test]
+    fn prefetching_never_changes_the_schedule() {
+        // Enough runnable tasks for the pipeline (and the yield list's
+        // prefetch) to run, for several rounds.
+        let n = PREFETCH_MIN_RUNNABLE + 500;
+        let with = poll_order(n, 3, true);
+        let without = poll_order(n, 3, false);
+        assert_eq!(with.0.len(), 3 * n);
+        assert!(
+            with.0 == without.0,
+            "the poll order differs with prefetching"
+        );
+        assert_eq!(with.1, without.1, "fingerprints differ");
+        // And the order is a random one, not the spawn order.
+        assert!(with.0[..n].windows(2).any(|w| w[0] > w[1]));
     }
 }
