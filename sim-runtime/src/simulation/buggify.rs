@@ -75,10 +75,18 @@ impl super::executor::Core {
     /// fingerprint. `Some(draw)` when it fires (`draw`: a value fixed by the
     /// seed, for sizing the fault); `None` otherwise, and always when fault
     /// points are off for the run.
+    #[inline]
     pub(crate) fn fault_point(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
+        // Off for most runs: the check is inlined into the hot paths (every
+        // timer registration), the evaluation is not.
         if !self.buggify.on {
             return None;
         }
+        self.fault_point_on(site, num, den)
+    }
+
+    #[inline(never)]
+    fn fault_point_on(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
         let (fires, decided) = self.buggify.eval(site, num, den);
         if let Some(v) = decided {
             self.decide(super::trace::Kind::Buggify, v);
