@@ -89,6 +89,7 @@ impl Header {
             .try_with(|b| match b.try_borrow_mut() {
                 Ok(mut b) if b.exec_id == self.exec_id => {
                     b.buf.push((self.slot, self.id));
+                    WAKE_PENDING.set(true);
                     true
                 }
                 _ => false,
@@ -157,6 +158,9 @@ struct WakeBuf {
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Exec>>> = const { RefCell::new(None) };
     static WAKE_BUF: RefCell<WakeBuf> = const { RefCell::new(WakeBuf { exec_id: 0, buf: Vec::new() }) };
+    /// Set whenever a wake is pushed to `WAKE_BUF`: while it is clear, the
+    /// buffer is empty.
+    static WAKE_PENDING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The executor entered on this thread, if any.
@@ -753,6 +757,7 @@ impl Exec {
             let mut b = b.borrow_mut();
             if b.exec_id == self.id {
                 b.buf.push((slot, id));
+                WAKE_PENDING.set(true);
                 true
             } else {
                 false
@@ -772,6 +777,12 @@ impl Exec {
         // actually woke something.
         let remote = self.shared.has_remote.load(Ordering::Acquire)
             && self.shared.has_remote.swap(false, Ordering::AcqRel);
+        // Most steps buffer nothing: a flag without a destructor is cheaper
+        // to read than the buffer's thread-local.
+        if !remote && !WAKE_PENDING.get() {
+            return;
+        }
+        WAKE_PENDING.set(false);
         WAKE_BUF.with(|b| {
             let mut b = b.borrow_mut();
             if b.buf.is_empty() && !remote {
