@@ -195,3 +195,83 @@ fn a_sleep_after_shutdown_panics_as_in_tokio() {
         );
     }
 }
+
+/// Polls its inner future with a waker of its own that forwards to the
+/// task's (as `FuturesUnordered` or a hand-written combinator does), and
+/// counts the wakes. The executor keeps a task's own waker as its slot and
+/// id; a foreign waker like this one must still be kept and called.
+struct Forwarding<F> {
+    inner: std::pin::Pin<Box<F>>,
+    waker: Arc<ForwardWaker>,
+}
+
+struct ForwardWaker {
+    outer: Mutex<Option<std::task::Waker>>,
+    wakes: std::sync::atomic::AtomicUsize,
+}
+
+impl std::task::Wake for ForwardWaker {
+    fn wake(self: Arc<Self>) {
+        self.wakes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some(w) = self.outer.lock().unwrap().take() {
+            w.wake();
+        }
+    }
+}
+
+impl<F: std::future::Future> Forwarding<F> {
+    fn new(inner: F) -> Self {
+        Forwarding {
+            inner: Box::pin(inner),
+            waker: Arc::new(ForwardWaker {
+                outer: Mutex::new(None),
+                wakes: Default::default(),
+            }),
+        }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Forwarding<F> {
+    type Output = (F::Output, usize);
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        *self.waker.outer.lock().unwrap() = Some(cx.waker().clone());
+        let waker = std::task::Waker::from(self.waker.clone());
+        let mut inner_cx = std::task::Context::from_waker(&waker);
+        match self.inner.as_mut().poll(&mut inner_cx) {
+            std::task::Poll::Ready(v) => std::task::Poll::Ready((
+                v,
+                self.waker.wakes.load(std::sync::atomic::Ordering::SeqCst),
+            )),
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[test]
+fn timers_and_yields_wake_foreign_wakers() {
+    run(11, async {
+        let start = Instant::now();
+        let ((), wakes) = Forwarding::new(time::sleep(Duration::from_millis(10))).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(10));
+        assert_eq!(wakes, 1, "the timer woke the combinator's waker once");
+        let ((), wakes) = Forwarding::new(sim_runtime::task::yield_now()).await;
+        assert_eq!(wakes, 1, "yield_now woke the combinator's waker once");
+        // In a spawned task too, with other tasks sharing the deadline.
+        let hs: Vec<_> = (0..4)
+            .map(|i| {
+                sim_runtime::spawn(async move {
+                    let ((), wakes) =
+                        Forwarding::new(time::sleep(Duration::from_millis(5 + i % 2))).await;
+                    wakes
+                })
+            })
+            .collect();
+        for h in hs {
+            assert_eq!(h.await.unwrap(), 1);
+        }
+        assert_eq!(start.elapsed(), Duration::from_millis(16));
+    });
+}
