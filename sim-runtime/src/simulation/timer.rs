@@ -16,7 +16,6 @@
 
 use super::executor::WakeRef;
 use super::node::NodeId;
-use super::seed;
 use rand_core::RngCore;
 use std::collections::BTreeMap;
 
@@ -249,18 +248,22 @@ impl Timers {
             if *first.key() > now {
                 return None;
             }
-            let mut b = first.remove();
-            self.entries -= 1 + b.rest.len();
-            self.firing.push(b.first);
-            self.firing
-                .extend(b.rest.drain(..).filter(|&k| is_live(&self.slots, k)));
-            if b.rest.capacity() > 0 {
-                self.spare.push(b.rest);
-            }
-            let n = self.firing.len();
+            let Bucket { first, mut rest } = first.remove();
+            self.entries -= 1 + rest.len();
+            // The bucket's own vector becomes the firing order (stale
+            // entries included: they are skipped above, and a uniform
+            // shuffle of all entries is a uniform order of the live ones).
+            rest.push(first);
+            let n = rest.len();
             for i in (1..n).rev() {
-                let j = seed::below(rng.next_u64(), i as u64 + 1) as usize;
-                self.firing.swap(i, j);
+                // 32-bit draws: half the stream per swap; a bucket holds
+                // fewer than 2^32 timers.
+                let j = (u64::from(rng.next_u32()) * (i as u64 + 1)) >> 32;
+                rest.swap(i, j as usize);
+            }
+            let done = std::mem::replace(&mut self.firing, rest);
+            if done.capacity() > 0 {
+                self.spare.push(done);
             }
         }
     }
