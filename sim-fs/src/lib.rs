@@ -68,8 +68,9 @@
 //! - Errors are `io::Error::from_raw_os_error(errno)` with Linux's errno, so
 //!   both `kind()` and `raw_os_error()` match a real Linux program's.
 //! - The simulated process owns every file and is not root: opening for
-//!   reading needs the owner's `r` bit, for writing its `w` bit, and a
-//!   directory needs its `w` bit to gain or lose entries (`EACCES`).
+//!   reading needs the owner's `r` bit, for writing its `w` bit, a
+//!   directory needs its `w` bit to gain or lose entries, and its `x` bit
+//!   for any lookup through it (`EACCES`).
 //!   New files and directories get `mode & !0o022`.
 //! - Paths resolve as on Linux: relative to `/`, `..` of `/` is `/`, at
 //!   most 40 symlinks per resolution (`ELOOP`), names of at most 255 bytes

@@ -1,6 +1,7 @@
 //! Path resolution as Linux's `namei` does it: `.` and `..`, symlinks in
 //! the middle of a path (and at its end when asked), at most
-//! [`SYMLINK_FOLLOW_MAX`] of them, `NAME_MAX`, and trailing slashes.
+//! [`SYMLINK_FOLLOW_MAX`] of them, `NAME_MAX`, trailing slashes, and the
+//! search (`x`) permission of every directory a lookup passes through.
 
 use crate::errno::*;
 use crate::inode::{Body, Ino};
@@ -80,6 +81,12 @@ impl Fs {
         };
         while let Some(step) = todo.pop() {
             let is_last = todo.is_empty();
+            // Every component is looked up in a directory the process must
+            // be allowed to search (its owner's `x` bit), as Linux's
+            // `may_lookup`: `/a/b/c` needs it on `/`, `/a` and `/a/b`.
+            if !matches!(step, Step::Root) && self.inode(cur).meta.mode & 0o100 == 0 {
+                return fail(EACCES);
+            }
             match step {
                 Step::Root => cur = self.root,
                 Step::Cur => {}

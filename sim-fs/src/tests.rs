@@ -216,6 +216,27 @@ fn permissions_are_enforced_for_the_owner() {
     assert_eq!(st.st_mode(), 0o100_444);
 }
 
+/// Linux's `may_lookup`: every directory a lookup passes through needs
+/// its owner's `x` bit; the directory itself, and what is reached another
+/// way, do not.
+#[test]
+fn lookups_need_search_permission_on_every_directory() {
+    let mut fs = Fs::new(t(0));
+    fs.create_dir(p("/tmp/d"), 0o755, t(1)).unwrap();
+    fs.create_dir(p("/tmp/d/e"), 0o755, t(1)).unwrap();
+    put(&mut fs, "/tmp/d/f", b"x");
+    fs.set_mode(p("/tmp/d"), 0o644, t(2)).unwrap();
+    assert_eq!(errno(fs.stat(p("/tmp/d/missing"), true)), EACCES);
+    assert_eq!(errno(fs.open(p("/tmp/d/f"), ro(), t(2))), EACCES);
+    assert_eq!(errno(fs.stat(p("/tmp/d/e/../f"), true)), EACCES);
+    assert_eq!(errno(fs.create_dir(p("/tmp/d/g"), 0o755, t(2))), EACCES);
+    // The directory itself is looked up in /tmp, which may be searched.
+    assert_eq!(fs.stat(p("/tmp/d"), true).unwrap().st_mode(), 0o040_644);
+    fs.set_mode(p("/tmp/d"), 0o100, t(3)).unwrap();
+    assert_eq!(get(&mut fs, "/tmp/d/f").unwrap(), b"x");
+    fs.check();
+}
+
 #[test]
 fn unlinked_open_file_stays_readable_until_closed() {
     let mut fs = Fs::new(t(0));
