@@ -24,6 +24,9 @@
 //! | `std::thread::spawn`                     | `pthread_create`                         |
 //! | `std::net`, real DNS, any real socket     | `socket` (refused: a forbidden operation) |
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
+//! | `libc::kill(getpid(), ..)`, nix's `kill` | `kill` (to the own process: the node's signal) |
+//! | `libc::raise`, signal-hook's `raise`     | `raise` (the node's signal)              |
+//! | `std::fs::create_dir*`, `tempfile::tempdir` | `mkdir` (mirrored on the node's disk)  |
 //!
 //! `dlsym` itself needs no interposer: a symbol that an executable defines
 //! and a linked shared library (here libc.so.6) also defines is exported to
@@ -120,6 +123,9 @@ instead; see docs/breakage.md.\n";
         *mut c_void,
     ) -> c_int;
     type SocketFn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
+    type KillFn = unsafe extern "C" fn(libc::pid_t, c_int) -> c_int;
+    type RaiseFn = unsafe extern "C" fn(c_int) -> c_int;
+    type MkdirFn = unsafe extern "C" fn(*const libc::c_char, libc::mode_t) -> c_int;
     type SchedGetaffinityFn =
         unsafe extern "C" fn(libc::pid_t, size_t, *mut libc::cpu_set_t) -> c_int;
 
@@ -185,6 +191,9 @@ instead; see docs/breakage.md.\n";
     static REAL_PTHREAD_CREATE: Real = Real::new(c"pthread_create");
     static REAL_SCHED_GETAFFINITY: Real = Real::new(c"sched_getaffinity");
     static REAL_SOCKET: Real = Real::new(c"socket");
+    static REAL_KILL: Real = Real::new(c"kill");
+    static REAL_RAISE: Real = Real::new(c"raise");
+    static REAL_MKDIR: Real = Real::new(c"mkdir");
 
     /// Sets the calling thread's `errno`.
     fn set_errno(code: c_int) {
@@ -587,5 +596,94 @@ instead; see docs/breakage.md.\n";
                 pid, size, mask,
             )
         }
+    }
+
+    // ----------------------------------------------------------------------
+    // Signals to the own process.
+    // ----------------------------------------------------------------------
+
+    /// Answers a signal that simulated code sends to its own process, or
+    /// `None` when no simulation runs here (the real call follows).
+    fn raise_simulated(sig: c_int) -> Option<c_int> {
+        use crate::simulation::signal::{raise_on_current_node, Raised};
+        match raise_on_current_node(sig) {
+            Raised::Outside => None,
+            Raised::Sent => Some(0),
+            Raised::Invalid => {
+                set_errno(libc::EINVAL);
+                Some(-1)
+            }
+        }
+    }
+
+    /// `kill(2)`: inside a simulation, a signal to the own process
+    /// (`pid == getpid()`) goes to the calling node as the simulation's
+    /// signal (see `signal::raise_on_current_node`); it never reaches the
+    /// OS, where a SIGTERM or SIGUSR1 would end the whole test process.
+    /// Signals to other processes are real.
+    ///
+    /// # Safety
+    ///
+    /// The C contract of `kill`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+        // SAFETY: `getpid` has no preconditions.
+        if hooks::active() && pid == unsafe { libc::getpid() } {
+            if let Some(ret) = raise_simulated(sig) {
+                return ret;
+            }
+        }
+        // SAFETY: the pointer is glibc's `kill`; the arguments pass through.
+        unsafe { std::mem::transmute::<*mut c_void, KillFn>(REAL_KILL.get())(pid, sig) }
+    }
+
+    /// `raise(3)`: inside a simulation, the calling node's signal, as
+    /// [`kill`] to the own process.
+    ///
+    /// # Safety
+    ///
+    /// The C contract of `raise`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn raise(sig: c_int) -> c_int {
+        if hooks::active() {
+            if let Some(ret) = raise_simulated(sig) {
+                return ret;
+            }
+        }
+        // SAFETY: the pointer is glibc's `raise`; the argument passes through.
+        unsafe { std::mem::transmute::<*mut c_void, RaiseFn>(REAL_RAISE.get())(sig) }
+    }
+
+    // ----------------------------------------------------------------------
+    // Directories made through std::fs.
+    // ----------------------------------------------------------------------
+
+    /// `mkdir(2)`: always the real one (std::fs stays the real disk); when
+    /// it succeeds inside a simulation, the directory is also made, with
+    /// its missing parents, on the current node's simulated disk (see
+    /// `fs::mirror_std_mkdir`), so a `tempfile::tempdir()` is usable with
+    /// `tokio::fs`.
+    ///
+    /// # Safety
+    ///
+    /// The C contract: `path` is a valid NUL-terminated string.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn mkdir(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
+        // SAFETY: the pointer is glibc's `mkdir`; the arguments pass through.
+        let ret =
+            unsafe { std::mem::transmute::<*mut c_void, MkdirFn>(REAL_MKDIR.get())(path, mode) };
+        if ret == 0 && hooks::active() && !path.is_null() {
+            use std::os::unix::ffi::OsStrExt;
+            // SAFETY: the real call accepted `path` as a NUL-terminated string.
+            let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
+            // Whatever happens on the simulated disk, the real call's
+            // result and errno stand.
+            // SAFETY: `__errno_location` always returns a valid pointer.
+            let errno = unsafe { *libc::__errno_location() };
+            crate::simulation::fs::mirror_std_mkdir(path, mode);
+            set_errno(errno);
+        }
+        ret
     }
 }

@@ -5,6 +5,11 @@
 //! deliveries before it looks are coalesced into one, and a node that never
 //! installed a handler for a terminating signal dies of it (the simulation
 //! kills the node).
+//!
+//! Simulated code that signals its own process — `kill(getpid(), sig)`
+//! (`libc::kill`, `nix::sys::signal::kill`) or `raise(sig)` — reaches
+//! [`raise_on_current_node`] through the interposers in `intercept`: the
+//! signal goes to the calling node, never to the OS.
 
 use super::executor::{self, expect_current};
 use super::node::NodeId;
@@ -214,5 +219,68 @@ pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
     }
     if kill {
         exec.kill(node);
+    }
+}
+
+/// What became of a signal that simulated code sent to its own process.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Raised {
+    /// No simulation runs on this thread: the caller sends the real signal.
+    Outside,
+    /// Accepted (signal 0 only checks that the process exists).
+    Sent,
+    /// Not a signal number (1..=64, or 0): `EINVAL`.
+    Invalid,
+}
+
+/// The highest signal number on Linux (`SIGRTMAX`).
+const SIGNUM_MAX: i32 = 64;
+
+/// `kill(getpid(), signum)` or `raise(signum)` from simulated code: the
+/// signal is delivered to the calling node, as `sim::signal(node, kind)`
+/// would, by a scripted action (a task of the main node) that runs at the
+/// current virtual time, once the caller yields. Tokio's listeners do not
+/// see a signal before its driver next runs either (the OS handler only
+/// writes to a pipe), so a listener created right after the call still
+/// receives it. Without a handler, a terminating signal kills the node (on
+/// the main node, which runs the test, the run fails with that reason).
+/// A node that dies before the delivery (or is revived) does not get it.
+pub(crate) fn raise_on_current_node(signum: i32) -> Raised {
+    let Some(exec) = executor::current() else {
+        return Raised::Outside;
+    };
+    if !(0..=SIGNUM_MAX).contains(&signum) {
+        return Raised::Invalid;
+    }
+    if signum == 0 {
+        return Raised::Sent;
+    }
+    // Called from C (an interposed libc function), where a panic cannot
+    // unwind: a simulation whose state is borrowed right now (a destructor
+    // run by the executor itself) gets the signal as if it had no node.
+    let Ok(core) = exec.core.try_borrow() else {
+        return Raised::Outside;
+    };
+    let node = exec.current_node();
+    let incarnation = core.node(node).incarnation;
+    drop(core);
+    let kind = unix::SignalKind::from_raw(signum);
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let now = super::control::elapsed();
+        drop(super::control::at(now, move || {
+            let exec = expect_current();
+            let alive = {
+                let core = exec.core.borrow();
+                let n = core.node(node);
+                n.alive && n.incarnation == incarnation
+            };
+            if alive {
+                super::control::signal(node, kind);
+            }
+        }));
+    }));
+    match spawned {
+        Ok(()) => Raised::Sent,
+        Err(_) => Raised::Outside,
     }
 }

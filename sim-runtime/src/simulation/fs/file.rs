@@ -178,6 +178,38 @@ impl From<StdFile> for File {
     }
 }
 
+impl From<std::os::fd::OwnedFd> for File {
+    /// Refused: see [`File::from_std`].
+    fn from(fd: std::os::fd::OwnedFd) -> Self {
+        Self::from_std(StdFile::from(fd))
+    }
+}
+
+/// As Tokio's `File`, so code that names a descriptor compiles; a simulated
+/// file has none, so asking for it panics with the reason (a made-up number
+/// would reach whatever the process has open under it).
+impl std::os::unix::io::AsRawFd for File {
+    fn as_raw_fd(&self) -> std::os::unix::io::RawFd {
+        panic!("{REFUSE_STD}");
+    }
+}
+
+/// Refused with a panic: see [`AsRawFd`](std::os::unix::io::AsRawFd).
+impl std::os::unix::io::AsFd for File {
+    fn as_fd(&self) -> std::os::unix::io::BorrowedFd<'_> {
+        panic!("{REFUSE_STD}");
+    }
+}
+
+/// Refused with a panic, as [`File::from_std`]: a real descriptor is the
+/// real disk. The descriptor is closed first (the `File` would own it).
+impl std::os::unix::io::FromRawFd for File {
+    unsafe fn from_raw_fd(fd: std::os::unix::io::RawFd) -> Self {
+        // SAFETY: the caller hands over ownership of an open descriptor.
+        Self::from_std(unsafe { <StdFile as std::os::unix::io::FromRawFd>::from_raw_fd(fd) })
+    }
+}
+
 impl AsyncRead for File {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -210,6 +242,33 @@ impl AsyncWrite for File {
         let written = with_disk(Some(me.node), |fs, now| fs.write(fd, &src[..n], now))?;
         assert!(written <= n, "sim-fs wrote more than given");
         Poll::Ready(Ok(written))
+    }
+
+    /// As Tokio's: the slices are written as one, up to `max_buf_size`
+    /// bytes in all (Tokio copies them into its buffer, then writes that).
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let me = self.get_mut();
+        ready!(me.poll_gate(cx));
+        let mut joined = Vec::new();
+        for b in bufs {
+            let room = me.max_buf_size - joined.len();
+            if room == 0 {
+                break;
+            }
+            joined.extend_from_slice(&b[..b.len().min(room)]);
+        }
+        let fd = me.fd;
+        let written = with_disk(Some(me.node), |fs, now| fs.write(fd, &joined, now))?;
+        assert!(written <= joined.len(), "sim-fs wrote more than given");
+        Poll::Ready(Ok(written))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {

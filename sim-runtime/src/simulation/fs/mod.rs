@@ -6,7 +6,10 @@
 //! lets the scheduler run other tasks first (or sleeps for the node's
 //! configured latency), then runs against the model in one step. Timestamps
 //! come from the node's virtual wall clock. A simulated run never touches
-//! the real disk — but `std::fs` still does (see the README).
+//! the real disk — but `std::fs` still does (see the README). One bridge:
+//! a directory that simulated code makes through `std::fs` (a
+//! `tempfile::tempdir()`) is also made on the node's disk
+//! ([`mirror_std_mkdir`]).
 //!
 //! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
 //! executor calls [`Disks::on_kill`] and [`Disks::on_crash`].
@@ -138,6 +141,38 @@ pub(crate) fn with_disk_of<R>(
         record(core, 0x10 | (code >> 56) as u8, node, code);
     }
     out
+}
+
+/// A directory that simulated code made through `std::fs` on the real disk
+/// (`mkdir` is interposed; see `intercept`): also made on the current
+/// node's simulated disk, with its missing parents (mode 0o777 before the
+/// umask, as `create_dir_all`), so that a path prepared for the real disk —
+/// `tempfile::tempdir()`, `std::fs::create_dir_all` — is usable with
+/// `tokio::fs`. Only directories are mirrored: files, and whatever is
+/// written through `std::fs`, stay on the real disk alone. Relative paths
+/// (the real one depends on the process's working directory) and a disk
+/// that refuses (a file in the way) are left alone. Called from C: never
+/// panics, and does nothing while the simulation's state is borrowed.
+pub(crate) fn mirror_std_mkdir(path: &std::path::Path, mode: u32) {
+    if !path.is_absolute() {
+        return;
+    }
+    let Some(exec) = super::executor::current() else {
+        return;
+    };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let node = exec.current_node();
+        let Ok(mut core) = exec.core.try_borrow_mut() else {
+            return;
+        };
+        let core = &mut *core;
+        let now = wall_now(&exec, core, node);
+        let fs = &mut core.fs.disk(node, now).fs;
+        if let Some(parent) = path.parent() {
+            let _ = ops::create_dir_all_in(fs, parent, 0o777, now);
+        }
+        let _ = fs.create_dir(path, mode, now);
+    }));
 }
 
 /// What each operation waits before it runs: a turn of the scheduler, or

@@ -1,0 +1,82 @@
+//! `tokio::fs` behaviours that Tokio's own tests (`cargo xtask compat`)
+//! found missing from the simulated disk. The tests that do not depend on
+//! who runs them pass in both modes: against real Tokio on a real temporary
+//! directory, and against the simulated disk.
+
+use sim_runtime::io::AsyncWriteExt;
+use std::io::IoSlice;
+use std::path::PathBuf;
+
+fn rt() -> sim_runtime::runtime::Runtime {
+    sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A real temporary directory (under simulation, `tempfile`'s `mkdir` is
+/// mirrored onto the simulated disk).
+fn with_dir<Fut: std::future::Future<Output = ()>>(test: impl FnOnce(PathBuf) -> Fut) {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        test(dir.path().to_path_buf()).await;
+    });
+}
+
+/// Tokio's `File` writes all the slices of a vectored write at once (up to
+/// `max_buf_size`), not only the first.
+#[test]
+fn write_vectored_writes_every_slice() {
+    with_dir(|dir| async move {
+        let path = dir.join("v");
+        let mut file = sim_runtime::fs::File::create(&path).await.unwrap();
+        assert!(sim_runtime::io::AsyncWrite::is_write_vectored(&file));
+        let n = file
+            .write_vectored(&[IoSlice::new(b"hello "), IoSlice::new(b"world")])
+            .await
+            .unwrap();
+        assert_eq!(n, 11);
+        file.flush().await.unwrap();
+        assert_eq!(sim_runtime::fs::read(&path).await.unwrap(), b"hello world");
+
+        // The cap counts across slices.
+        let mut file = sim_runtime::fs::File::create(&path).await.unwrap();
+        file.set_max_buf_size(8);
+        let n = file
+            .write_vectored(&[IoSlice::new(b"hello "), IoSlice::new(b"world")])
+            .await
+            .unwrap();
+        assert_eq!(n, 8);
+        file.flush().await.unwrap();
+        assert_eq!(sim_runtime::fs::read(&path).await.unwrap(), b"hello wo");
+    });
+}
+
+/// A lookup through a directory without its search (`x`) bit fails with
+/// `PermissionDenied` (`EACCES`), and `try_exists` reports the error rather
+/// than `false`. Simulation only: a real process running as root passes
+/// (`CAP_DAC_READ_SEARCH`); the simulated process is never root.
+#[cfg(simulation)]
+#[test]
+fn a_directory_without_search_permission_hides_its_entries() {
+    use std::os::unix::fs::PermissionsExt;
+    with_dir(|dir| async move {
+        let d = dir.join("d");
+        sim_runtime::fs::create_dir(&d).await.unwrap();
+        sim_runtime::fs::write(d.join("f"), b"x").await.unwrap();
+        sim_runtime::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o644))
+            .await
+            .unwrap();
+        let e = sim_runtime::fs::try_exists(d.join("f")).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(e.raw_os_error(), Some(13));
+        let e = sim_runtime::fs::read(d.join("f")).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+        // The directory itself is still there to see, and to fix.
+        assert!(sim_runtime::fs::try_exists(&d).await.unwrap());
+        sim_runtime::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755))
+            .await
+            .unwrap();
+        assert_eq!(sim_runtime::fs::read(d.join("f")).await.unwrap(), b"x");
+    });
+}

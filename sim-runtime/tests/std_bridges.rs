@@ -1,0 +1,221 @@
+//! What simulated code reaches through std and libc rather than through
+//! Tokio, and what the simulation makes of it:
+//!
+//! - a directory made through `std::fs` (`tempfile::tempdir()`) is usable
+//!   with `tokio::fs` (in production trivially; under simulation because
+//!   the interposed `mkdir` mirrors it onto the node's simulated disk);
+//! - a signal a process sends itself (`kill(getpid(), sig)`, `raise(sig)`)
+//!   is, under simulation, the calling node's signal, never the OS's;
+//! - a simulated `tokio::fs::File` has no real descriptor: asking for one
+//!   panics with the reason.
+//!
+//! Without the interposers (`simulation::intercept`) the directory would be
+//! missing on the simulated disk (`NotFound`), and the signals would reach
+//! the OS and end the test process.
+
+use std::path::PathBuf;
+
+fn rt() -> sim_runtime::runtime::Runtime {
+    sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The pattern of many tests: a temporary directory from `tempfile`, and
+/// only `tokio::fs` inside it.
+#[test]
+fn a_tempdir_is_usable_with_tokio_fs() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        sim_runtime::fs::write(&file, b"hello").await.unwrap();
+        assert_eq!(sim_runtime::fs::read(&file).await.unwrap(), b"hello");
+        let mut entries = sim_runtime::fs::read_dir(dir.path()).await.unwrap();
+        let entry = entries.next_entry().await.unwrap().unwrap();
+        assert_eq!(entry.file_name(), "a.txt");
+        assert!(entries.next_entry().await.unwrap().is_none());
+        // The directory is still the real one for std::fs.
+        assert!(dir.path().is_dir());
+    });
+}
+
+/// `std::fs::create_dir_all` makes the missing parents one `mkdir` at a
+/// time; the simulated disk gets all of them, with a `mode` as given.
+#[test]
+fn std_create_dir_all_is_usable_with_tokio_fs() {
+    rt().block_on(async {
+        let base = tempfile::tempdir().unwrap();
+        let deep: PathBuf = base.path().join("x").join("y");
+        std::fs::create_dir_all(&deep).unwrap();
+        sim_runtime::fs::write(deep.join("f"), b"1").await.unwrap();
+        let meta = sim_runtime::fs::metadata(base.path().join("x"))
+            .await
+            .unwrap();
+        assert!(meta.is_dir());
+        // `create_dir` on an existing directory fails as on a real disk.
+        let e = sim_runtime::fs::create_dir(&deep).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    });
+}
+
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu"
+))]
+mod simulation_only {
+    use super::rt;
+    use sim_runtime::signal::unix::{signal, SignalKind};
+    use sim_runtime::sim;
+    use sim_runtime::time::{sleep, Duration};
+    use std::path::Path;
+
+    // libc's, through std's link to it (the interposers answer them).
+    extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+        fn raise(sig: i32) -> i32;
+        fn getpid() -> i32;
+    }
+
+    const SIGHUP: i32 = 1;
+    const SIGUSR1: i32 = 10;
+    const SIGUSR2: i32 = 12;
+    const SIGTERM: i32 = 15;
+    const EINVAL: i32 = 22;
+
+    fn kill_self(sig: i32) -> i32 {
+        // SAFETY: kill(2) has no memory preconditions.
+        unsafe { kill(getpid(), sig) }
+    }
+
+    #[test]
+    fn kill_of_the_own_process_reaches_the_nodes_listener() {
+        rt().block_on(async {
+            let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
+            assert_eq!(kill_self(SIGUSR1), 0);
+            usr1.recv().await.unwrap();
+            // Twice: each delivery is seen once.
+            assert_eq!(kill_self(SIGUSR1), 0);
+            usr1.recv().await.unwrap();
+        });
+    }
+
+    /// As with Tokio, whose listeners hear of a signal when its driver next
+    /// runs: a listener made right after the call still receives it.
+    #[test]
+    fn the_delivery_comes_once_the_caller_yields() {
+        rt().block_on(async {
+            drop(signal(SignalKind::user_defined2()).unwrap());
+            assert_eq!(kill_self(SIGUSR2), 0);
+            let mut usr2 = signal(SignalKind::user_defined2()).unwrap();
+            usr2.recv().await.unwrap();
+        });
+    }
+
+    #[test]
+    fn raise_on_a_node_without_a_handler_kills_the_node_only() {
+        rt().block_on(async {
+            let a = sim::node("a").build();
+            let h = sim::spawn_on(a, async {
+                // SAFETY: raise(3) has no memory preconditions.
+                assert_eq!(unsafe { raise(SIGTERM) }, 0);
+                std::future::pending::<()>().await;
+            });
+            assert!(h.await.unwrap_err().is_cancelled());
+            assert!(!sim::is_alive(a));
+
+            // A node with a handler hears it; the main node is untouched.
+            let b = sim::node("b").build();
+            let h = sim::spawn_on(b, async {
+                let mut hup = signal(SignalKind::hangup()).unwrap();
+                assert_eq!(kill_self(SIGHUP), 0);
+                hup.recv().await.unwrap();
+                "handled"
+            });
+            assert_eq!(h.await.unwrap(), "handled");
+            assert!(sim::is_alive(b));
+        });
+    }
+
+    #[test]
+    fn signal_zero_and_bad_numbers_are_answered_in_place() {
+        rt().block_on(async {
+            assert_eq!(kill_self(0), 0);
+            assert_eq!(kill_self(65), -1);
+            assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(EINVAL));
+            // SAFETY: raise(3) has no memory preconditions.
+            assert_eq!(unsafe { raise(-1) }, -1);
+            sleep(Duration::from_millis(1)).await;
+        });
+    }
+
+    /// The main node runs the test: a terminating signal it does not handle
+    /// fails the run with that reason (the process would have died).
+    #[test]
+    fn an_unhandled_terminating_signal_on_the_main_node_fails_the_run() {
+        let r = std::thread::spawn(|| {
+            std::panic::catch_unwind(|| {
+                rt().block_on(async {
+                    assert_eq!(kill_self(SIGTERM), 0);
+                    sleep(Duration::from_millis(1)).await;
+                })
+            })
+        })
+        .join()
+        .unwrap();
+        let payload = r.expect_err("the run must fail");
+        let text = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(
+            text.contains("signal 15 reached the main node"),
+            "unexpected failure: {text}"
+        );
+    }
+
+    /// Relative paths are not mirrored (the real one depends on the working
+    /// directory); a directory made through `tokio::fs` is not made on the
+    /// real disk.
+    #[test]
+    fn only_absolute_std_directories_are_mirrored() {
+        rt().block_on(async {
+            let base = tempfile::tempdir().unwrap();
+            let cwd = std::env::current_dir().unwrap();
+            std::env::set_current_dir(base.path()).unwrap();
+            std::fs::create_dir("rel").unwrap();
+            std::env::set_current_dir(cwd).unwrap();
+            assert!(base.path().join("rel").is_dir());
+            let e = sim_runtime::fs::metadata("rel").await.unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+            let e = sim_runtime::fs::metadata(Path::new("/").join("rel"))
+                .await
+                .unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+
+            let only_simulated = base.path().join("sim-only");
+            sim_runtime::fs::create_dir(&only_simulated).await.unwrap();
+            assert!(!only_simulated.exists());
+        });
+    }
+
+    #[test]
+    fn a_simulated_file_has_no_real_descriptor() {
+        use std::os::unix::io::{AsRawFd, FromRawFd};
+        rt().block_on(async {
+            let file = sim_runtime::fs::File::create("/tmp/f").await.unwrap();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| file.as_raw_fd()));
+            assert!(r.is_err(), "as_raw_fd must refuse");
+            let real = std::fs::File::open("/").unwrap();
+            let fd = std::os::unix::io::IntoRawFd::into_raw_fd(real);
+            let r = std::panic::catch_unwind(|| {
+                // SAFETY: `fd` is an open descriptor whose ownership passes.
+                drop(unsafe { sim_runtime::fs::File::from_raw_fd(fd) })
+            });
+            assert!(r.is_err(), "from_raw_fd must refuse");
+        });
+    }
+}
