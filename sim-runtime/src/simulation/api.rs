@@ -5,6 +5,7 @@ pub use crate::simulation::control as sim;
 pub use crate::simulation::fs;
 pub use crate::simulation::io;
 pub use crate::simulation::net;
+pub use crate::simulation::process;
 pub use crate::simulation::runtime;
 pub use crate::simulation::signal;
 pub use crate::simulation::task;

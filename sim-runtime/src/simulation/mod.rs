@@ -21,6 +21,7 @@ pub mod io;
 pub mod net;
 pub(crate) mod node;
 pub mod private;
+pub mod process;
 pub(crate) mod report;
 pub mod runtime;
 pub(crate) mod seed;

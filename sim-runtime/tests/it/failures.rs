@@ -154,3 +154,50 @@ fn a_real_socket_is_a_forbidden_operation() {
     // Outside a simulation the real function answers.
     assert!(std::net::UdpSocket::bind("127.0.0.1:0").is_ok());
 }
+
+/// `tokio::process` exists under simulation (a service that starts child
+/// processes compiles unchanged), but starting one is refused: the caller
+/// gets `Unsupported` and the run fails as a forbidden operation, since a
+/// real process runs outside the seed.
+#[test]
+fn starting_a_process_is_a_forbidden_operation() {
+    use sim_runtime::process::Command;
+    use std::process::Stdio;
+    let msg = run_failing(12, || async {
+        let mut cmd = Command::new("true");
+        cmd.arg("-x")
+            .args(["a", "b"])
+            .env("K", "V")
+            .env_remove("PATH")
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        assert!(cmd.get_kill_on_drop());
+        assert_eq!(cmd.as_std().get_program(), "true");
+        let err = cmd.spawn().unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+        let err = cmd.output().await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(msg.contains("forbidden operation"), "{msg}");
+    assert!(msg.contains("tried to start an OS process"), "{msg}");
+
+    // `status` too, from a spawned task.
+    let msg = run_failing(13, || async {
+        let h = sim_runtime::spawn(async { Command::new("true").status().await });
+        assert!(h.await.unwrap().is_err());
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(msg.contains("tried to start an OS process"), "{msg}");
+
+    // Outside any runtime, as Tokio's: a panic naming the missing runtime.
+    let outside = std::panic::catch_unwind(|| Command::new("true").spawn()).unwrap_err();
+    let outside = crate::panic_text(&*outside);
+    assert!(
+        outside.contains("must be called from the context of a Tokio 1.x runtime"),
+        "{outside}"
+    );
+}
