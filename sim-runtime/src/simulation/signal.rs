@@ -138,9 +138,24 @@ pub mod unix {
             SignalKind(28)
         }
 
+        /// What Linux does with this signal when no handler is installed
+        /// (signal(7)).
+        pub(crate) fn default_action(self) -> super::DefaultAction {
+            use super::DefaultAction::*;
+            match self.0 {
+                // SIGCHLD, SIGURG, SIGWINCH.
+                17 | 23 | 28 => Ignore,
+                // SIGCONT.
+                18 => Continue,
+                // SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
+                19..=22 => Stop,
+                _ => Terminate,
+            }
+        }
+
         /// Whether the default action of this signal ends the process.
         pub(crate) fn terminates_by_default(self) -> bool {
-            !matches!(self.0, 17 | 28 | 23)
+            self.default_action() == super::DefaultAction::Terminate
         }
     }
 
@@ -165,14 +180,24 @@ pub mod unix {
 
     /// Listens for `kind` on the current node. Installing the listener
     /// replaces the default action for the rest of the node's life, as on
-    /// Unix. SIGKILL, SIGSTOP and invalid numbers are refused like Tokio.
+    /// Unix. Refused with Tokio's errors: numbers up to 0 and the signals
+    /// a process may not or should not handle (signal-hook's `FORBIDDEN`:
+    /// SIGKILL, SIGSTOP, SIGILL, SIGFPE, SIGSEGV), and numbers from
+    /// `SIGRTMAX` (64) up ("signal too large": Tokio keeps slots 0..64).
     #[track_caller]
     pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+        /// SIGILL, SIGFPE, SIGKILL, SIGSEGV, SIGSTOP.
+        const FORBIDDEN: [i32; 5] = [4, 8, 9, 11, 19];
+        /// `SIGRTMAX` on Linux: Tokio's table has this many slots.
+        const SLOTS: i32 = 64;
         let signum = kind.as_raw_value();
-        if signum <= 0 || signum > 64 || signum == 9 || signum == 19 {
+        if signum <= 0 || FORBIDDEN.contains(&signum) {
             return Err(io::Error::other(format!(
                 "Refusing to register signal {signum}"
             )));
+        }
+        if signum >= SLOTS {
+            return Err(io::Error::other("signal too large"));
         }
         Ok(Signal {
             listener: Listener::new(signum),
@@ -192,11 +217,27 @@ pub mod unix {
     }
 }
 
-/// Delivers `kind` to `node`: listeners wake, or — with no handler installed
-/// and a terminating signal — the node is killed.
+/// What a signal does to a process that installed no handler for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DefaultAction {
+    Terminate,
+    Ignore,
+    /// The process stops until SIGCONT: the node is paused.
+    Stop,
+    /// A stopped process continues: the node resumes.
+    Continue,
+}
+
+/// Delivers `kind` to `node`: listeners wake, or — with no handler
+/// installed — the signal's default action: a terminating signal kills the
+/// node, a stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) pauses it
+/// (not the main node, which runs the test and cannot be paused: there it
+/// is ignored), and SIGCHLD, SIGURG and SIGWINCH are ignored. SIGCONT
+/// resumes a paused node whether or not it is handled, as on Unix.
 pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
     let exec = expect_current();
-    let (wakers, kill) = {
+    let action = kind.default_action();
+    let (wakers, default) = {
         let mut core = exec.core.borrow_mut();
         core.decide(
             super::trace::Kind::Node,
@@ -209,16 +250,21 @@ pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
             .or_default();
         if slot.handled {
             slot.count += 1;
-            (std::mem::take(&mut slot.waiters), false)
+            (std::mem::take(&mut slot.waiters), None)
         } else {
-            (Default::default(), kind.terminates_by_default())
+            (Default::default(), Some(action))
         }
     };
+    if action == DefaultAction::Continue && exec.core.borrow().node(node).paused {
+        exec.resume(node);
+    }
     for (_, w) in wakers {
         w.wake();
     }
-    if kill {
-        exec.kill(node);
+    match default {
+        Some(DefaultAction::Terminate) => exec.kill(node),
+        Some(DefaultAction::Stop) if node != NodeId::MAIN => exec.pause(node),
+        _ => {}
     }
 }
 
