@@ -3,7 +3,7 @@
 use super::ratio;
 use super::reasons::Reasons;
 use super::run::Verdict;
-use super::selection::{Group, SCOPE};
+use super::selection::{Group, Scope, SCOPES};
 use super::sources::test_line;
 use std::fmt::Write as _;
 
@@ -138,12 +138,17 @@ impl Report {
         (passed, counted)
     }
 
-    /// Over the files of the modules in [`SCOPE`]: (passed, total less
-    /// ignored, of which the tests that fail for want of an unsimulated module (Unix sockets)).
-    pub(super) fn scope(&self, reasons: &Reasons) -> (usize, usize, usize) {
+    /// Over the files of the scope's modules: (passed, total less
+    /// ignored, of which the tests that fail for want of an unsimulated
+    /// module (Unix sockets)).
+    pub(super) fn scope(&self, scope: &Scope, reasons: &Reasons) -> (usize, usize, usize) {
         let net = reasons.index_of(super::NET_CAUSE);
         let (mut passed, mut counted, mut needs_net) = (0, 0, 0);
-        for f in self.files.iter().filter(|f| SCOPE.contains(&f.group)) {
+        for f in self
+            .files
+            .iter()
+            .filter(|f| scope.groups.contains(&f.group))
+        {
             passed += f.passed();
             counted += f.total() - f.ignored();
             needs_net += f
@@ -160,9 +165,9 @@ impl Report {
     }
 
     /// The scope's rates, in a sentence.
-    pub(super) fn scope_summary(&self, reasons: &Reasons) -> String {
-        let (passed, counted, net) = self.scope(reasons);
-        let names: Vec<&str> = SCOPE.iter().map(|g| g.name()).collect();
+    pub(super) fn scope_summary(&self, scope: &Scope, reasons: &Reasons) -> String {
+        let (passed, counted, net) = self.scope(scope, reasons);
+        let names: Vec<&str> = scope.groups.iter().map(|g| g.name()).collect();
         format!(
             "{}: {passed} of {counted} tests pass ({:.1}%); without the {net} that need \
              an unsimulated module (Unix sockets): {passed} of {} ({:.1}%)",
@@ -217,7 +222,9 @@ impl Report {
             "\n{passed} of {counted} tests pass ({:.1}%)",
             ratio(passed, counted) * 100.0
         );
-        let _ = writeln!(s, "{}", self.scope_summary(reasons));
+        for scope in SCOPES {
+            let _ = writeln!(s, "{}", self.scope_summary(scope, reasons));
+        }
         s
     }
 }

@@ -8,6 +8,9 @@ pub(super) enum Group {
     Runtime,
     Sync,
     Net,
+    Io,
+    Signal,
+    Fs,
 }
 
 impl Group {
@@ -19,17 +22,62 @@ impl Group {
             Group::Runtime => "runtime",
             Group::Sync => "sync",
             Group::Net => "net",
+            Group::Io => "io",
+            Group::Signal => "signal",
+            Group::Fs => "fs",
         }
     }
 }
 
-/// The modules of the issue that brought the simulated runtime: the report
-/// gives their pass rate apart.
-pub(super) const SCOPE: &[Group] = &[Group::Task, Group::Time, Group::Macros];
+/// A set of modules whose pass rate the report gives apart, next to the
+/// overall one.
+pub(super) struct Scope {
+    pub(super) groups: &'static [Group],
+    /// What the modules are, for the report: "The modules of ...".
+    pub(super) about: &'static str,
+    /// Whether the report names each file (the short scope) or only the
+    /// modules (the wide one).
+    pub(super) list_files: bool,
+}
+
+/// The modules of the issue that brought the simulated runtime.
+pub(super) const RUNTIME_ISSUE_SCOPE: Scope = Scope {
+    groups: &[Group::Task, Group::Time, Group::Macros],
+    about: "The modules of the issue that brought the simulated runtime",
+    list_files: true,
+};
+
+/// The modules issue 7 names (Tokio's own tests, unmodified, in
+/// simulation): every group but `runtime`, whose files test Tokio's
+/// schedulers themselves (threads, blocking pools, metrics).
+pub(super) const ISSUE_7_SCOPE: Scope = Scope {
+    groups: &[
+        Group::Task,
+        Group::Time,
+        Group::Macros,
+        Group::Net,
+        Group::Io,
+        Group::Sync,
+        Group::Signal,
+        Group::Fs,
+    ],
+    about: "The modules issue 7 names (Tokio's own tests for what sim-runtime \
+            simulates or re-exports): every selected module but `runtime`, whose \
+            files test Tokio's schedulers themselves (threads, blocking pools, \
+            metrics)",
+    list_files: false,
+};
+
+/// The scopes the report gives apart, in order.
+pub(super) const SCOPES: &[&Scope] = &[&RUNTIME_ISSUE_SCOPE, &ISSUE_7_SCOPE];
 
 /// The test files of `tokio/tests/` that exercise what sim-runtime
-/// simulates (task, time, macros, runtime), and the `sync` files: real
-/// Tokio's sync, driven by the simulated executor.
+/// simulates (task, time, macros, runtime, net, signal, fs), the `sync`
+/// files (real Tokio's sync, driven by the simulated executor) and the `io`
+/// files that run on any executor or over simulated sockets (real Tokio's
+/// `io`, re-exported). Of `fs`, the files whose checks go through
+/// `tokio::fs`; tests inside them that check through `std::fs` (the real
+/// disk) fail by design, with their cause in `compat/reasons.txt`.
 pub(super) const SELECTED: &[(&str, Group)] = &[
     ("task_abort", Group::Task),
     ("task_blocking", Group::Task),
@@ -104,6 +152,61 @@ pub(super) const SELECTED: &[(&str, Group)] = &[
     ("net_bind_resource", Group::Net),
     ("net_panic", Group::Net),
     ("net_quickack", Group::Net),
+    ("buffered", Group::Io),
+    ("duplex_stream", Group::Io),
+    ("io_async_read", Group::Io),
+    ("io_buf_reader", Group::Io),
+    ("io_buf_writer", Group::Io),
+    ("io_chain", Group::Io),
+    ("io_copy", Group::Io),
+    ("io_copy_bidirectional", Group::Io),
+    ("io_copy_buf", Group::Io),
+    ("io_join", Group::Io),
+    ("io_lines", Group::Io),
+    ("io_mem_stream", Group::Io),
+    ("io_panic", Group::Io),
+    ("io_read", Group::Io),
+    ("io_read_buf", Group::Io),
+    ("io_read_exact", Group::Io),
+    ("io_read_int", Group::Io),
+    ("io_read_line", Group::Io),
+    ("io_read_to_end", Group::Io),
+    ("io_read_to_string", Group::Io),
+    ("io_read_until", Group::Io),
+    ("io_repeat", Group::Io),
+    ("io_sink", Group::Io),
+    ("io_split", Group::Io),
+    ("io_take", Group::Io),
+    ("io_util_empty", Group::Io),
+    ("io_write", Group::Io),
+    ("io_write_all", Group::Io),
+    ("io_write_all_buf", Group::Io),
+    ("io_write_buf", Group::Io),
+    ("io_write_int", Group::Io),
+    ("signal_ctrl_c", Group::Signal),
+    ("signal_drop_recv", Group::Signal),
+    ("signal_drop_rt", Group::Signal),
+    ("signal_drop_signal", Group::Signal),
+    ("signal_multi_rt", Group::Signal),
+    ("signal_no_rt", Group::Signal),
+    ("signal_notify_both", Group::Signal),
+    ("signal_panic", Group::Signal),
+    ("signal_realtime", Group::Signal),
+    ("signal_twice", Group::Signal),
+    ("signal_usr1", Group::Signal),
+    ("fs", Group::Fs),
+    ("fs_canonicalize_dir", Group::Fs),
+    ("fs_copy", Group::Fs),
+    ("fs_dir", Group::Fs),
+    ("fs_file", Group::Fs),
+    ("fs_file_join_error", Group::Fs),
+    ("fs_link", Group::Fs),
+    ("fs_open_options", Group::Fs),
+    ("fs_remove_dir_all", Group::Fs),
+    ("fs_remove_file", Group::Fs),
+    ("fs_rename", Group::Fs),
+    ("fs_try_exists", Group::Fs),
+    ("fs_write", Group::Fs),
 ];
 
 /// Files of those modules that are left out, and why. Kept short: a file
@@ -116,6 +219,28 @@ pub(super) const NOT_APPLICABLE: &[(&str, &str)] = &[
          start/stop callbacks, tuning); a simulation is one thread by design",
     ),
     (
+        "io_driver",
+        "tests Tokio's I/O driver itself (its reactor over real file \
+         descriptors and std sockets); simulated sockets have no file \
+         descriptor and no reactor",
+    ),
+    (
+        "io_driver_drop",
+        "tests what Tokio's I/O driver does with registered real sockets \
+         when the runtime drops; simulated sockets have no file descriptor \
+         and no reactor",
+    ),
+    (
+        "io_async_fd",
+        "`AsyncFd` registers a real file descriptor (pipes, real sockets) \
+         with Tokio's reactor; a simulation has no reactor and no real fds",
+    ),
+    (
+        "io_fill_buf",
+        "writes its file through `std::fs` (the real disk) and reads it back \
+         through `tokio::fs` (the node's simulated disk), which cannot find it",
+    ),
+    (
         "rt_blocking_thread_exhaust",
         "tests what happens when the OS refuses to start worker threads \
          (`setrlimit(RLIMIT_NPROC)`); the simulation starts none",
@@ -125,21 +250,19 @@ pub(super) const NOT_APPLICABLE: &[(&str, &str)] = &[
 /// Families of `tokio/tests/` outside this selection, for the report.
 pub(super) const NOT_SELECTED: &str = "\
 `uds_*`, `unix_*`, `net_unix_pipe`, `net_named_pipe` (Unix-domain sockets \
-and pipes are not simulated); `io_driver*`, `io_async_fd`, `io_poll_aio`, \
-`io_uring` (Tokio's I/O driver over real file descriptors); `fs*` (the \
-simulated disk: later issues); `process_*` (later issues); `signal_*` \
-(signals are delivered by the simulation per node, not by the OS: these \
-tests raise real OS signals); `io_*` (real Tokio's `io`, re-exported \
-unchanged); `async_send_sync` (a compile-time check that needs `net`, `fs` \
-and `process`); and the files that compile to nothing without \
+and pipes are not simulated); `process_*` (child processes are not \
+simulated); `async_send_sync` (a compile-time check that needs `process` \
+and Unix sockets); and the files that compile to nothing without \
 `--cfg tokio_unstable` or off Linux/x86 (`task_hooks`, `task_trace_*`, \
 `time_alt`, `rt_unstable_*`, `rt_poll_callbacks`, `dump`, `tracing_*`, \
-`*_emscripten*`, `time_wasm`, `fs_uring*`). Inside the selected files, tests \
-behind `cfg(tokio_unstable)` are not compiled and not counted.";
+`*_emscripten*`, `time_wasm`, `fs_uring*`, `io_poll_aio` (FreeBSD), \
+`signal_info` (BSD and macOS), `*_windows`). Inside the selected files, \
+tests behind `cfg(tokio_unstable)` are not compiled and not counted.";
 
 /// Development dependencies the test files use.
 pub(super) const DEV_DEPENDENCIES: &str = r#"futures = { version = "0.3", features = ["async-await"] }
 tokio-test = "0.4"
+bytes = "1"
 tokio-stream = "0.1"
 rand = "0.9"
 tempfile = "3"
@@ -159,6 +282,21 @@ pub(super) fn all_named_files() -> impl Iterator<Item = &'static str> {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn issue_7_scope_is_every_group_but_runtime() {
+        for (_, g) in SELECTED {
+            assert_eq!(
+                ISSUE_7_SCOPE.groups.contains(g),
+                *g != Group::Runtime,
+                "{}",
+                g.name()
+            );
+        }
+        for g in RUNTIME_ISSUE_SCOPE.groups {
+            assert!(ISSUE_7_SCOPE.groups.contains(g), "{}", g.name());
+        }
+    }
 
     #[test]
     fn every_selected_file_is_named_once() {
