@@ -4,11 +4,15 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg simulation" CARGO_TARGET_DIR=target/sim \
-//!     cargo bench -p sim-harness --bench harness -- [--seeds N] [--runs N]
+//!     cargo bench -p sim-harness --bench harness -- [--seeds N] [--runs N] [--warmup N]
 //! ```
 //!
 //! Prints `BENCH sim <workload> <unit> <median> <samples>` lines, as the
 //! executor bench does. One job (`SIM_JOBS=1`): the figure is per core.
+//! `scenario` (seeds per second through the harness) is workload 8 of
+//! `cargo xtask bench`; `bench/madsim` and `bench/turmoil` run the same
+//! scenario on madsim and turmoil under that name. `--only scenario` is
+//! accepted (this bench has one workload) so the CLI matches theirs.
 
 #[cfg(not(simulation))]
 fn main() {
@@ -130,11 +134,25 @@ mod bench {
     pub fn main() {
         let mut seeds = 2_000u64;
         let mut runs = 5usize;
+        let mut warmup = 0usize;
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
                 "--seeds" => seeds = args.next().and_then(|v| v.parse().ok()).expect("--seeds N"),
                 "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+                "--warmup" => {
+                    warmup = args
+                        .next()
+                        .and_then(|v| v.parse().ok())
+                        .expect("--warmup N")
+                }
+                "--only" => {
+                    let w = args.next().expect("--only NAME");
+                    assert!(
+                        w == "scenario" || w.starts_with("harness"),
+                        "harness bench: unknown workload {w:?} (it has one: scenario)"
+                    );
+                }
                 _ => {}
             }
         }
@@ -152,6 +170,9 @@ mod bench {
         let mut per_seed_runner = Vec::new();
         let mut per_seed_bare = Vec::new();
         bare(50);
+        for _ in 0..warmup {
+            run(options(seeds), scenario);
+        }
         let per_seed = |t: Instant| t.elapsed().as_secs_f64() * 1e6 / seeds as f64;
         for _ in 0..runs {
             let t = Instant::now();
@@ -170,6 +191,7 @@ mod bench {
             .zip(&per_seed_runner)
             .map(|(h, b)| h - b)
             .collect();
+        report("scenario", "seeds/s", &mut rate.clone());
         report("harness_seeds_per_s", "seeds/s", &mut rate);
         report("harness_us_per_seed", "us/seed", &mut per_seed_harness);
         report(

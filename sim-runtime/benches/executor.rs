@@ -13,8 +13,12 @@
 //! Options (after `--`): `--runs N` (measured runs per workload, default 5),
 //! `--warmup N` (unmeasured runs first, default 1), `--seeds N` (seeds of the
 //! `seeds` workload, default 20000), `--only NAME` (one workload: `spawn_yield`,
-//! `sleep`, `seeds`, `net_rt`, `net_idle_2`, `net_idle_100`, `net_idle_1000`;
-//! repeatable), `--skip-clock-check`.
+//! `sleep`, `sleepers`, `seeds`, `net_rt`, `net_idle_2`, `net_idle_100`,
+//! `net_idle_1000`, `heartbeats`; repeatable), `--skip-clock-check`.
+//!
+//! The same workloads, written against madsim's and turmoil's own APIs, are
+//! in `bench/madsim` and `bench/turmoil` (outside the workspace), with the
+//! same options and output lines; `cargo xtask bench` runs all four.
 //!
 //! Wall time is read with `std::time::Instant` *outside* any `block_on`:
 //! under simulation the interposers make `Instant::now()` virtual only while
@@ -84,7 +88,8 @@ fn parse_args() -> Result<Opts, String> {
             "--bench" => {}
             "-h" | "--help" => {
                 return Err("usage: executor [--runs N] [--warmup N] [--seeds N] \
-                            [--only spawn_yield|sleep|seeds]... [--skip-clock-check]"
+                            [--only spawn_yield|sleep|sleepers|seeds|net_rt|net_idle_2|\
+                            net_idle_100|net_idle_1000|heartbeats]... [--skip-clock-check]"
                     .into())
             }
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
@@ -134,6 +139,21 @@ fn main() {
             );
         }
     }
+    if wanted("sleepers") {
+        if PAUSED_CLOCK {
+            report(
+                "sleepers",
+                "ms",
+                &opts,
+                || workloads::sleepers(30_000),
+                |d| d.as_secs_f64() * 1e3,
+            );
+        } else {
+            eprintln!(
+                "executor bench: `sleepers` skipped: Tokio's paused clock needs --features test-util"
+            );
+        }
+    }
     if wanted("net_rt") {
         if NET {
             report(
@@ -165,6 +185,16 @@ fn main() {
                 },
             );
         }
+    }
+    // Several nodes: the simulation only (real Tokio has one host).
+    if wanted("heartbeats") && cfg!(simulation) {
+        report(
+            "heartbeats",
+            "ms",
+            &opts,
+            || workloads::heartbeats(10, 24 * 3_600),
+            |d| d.as_secs_f64() * 1e3,
+        );
     }
     if wanted("seeds") {
         if PAUSED_CLOCK {
@@ -330,7 +360,87 @@ mod workloads {
         });
     }
 
-    /// 4. `n` request/response round trips of 64 bytes over one TCP
+    /// 3. `tasks` sleepers with distinct deadlines: task `i` sleeps
+    ///    `i + 1` ms once; all joined.
+    pub fn sleepers(tasks: u64) {
+        runtime(0, true).block_on(async move {
+            let start = Instant::now();
+            let handles: Vec<_> = (0..tasks)
+                .map(|i| {
+                    sim_runtime::spawn(async move {
+                        sim_runtime::time::sleep(Duration::from_millis(i + 1)).await;
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+            slept_at_least(start, Duration::from_millis(tasks));
+        });
+    }
+
+    /// 7. `nodes` nodes, each sending a 16-byte UDP heartbeat to every other
+    ///    node once per simulated second, for `secs` seconds (the network's
+    ///    default latency and jitter); every node counts what it receives.
+    #[cfg(simulation)]
+    pub fn heartbeats(nodes: usize, secs: u64) {
+        use sim_runtime::net::UdpSocket;
+        use sim_runtime::sim;
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        use std::sync::Arc;
+        runtime(0, true).block_on(async move {
+            let start = Instant::now();
+            let ids: Vec<_> = (0..nodes)
+                .map(|i| sim::node(format!("hb{i}")).build())
+                .collect();
+            let received = Arc::new(AtomicU64::new(0));
+            let senders: Vec<_> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| {
+                    let received = received.clone();
+                    sim::spawn_on(id, async move {
+                        let sock = Arc::new(UdpSocket::bind("0.0.0.0:9000").await.unwrap());
+                        let mut peers = Vec::new();
+                        for j in (0..nodes).filter(|&j| j != i) {
+                            let name = format!("hb{j}:9000");
+                            peers.extend(sim_runtime::net::lookup_host(name).await.unwrap());
+                        }
+                        let rsock = sock.clone();
+                        sim_runtime::spawn(async move {
+                            let mut buf = [0u8; 64];
+                            while rsock.recv_from(&mut buf).await.is_ok() {
+                                received.fetch_add(1, Relaxed);
+                            }
+                        });
+                        let beat = [1u8; 16];
+                        for _ in 0..secs {
+                            sim_runtime::time::sleep(Duration::from_secs(1)).await;
+                            for p in &peers {
+                                sock.send_to(&beat, p).await.unwrap();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for s in senders {
+                s.await.unwrap();
+            }
+            slept_at_least(start, Duration::from_secs(secs));
+            // All but the last second's datagrams may have arrived.
+            let sent = secs * (nodes * (nodes - 1)) as u64;
+            let got = received.load(Relaxed);
+            assert!(
+                got + (nodes * nodes) as u64 >= sent && got <= sent,
+                "{got} of {sent} heartbeats received"
+            );
+        });
+    }
+
+    #[cfg(not(simulation))]
+    pub fn heartbeats(_: usize, _: u64) {}
+
+    /// 5. `n` request/response round trips of 64 bytes over one TCP
     ///    connection, between two nodes (simulation, zero latency) or over
     ///    loopback (Tokio), with `idle` more nodes present, each with a
     ///    listener waiting in `accept` (simulation only).
@@ -403,7 +513,7 @@ mod workloads {
     #[cfg(not(any(simulation, all(feature = "net", feature = "io-util"))))]
     pub fn round_trips(_: usize, _: usize) {}
 
-    /// 3. One tiny simulation per seed: a fresh runtime, one task doing ten
+    /// 4. One tiny simulation per seed: a fresh runtime, one task doing ten
     ///    1 ms sleeps, joined.
     pub fn seeds(seeds: u64) {
         for seed in 0..seeds {
@@ -432,6 +542,8 @@ mod workloads {
     }
     pub fn spawn_yield(_: usize, _: usize) {}
     pub fn sleeps(_: usize, _: usize) {}
+    pub fn sleepers(_: u64) {}
+    pub fn heartbeats(_: usize, _: u64) {}
     pub fn seeds(_: u64) {}
     pub fn round_trips(_: usize, _: usize) {}
 }
