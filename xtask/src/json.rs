@@ -1,4 +1,5 @@
-//! A small JSON reader, enough for cargo's `--message-format json` lines.
+//! A small JSON reader, enough for cargo's `--message-format json` lines, and
+//! `quote` for the JSON that xtask writes (`target/bench/bench.json`).
 
 use std::collections::BTreeMap;
 
@@ -53,6 +54,24 @@ impl Json {
             _ => &[],
         }
     }
+}
+
+/// `s` as a JSON string literal (quoted and escaped), for writing JSON.
+pub fn quote(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 struct Parser<'a> {
@@ -188,7 +207,14 @@ impl Parser<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::Json;
+    use super::{quote, Json};
+
+    #[test]
+    fn quote_round_trips() {
+        for s in ["plain", "q\"uote", "back\\slash", "new\nline\u{1}", "µs/rt"] {
+            assert_eq!(Json::parse(&quote(s)), Some(Json::Str(s.to_string())));
+        }
+    }
 
     #[test]
     fn parses_cargo_like_lines() {
