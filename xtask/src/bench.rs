@@ -577,10 +577,20 @@ fn targets(r: &Results, opts: &Opts) -> String {
                         fmt_value(ms * 1e3 / 10_000.0, "us/rt")
                     )
                 }),
-            _ => r
-                .median("sim", w.name)
-                .zip(r.median("madsim", w.name))
-                .map(|(s, m)| format!("{:.2}", s / m)),
+            Target::RatioMax(t) => {
+                r.median("sim", w.name)
+                    .zip(r.median("madsim", w.name))
+                    .map(|(s, m)| {
+                        format!(
+                            "{:.2} (sim {}; the target needs ≤ {}, {t} × madsim's {})",
+                            s / m,
+                            fmt_value(s, w.unit),
+                            fmt_value(t * m, w.unit),
+                            fmt_value(m, w.unit)
+                        )
+                    })
+            }
+            Target::None => None,
         };
         let verdict = match met {
             Some(true) => "met",
@@ -787,6 +797,15 @@ fn markdown(
          ## Targets (issue 8)\n\
          \n\
          {targets}\n\
+         The ratio targets were set from madsim figures quoted in the issue (measured \
+         on another machine: ≈ 540 ms for workload 1, 190 ms for 2, 98 µs/seed for 4, \
+         16 ms for 5). madsim measures close to those here for workloads 1, 2 and 5, so \
+         where those are not met, sim itself is short of the target by the factor shown \
+         (the executor's hot path is being optimised separately; this bench measures, \
+         it does not tune). Workload 4's target assumed madsim needs ≈ 98 µs per seed; \
+         built from crates.io (0.2.34) it needs a few µs here, so ≤ 0.1 of it would mean \
+         a simulation in well under a microsecond.\n\
+         \n\
          ## Why n/a\n\
          \n\
          {na}\n\
@@ -843,7 +862,9 @@ fn markdown(
          of the nine others (7.8 million datagrams), each simulator with its default \
          network (sim: 0.5 ms latency + up to 0.1 ms jitter; madsim: 1–10 ms; turmoil: \
          0–100 ms). Turmoil steps by 1 s here: at its default 1 ms tick, 24 hours are \
-         86.4 million steps of ten hosts.\n\
+         86.4 million steps of ten hosts. With 1 s steps it does less than the others: \
+         each step hands every host the whole second's datagrams at once, where sim \
+         and madsim deliver each datagram at its own arrival time.\n\
          - Workload 8: three echo nodes a, b, c; a client connects to a and sends 100 \
          requests of 64 bytes; after the 51st, b crashes and a and c are partitioned. \
          sim: 2,000 seeds through `#[sim::test]`'s runner (`SIM_JOBS=1`, a fresh thread \
@@ -853,7 +874,9 @@ fn markdown(
          50 seeds, a `Sim` per seed stepped by hand, `Sim::crash(\"b\")` and \
          `Sim::partition(\"a\", \"c\")` at the step after the 51st reply (a host cannot \
          crash another), its default latency (0–100 ms) and tick (1 ms). Each network \
-         as configured by default.\n\
+         as configured by default. The sim figure includes the harness; the same \
+         scenario without it (a runtime per seed on one thread, as madsim's loop) ran \
+         at {bare} here, and the harness's own cost was {overhead}.\n\
          \n\
          ## Reproduce one binary\n\
          \n\
@@ -911,6 +934,14 @@ fn markdown(
         na = not_applicable(),
         features = PROD_FEATURES,
         seeds = opts.seeds,
+        bare = r
+            .median("sim", "scenario_us_per_seed")
+            .map(|us| fmt_value(1e6 / us, "seeds/s"))
+            .unwrap_or_else(|| "(not measured)".into()),
+        overhead = r
+            .median("sim", "harness_overhead")
+            .map(|us| fmt_value(us, "us/seed"))
+            .unwrap_or_else(|| "(not measured)".into()),
         clock = clocks
             .iter()
             .map(|c| c.as_str())
