@@ -17,12 +17,14 @@ mod socket;
 mod split;
 mod stream;
 mod udp;
+pub mod unix;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use listener::TcpListener;
 pub use socket::TcpSocket;
 pub use stream::TcpStream;
 pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};
 
 /// TCP utility types, as in `tokio::net::tcp`.
 pub mod tcp {
@@ -104,6 +106,8 @@ pub(crate) struct Network {
     pub(crate) route_draws: u64,
     /// Settings to use when the model is created.
     pub(crate) config: Option<sim_net::Config>,
+    /// The Unix-domain sockets (local IPC, outside the network model).
+    pub(crate) unix: unix::Table,
 }
 
 impl Network {
@@ -498,7 +502,7 @@ pub(crate) fn refuse_std(what: &str) -> ! {
 
 /// The node's process died: the kernel closes its sockets.
 pub(crate) fn on_kill(core: &mut Core, node: NodeId) -> Vec<Waker> {
-    let mut wake = Vec::new();
+    let mut wake = unix::on_node_death(&mut core.net.unix, node);
     if core.net.model.is_some() {
         let now = core.now;
         model(core).host_kill(HostId(node.0), now);
@@ -509,7 +513,7 @@ pub(crate) fn on_kill(core: &mut Core, node: NodeId) -> Vec<Waker> {
 
 /// The node's machine died: its host goes silent.
 pub(crate) fn on_crash(core: &mut Core, node: NodeId) -> Vec<Waker> {
-    let mut wake = Vec::new();
+    let mut wake = unix::on_node_death(&mut core.net.unix, node);
     if core.net.model.is_some() {
         let now = core.now;
         model(core).host_crash(HostId(node.0), now);
