@@ -1,0 +1,125 @@
+//! The Unix-domain socket conformance suite: one set of tests for
+//! `tokio::net::{UnixListener, UnixStream, UnixDatagram}` and
+//! `tokio::net::unix`, compiled twice and asserting the same outcomes.
+//!
+//! - In a production build, `sim_runtime::net` is real Tokio and every test
+//!   runs on real Unix sockets in a real temporary directory (`tempfile`).
+//!   This is the reference: what the tests assert is what Linux does.
+//! - Under `--cfg simulation`, the same tests run on the simulated sockets
+//!   (names are keys in the node's namespace under `/tmp/uds`; the disk is
+//!   never touched), with the seed from `SIM_SEED` or the fixed default.
+//!
+//! ```text
+//! cargo test -p sim-runtime --test uds
+//! RUSTFLAGS="--cfg simulation" CARGO_TARGET_DIR=target/sim cargo test -p sim-runtime --test uds
+//! ```
+//!
+//! Errors are checked by kind and Linux errno. Where the simulation
+//! deliberately differs, the difference is a named exception, and these are
+//! all of them:
+//!
+//! - `EXCEPTION_BIND_OVER_STALE_PATH` ([`exception_bind_over_stale_path`]):
+//!   on Linux a closed socket's file stays until it is unlinked, so binding
+//!   its path again fails with `EADDRINUSE`; the simulation has no file to
+//!   unlink (and `std::fs::remove_file` never reaches its namespace), so a
+//!   bind takes the stale name over. Connecting to it is refused in both.
+//! - `EXCEPTION_PARENT_DIR_NOT_CHECKED` ([`exception_parent_dir_not_checked`]):
+//!   on Linux `bind` under a directory that does not exist fails with
+//!   `ENOENT`; a simulated task does no real I/O, so the simulation accepts
+//!   any path.
+//! - `EXCEPTION_SIMULATED_CREDENTIALS` (`conformance::peer_cred_is_this_process`):
+//!   `peer_cred` reports the real process's uid, gid and pid; the simulated
+//!   process is uid 1000, gid 1000, pid `1000 + node index` (the main node
+//!   is 0).
+//!
+//! `sim_only` (simulation only) tests what has no production counterpart:
+//! per-node namespaces, node kills and determinism.
+
+mod conformance;
+#[cfg(simulation)]
+mod sim_only;
+
+use std::future::Future;
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Linux's errno values the suite expects (x86_64).
+pub mod errno {
+    pub const ENOENT: i32 = 2;
+    pub const EPIPE: i32 = 32;
+    pub const EMSGSIZE: i32 = 90;
+    pub const EPROTOTYPE: i32 = 91;
+    pub const EADDRINUSE: i32 = 98;
+    pub const ECONNRESET: i32 = 104;
+    pub const ENOTCONN: i32 = 107;
+    pub const ECONNREFUSED: i32 = 111;
+}
+
+/// Whether binding the path of a closed socket succeeds: on Linux it does
+/// not (the socket file is still there).
+pub fn exception_bind_over_stale_path() -> bool {
+    cfg!(simulation)
+}
+
+/// Whether `bind` under a missing directory succeeds: on Linux it does not.
+pub fn exception_parent_dir_not_checked() -> bool {
+    cfg!(simulation)
+}
+
+/// How long anything that must happen may take before the test fails
+/// instead of hanging. Never a measurement.
+pub const BOUND: Duration = Duration::from_secs(5);
+
+/// The runtime both modes build (in simulation, a fresh simulation).
+pub fn rt() -> sim_runtime::runtime::Runtime {
+    sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs `test` with a fresh directory for socket paths: a real temporary
+/// directory in production, `/tmp/uds` (a name prefix only) in simulation.
+pub fn with_dir<F, Fut>(test: F)
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    #[cfg(not(simulation))]
+    let tmp = tempfile::tempdir().unwrap();
+    #[cfg(not(simulation))]
+    let base = tmp.path().to_path_buf();
+    #[cfg(simulation)]
+    let base = PathBuf::from("/tmp/uds");
+    rt().block_on(test(base));
+}
+
+/// Awaits `f`, failing the test if it does not finish within [`BOUND`].
+pub async fn bounded<F: Future>(what: &str, f: F) -> F::Output {
+    match sim_runtime::time::timeout(BOUND, f).await {
+        Ok(out) => out,
+        Err(_) => panic!("{what}: did not happen within {BOUND:?}"),
+    }
+}
+
+/// Polls `f` once: whether it is ready now, without waiting.
+pub async fn poll_once<F: Future>(mut f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx))).await
+}
+
+/// Asserts `r` failed with `kind` and the raw errno `code`.
+#[track_caller]
+pub fn assert_err<T: std::fmt::Debug>(r: io::Result<T>, kind: io::ErrorKind, code: i32) {
+    let e = r.expect_err("expected an error");
+    assert_eq!(e.kind(), kind, "{e}");
+    assert_eq!(e.raw_os_error(), Some(code), "{e}");
+}
+
+/// Asserts `r` failed with the raw errno `code` (for errno values std
+/// gives no stable kind, such as `EPROTOTYPE`'s).
+#[track_caller]
+pub fn assert_errno<T: std::fmt::Debug>(r: io::Result<T>, code: i32) {
+    let e = r.expect_err("expected an error");
+    assert_eq!(e.raw_os_error(), Some(code), "{e}");
+}
