@@ -97,15 +97,15 @@ fn starting_an_os_thread_is_a_reported_failure() {
 }
 
 /// A dependency that calls the real `tokio` crate (its timer, its spawn)
-/// finds no Tokio runtime in a simulation; the failure says so and names
-/// what to use instead.
+/// finds only a bare Tokio context in a simulation (no timer, no I/O, no
+/// tasks of its own); the failure says so and names what to use instead.
 #[test]
 fn a_panic_from_the_real_tokio_names_the_cause() {
     let msg = run_failing(4, || async {
         drop(tokio::time::sleep(Duration::from_millis(1)));
     });
     assert!(
-        msg.contains("must be called from the context of a Tokio 1.x runtime"),
+        msg.contains("A Tokio 1.x context was found, but timers are disabled"),
         "{msg}"
     );
     assert!(
@@ -114,21 +114,32 @@ fn a_panic_from_the_real_tokio_names_the_cause() {
     );
     assert!(msg.contains("docs/breakage.md"), "{msg}");
 
-    // In a task whose handle was dropped: the run fails with class panic.
-    let msg = run_failing(5, || async {
-        sim_runtime::spawn(async {
-            tokio::spawn(async {});
+    // A task spawned on real Tokio (in a task, or in the test body) would
+    // run outside the simulation: the run fails, as a forbidden operation,
+    // at the step that spawned it.
+    for in_task in [true, false] {
+        let msg = run_failing(5, move || async move {
+            let spawn = || {
+                tokio::spawn(async {});
+            };
+            if in_task {
+                sim_runtime::spawn(async move { spawn() });
+            } else {
+                spawn();
+            }
+            time::sleep(Duration::from_millis(1)).await;
         });
-        time::sleep(Duration::from_millis(1)).await;
-    });
-    assert!(
-        msg.contains("panicked and its JoinHandle was dropped"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("this panic comes from the real `tokio` crate"),
-        "{msg}"
-    );
+        assert!(msg.contains("forbidden operation"), "{msg}");
+        assert!(
+            msg.contains("a task was spawned on the real `tokio` crate's runtime"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("this panic comes from the real `tokio` crate"),
+            "{msg}"
+        );
+        assert!(msg.contains("virtual time 0.000000000s"), "{msg}");
+    }
 
     // The simulation's own "no reactor" (outside any simulation) is not it.
     let own = std::panic::catch_unwind(|| {

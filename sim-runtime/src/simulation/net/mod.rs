@@ -302,6 +302,9 @@ fn poll_core<T>(
     dir: Dir,
     f: impl FnOnce(&mut Core) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
+    // As Tokio's I/O: an operation spends a unit of the task's budget
+    // (given back when it has to wait).
+    let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
@@ -321,7 +324,18 @@ fn poll_core<T>(
     for w in wake {
         w.wake();
     }
+    if r.is_ready() {
+        coop.made_progress();
+    }
     r
+}
+
+/// Spends a unit of the task's budget for an operation that never waits
+/// (a datagram send), as Tokio's `async_io` does.
+pub(crate) async fn spend_budget() {
+    std::future::poll_fn(crate::task::coop::poll_proceed)
+        .await
+        .made_progress();
 }
 
 /// Runs a non-waiting operation (`try_*`) on `sock`: `WouldBlock` when the
