@@ -15,6 +15,7 @@ mod context;
 mod lifecycle;
 mod pct;
 
+pub(crate) use context::progress;
 use context::Step;
 
 use super::config::{Config, Schedule, UnhandledPanic};
@@ -886,10 +887,8 @@ impl Exec {
                         let main_header = self.core.borrow().main_header.clone();
                         main_header.queued.store(false, Ordering::Release);
                     }
+                    Next::Blocking(slot, id) => return Step::Outside(slot, id),
                     Next::Task(slot, id) => {
-                        if self.is_blocking(slot) {
-                            return Step::Outside(slot, id);
-                        }
                         self.poll_task(slot, id);
                         self.after_real_poll();
                         self.check_stray(stray);
@@ -947,10 +946,8 @@ impl Exec {
                         }
                         self.after_real_poll();
                     }
+                    Next::Blocking(slot, id) => return Step::Outside(slot, id),
                     Next::Task(slot, id) => {
-                        if self.is_blocking(slot) {
-                            return Step::Outside(slot, id);
-                        }
                         self.poll_task(slot, id);
                         self.after_real_poll();
                         self.check_stray(stray);
@@ -974,14 +971,6 @@ impl Exec {
             self.unflushed.set(true);
         }
         self.deadlock_flushed.set(false);
-    }
-
-    /// Whether the task in `slot` runs a `spawn_blocking` closure (polled
-    /// outside real Tokio's context, as on Tokio's blocking pool).
-    fn is_blocking(&self, slot: u32) -> bool {
-        self.core.borrow().tasks[slot as usize]
-            .as_ref()
-            .is_some_and(|t| t.blocking)
     }
 
     /// Fails the run at once if a poll spawned a task on real Tokio's
@@ -1225,8 +1214,8 @@ impl Exec {
                 self.park_hook_ran.set(false);
                 return Next::Main;
             }
-            let node = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-                Some(t) if t.header.id == id && t.future.is_some() => t.node,
+            let (node, blocking) = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
+                Some(t) if t.header.id == id && t.future.is_some() => (t.node, t.blocking),
                 _ => continue, // finished or dropped since it was woken
             };
             if core.node(node).paused {
@@ -1234,6 +1223,9 @@ impl Exec {
                 continue;
             }
             self.park_hook_ran.set(false);
+            if blocking {
+                return Next::Blocking(slot, id);
+            }
             return Next::Task(slot, id);
         }
     }
@@ -1413,6 +1405,8 @@ impl Exec {
 enum Next {
     Main,
     Task(u32, u64),
+    /// A `spawn_blocking` task: polled outside real Tokio's context.
+    Blocking(u32, u64),
     Fail(Failure),
     /// Nothing is runnable and `WhenIdle::Stop` was asked for.
     Idle,

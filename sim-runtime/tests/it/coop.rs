@@ -73,6 +73,13 @@ fn sleeps_and_join_handles_spend_the_budget() {
         }
         // ...and 127 finished join handles the rest.
         assert!(!has_budget_remaining(), "the join handles spent it");
+        // The next poll has all 128 again, and not one more.
+        sim_runtime::task::yield_now().await;
+        for i in 0..128 {
+            assert!(has_budget_remaining(), "spent after {i} units");
+            consume_budget().await;
+        }
+        assert!(!has_budget_remaining());
     });
     run(3, async {
         let mut pending = 0;

@@ -8,9 +8,13 @@
 //! can set that budget, and Tokio's `blocking_*` methods refuse to block
 //! only inside a runtime that Tokio itself entered. So the simulation's
 //! step loop runs inside a task of a bare real current-thread runtime (one
-//! per OS thread, no timer or I/O driver), and hands control back to it
-//! after every poll: each simulated poll starts with a full budget, as on
-//! Tokio, and `blocking_recv` in async code panics with Tokio's message.
+//! per OS thread, no timer or I/O driver): each simulated poll starts with
+//! a whole budget, as on Tokio, and `blocking_recv` in async code panics
+//! with Tokio's message. A poll that spent budget hands control back to
+//! Tokio for a fresh one (about 300 instructions), unless the budget is
+//! whole anyway (read with [`budget_is_whole`]) or its first unit went to a
+//! simulated leaf future, whose token gives it back ([`progress`]); most
+//! steps run on in the same real poll.
 //!
 //! Nothing here draws from the seed or steers the schedule: which task runs
 //! is still the executor's decision; real Tokio only re-polls the one
@@ -28,6 +32,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
+use tokio::task::coop::RestoreOnPending;
 
 /// What one call of the step function did.
 pub(crate) enum Step<T> {
@@ -61,6 +66,40 @@ thread_local! {
     /// Whether this thread is inside `drive`'s real runtime now (a nested
     /// simulation, in a `block_in_place` closure, steps without it).
     static INSIDE: Cell<bool> = const { Cell::new(false) };
+    /// The token of the current poll's first unit, when a simulated leaf
+    /// future spent it (see [`progress`]).
+    static FIRST: Cell<Option<RestoreOnPending>> = const { Cell::new(None) };
+}
+
+/// Records that a simulated leaf future (a sleep, a join handle, a socket
+/// operation) made progress with the unit `token` took, as
+/// `token.made_progress()` does, with one difference: when that unit was
+/// the poll's first (the budget was whole), the token is kept, so that at
+/// the end of the poll the driver gives the budget back whole by dropping
+/// it (a token puts back the value it was taken from) instead of asking
+/// Tokio for a fresh poll. Within the poll the budget counts down exactly
+/// as on Tokio.
+pub(crate) fn progress(token: RestoreOnPending) {
+    if TRUSTED.load(Ordering::Relaxed) == 1 && read(&token) == WHOLE {
+        if let Some(old) = FIRST.replace(Some(token)) {
+            // Not the first after all (a stale one): keep the newest.
+            old.made_progress();
+        }
+    } else {
+        token.made_progress();
+    }
+}
+
+/// Gives the budget back whole if the poll's first unit was spent by a
+/// simulated leaf; whether it did.
+fn give_back_first() -> bool {
+    match FIRST.take() {
+        Some(token) => {
+            drop(token);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The text of the failure when a task was spawned on the bare runtime.
@@ -163,11 +202,13 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
     let stray = move || metrics.num_alive_tasks() > 1;
     let driver = async move {
         check_reading();
+        FIRST.take();
         loop {
             match step(&stray) {
-                // A poll that left the budget whole needs no fresh one:
-                // the next step runs in this same real poll.
-                Ctl::Again if budget_is_whole() => {}
+                // A poll that left the budget whole, or whose first unit a
+                // simulated leaf can give back, needs no fresh one: the
+                // next step runs in this same real poll.
+                Ctl::Again if give_back_first() || budget_is_whole() => {}
                 Ctl::Again => Again(false).await,
                 // Tokio's own yield: its wake is deferred behind the others.
                 Ctl::Flush => tokio::task::yield_now().await,
@@ -231,14 +272,22 @@ fn peek() -> Option<[u8; 2]> {
     }
     match poll_proceed(&mut Context::from_waker(std::task::Waker::noop())) {
         Poll::Ready(token) => {
-            // SAFETY: the token is two initialised bytes (checked above);
-            // they are copied out, and the token is then dropped as usual.
-            let bytes: [u8; 2] = unsafe { std::mem::transmute_copy(&token) };
+            let bytes = read(&token);
             drop(token);
             Some(bytes)
         }
         Poll::Pending => None,
     }
+}
+
+/// The bytes of the value `token` puts back (see [`budget_is_whole`]).
+fn read(token: &RestoreOnPending) -> [u8; 2] {
+    if std::mem::size_of::<RestoreOnPending>() != 2 {
+        return [0, 0];
+    }
+    // SAFETY: the token is two initialised bytes (checked above); they are
+    // copied out and the token is left as it was.
+    unsafe { std::mem::transmute_copy(token) }
 }
 
 /// Whether [`peek`] reads what the token's `Debug` says, for a whole budget
@@ -255,10 +304,6 @@ fn reading_matches_debug() -> bool {
     let says = |t: &tokio::task::coop::RestoreOnPending, n: u8| {
         let text = format!("{t:?}");
         text.contains(&format!("Some({n})")) && !text.contains(&format!("Some({n}0"))
-    };
-    // SAFETY: as in `peek` (the size is checked first).
-    let read = |t: &tokio::task::coop::RestoreOnPending| -> [u8; 2] {
-        unsafe { std::mem::transmute_copy(t) }
     };
     let ok = std::mem::size_of::<tokio::task::coop::RestoreOnPending>() == 2
         && says(&first, 128)

@@ -325,7 +325,7 @@ fn poll_core<T>(
         w.wake();
     }
     if r.is_ready() {
-        coop.made_progress();
+        crate::simulation::executor::progress(coop);
     }
     r
 }
@@ -333,9 +333,8 @@ fn poll_core<T>(
 /// Spends a unit of the task's budget for an operation that never waits
 /// (a datagram send), as Tokio's `async_io` does.
 pub(crate) async fn spend_budget() {
-    std::future::poll_fn(crate::task::coop::poll_proceed)
-        .await
-        .made_progress();
+    let coop = std::future::poll_fn(crate::task::coop::poll_proceed).await;
+    crate::simulation::executor::progress(coop);
 }
 
 /// Runs a non-waiting operation (`try_*`) on `sock`: `WouldBlock` when the

@@ -242,7 +242,7 @@ impl<T> Future for JoinHandle<T> {
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let mut s = self.join.lock();
         if let Some(r) = s.result.take() {
-            coop.made_progress();
+            crate::simulation::executor::progress(coop);
             return Poll::Ready(r);
         }
         if s.done {

@@ -229,7 +229,7 @@ impl Future for Sleep {
         // SAFETY: see `reset`.
         let r = unsafe { self.get_unchecked_mut() }.poll_elapsed(cx);
         if r.is_ready() {
-            coop.made_progress();
+            crate::simulation::executor::progress(coop);
         }
         r
     }
