@@ -486,6 +486,10 @@ pub(crate) struct Exec {
     /// `Builder::enable_time`: without it, creating a timer panics as in
     /// Tokio.
     pub(crate) timers_enabled: Cell<bool>,
+    /// `Builder::enable_io`: without it, a signal listener panics as in
+    /// Tokio (the network stays: Tokio's sockets outside a runtime with I/O
+    /// fail differently, per call).
+    pub(crate) io_enabled: Cell<bool>,
     /// Tasks that called `yield_now`, woken once the run queue is empty.
     yielded: RefCell<Vec<WakeRef>>,
     /// The previous batch's buffer, kept for its capacity.
@@ -618,6 +622,7 @@ impl Exec {
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
+            io_enabled: Cell::new(true),
             yielded: RefCell::new(Vec::new()),
             yielded_spare: Cell::new(Vec::new()),
             yield_flush_step: Cell::new(0),

@@ -212,3 +212,37 @@ fn starting_a_process_is_a_forbidden_operation() {
         "{outside}"
     );
 }
+
+/// As Tokio: a signal listener on a runtime built without I/O panics with
+/// Tokio's message; `enable_io` (or `enable_all`) allows it.
+#[test]
+fn a_signal_listener_needs_io_enabled() {
+    use sim_runtime::signal::unix::{signal, SignalKind};
+    let without = std::panic::catch_unwind(|| {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let _ = signal(SignalKind::from_raw(-1));
+        });
+    })
+    .unwrap_err();
+    let text = crate::panic_text(&*without);
+    assert!(
+        text.contains("A Tokio 1.x context was found, but IO is disabled"),
+        "{text}"
+    );
+    for io in [true, false] {
+        let mut b = sim_runtime::runtime::Builder::new_current_thread();
+        if io {
+            b.enable_io();
+        } else {
+            b.enable_all();
+        }
+        b.build().unwrap().block_on(async {
+            assert!(signal(SignalKind::from_raw(-1)).is_err());
+            assert!(signal(SignalKind::hangup()).is_ok());
+        });
+    }
+}
