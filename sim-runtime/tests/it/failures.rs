@@ -246,3 +246,21 @@ fn a_signal_listener_needs_io_enabled() {
         });
     }
 }
+
+/// As Tokio: `from_std` outside any runtime panics for want of a reactor
+/// (before the simulation would refuse the std socket).
+#[test]
+fn from_std_outside_a_runtime_finds_no_reactor() {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = std::panic::catch_unwind(move || {
+        let _ = sim_runtime::net::TcpListener::from_std(std_listener);
+    })
+    .unwrap_err();
+    let text = crate::panic_text(&*p);
+    assert!(
+        text.contains(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        ),
+        "{text}"
+    );
+}

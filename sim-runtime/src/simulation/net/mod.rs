@@ -501,6 +501,8 @@ pub(crate) fn check_running() -> io::Result<()> {
 /// The error for a socket handed in from outside the simulation.
 #[track_caller]
 pub(crate) fn refuse_std(what: &str) -> ! {
+    // Tokio looks for its reactor first: outside any runtime, its panic.
+    drop(expect_current());
     panic!(
         "sim: {what} is not supported in simulation: a std socket is a real OS socket and \
          cannot join the simulated network. Create it with tokio::net (bind / connect) instead."
