@@ -11,8 +11,12 @@
 //! (polling a future, dropping one, calling a waker), so a task may spawn,
 //! sleep or kill a node from anywhere.
 
+mod context;
 mod lifecycle;
 mod pct;
+
+pub(crate) use context::progress;
+use context::Step;
 
 use super::config::{Config, Schedule, UnhandledPanic};
 use super::hooks;
@@ -220,6 +224,9 @@ struct Task {
     /// The node's incarnation when the task was spawned: a task outlives
     /// neither a kill nor a restart of its node.
     incarnation: u32,
+    /// A `spawn_blocking` closure's task: polled outside real Tokio's
+    /// context (executor/context.rs).
+    blocking: bool,
 }
 
 /// The cold part of a task, read only by reports and by the early-timer
@@ -479,6 +486,10 @@ pub(crate) struct Exec {
     /// `Builder::enable_time`: without it, creating a timer panics as in
     /// Tokio.
     pub(crate) timers_enabled: Cell<bool>,
+    /// `Builder::enable_io`: without it, a signal listener panics as in
+    /// Tokio (the network stays: Tokio's sockets outside a runtime with I/O
+    /// fail differently, per call).
+    pub(crate) io_enabled: Cell<bool>,
     /// Tasks that called `yield_now`, woken once the run queue is empty.
     yielded: RefCell<Vec<WakeRef>>,
     /// The previous batch's buffer, kept for its capacity.
@@ -501,6 +512,13 @@ pub(crate) struct Exec {
     /// whether a `spawn_blocking` closure is running.
     pub(crate) main_on_worker: Cell<bool>,
     pub(crate) in_blocking: Cell<bool>,
+    /// Set by `spawn_blocking` for its `spawn`: the task is blocking code.
+    pub(crate) spawning_blocking: Cell<bool>,
+    /// A poll spent its whole budget inside real Tokio's context since
+    /// Tokio last woke what it deferred (executor/context.rs).
+    unflushed: Cell<bool>,
+    /// Real Tokio was flushed since the last poll, before a deadlock.
+    deadlock_flushed: Cell<bool>,
     /// `worker_threads` as configured (reported by metrics only).
     pub(crate) workers: Cell<usize>,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.
@@ -604,6 +622,7 @@ impl Exec {
             last_failure: RefCell::new(None),
             time_frozen: Cell::new(false),
             timers_enabled: Cell::new(true),
+            io_enabled: Cell::new(true),
             yielded: RefCell::new(Vec::new()),
             yielded_spare: Cell::new(Vec::new()),
             yield_flush_step: Cell::new(0),
@@ -614,6 +633,9 @@ impl Exec {
             multi_thread: Cell::new(false),
             main_on_worker: Cell::new(false),
             in_blocking: Cell::new(false),
+            spawning_blocking: Cell::new(false),
+            unflushed: Cell::new(false),
+            deadlock_flushed: Cell::new(false),
             workers: Cell::new(1),
             name: std::cell::OnceCell::new(),
             progress,
@@ -704,6 +726,7 @@ impl Exec {
         F: Future + 'static,
         F::Output: 'static,
     {
+        let blocking = self.spawning_blocking.replace(false);
         let node = node.unwrap_or_else(|| self.cur.get().node);
         let mut core = self.core.borrow_mut();
         let id = core.next_task_id;
@@ -744,6 +767,7 @@ impl Exec {
             future: Some(Box::pin(cell)),
             node,
             incarnation,
+            blocking,
         });
         core.meta[slot as usize] = TaskMeta { name, location };
         core.alive += 1;
@@ -856,20 +880,30 @@ impl Exec {
     pub(crate) fn pump(self: &Rc<Self>) -> u64 {
         let _driving = self.begin_driving();
         let start = self.core.borrow().step;
-        loop {
-            self.drain_wakes(true);
-            match self.next(WhenIdle::Stop) {
-                Next::Idle => break,
-                // No main future exists between `block_on`s: a stale wake
-                // of the last one has nothing to poll.
-                Next::Main => {
-                    let main_header = self.core.borrow().main_header.clone();
-                    main_header.queued.store(false, Ordering::Release);
+        context::drive(
+            |stray| {
+                self.drain_wakes(true);
+                match self.next(WhenIdle::Stop) {
+                    Next::Idle => return Step::Done(()),
+                    Next::Flush => return Step::Flush,
+                    // No main future exists between `block_on`s: a stale wake
+                    // of the last one has nothing to poll.
+                    Next::Main => {
+                        let main_header = self.core.borrow().main_header.clone();
+                        main_header.queued.store(false, Ordering::Release);
+                    }
+                    Next::Blocking(slot, id) => return Step::Outside(slot, id),
+                    Next::Task(slot, id) => {
+                        self.poll_task(slot, id);
+                        self.after_real_poll();
+                        self.check_stray(stray);
+                    }
+                    Next::Fail(f) => self.fail(f),
                 }
-                Next::Task(slot, id) => self.poll_task(slot, id),
-                Next::Fail(f) => self.fail(f),
-            }
-        }
+                Step::More
+            },
+            |slot, id| self.poll_task(slot, id),
+        );
         let steps = self.core.borrow().step - start;
         steps
     }
@@ -882,38 +916,81 @@ impl Exec {
         let main_waker = Waker::from(main_header.clone());
         main_header.queued.store(false, Ordering::Release);
         main_header.schedule();
-        loop {
-            self.drain_wakes(true);
-            match self.next(WhenIdle::Advance) {
-                Next::Main => {
-                    main_header.queued.store(false, Ordering::Release);
-                    self.cur.set(Cur {
-                        task: None,
-                        node: NodeId::MAIN,
-                    });
-                    self.sync_clock(NodeId::MAIN);
-                    {
-                        let mut core = self.core.borrow_mut();
-                        core.step += 1;
-                        core.decide(Kind::Poll, 0);
-                        self.progress.polling(core.step, 0, 0);
-                    }
-                    let mut cx = Context::from_waker(&main_waker);
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
-                    {
-                        Ok(Poll::Ready(v)) => {
-                            self.drain_wakes(true);
-                            self.core.borrow_mut().trace.finish();
-                            return v;
+        context::drive(
+            |stray| {
+                self.drain_wakes(true);
+                match self.next(WhenIdle::Advance) {
+                    Next::Main => {
+                        main_header.queued.store(false, Ordering::Release);
+                        self.cur.set(Cur {
+                            task: None,
+                            node: NodeId::MAIN,
+                        });
+                        self.sync_clock(NodeId::MAIN);
+                        {
+                            let mut core = self.core.borrow_mut();
+                            core.step += 1;
+                            core.decide(Kind::Poll, 0);
+                            self.progress.polling(core.step, 0, 0);
                         }
-                        Ok(Poll::Pending) => self.after_poll(),
-                        Err(payload) => self.main_panicked(payload),
+                        let mut cx = Context::from_waker(&main_waker);
+                        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            fut.as_mut().poll(&mut cx)
+                        }));
+                        if polled.is_ok() {
+                            self.check_stray(stray);
+                        }
+                        match polled {
+                            Ok(Poll::Ready(v)) => {
+                                self.drain_wakes(true);
+                                self.core.borrow_mut().trace.finish();
+                                return Step::Done(v);
+                            }
+                            Ok(Poll::Pending) => self.after_poll(),
+                            Err(payload) => self.main_panicked(payload),
+                        }
+                        self.after_real_poll();
                     }
+                    Next::Blocking(slot, id) => return Step::Outside(slot, id),
+                    Next::Task(slot, id) => {
+                        self.poll_task(slot, id);
+                        self.after_real_poll();
+                        self.check_stray(stray);
+                    }
+                    Next::Fail(f) => self.fail(f),
+                    Next::Idle => unreachable!("block_on advances the clock when idle"),
+                    Next::Flush => return Step::Flush,
                 }
-                Next::Task(slot, id) => self.poll_task(slot, id),
-                Next::Fail(f) => self.fail(f),
-                Next::Idle => unreachable!("block_on advances the clock when idle"),
-            }
+                Step::More
+            },
+            |slot, id| self.poll_task(slot, id),
+        )
+    }
+
+    /// After a poll inside real Tokio's context: a poll that spent the
+    /// whole budget may have left a deferred wake with Tokio (its
+    /// operation returned `Pending` and woke the task through Tokio's
+    /// scheduler), which must be flushed before the run may go idle.
+    fn after_real_poll(&self) {
+        if !crate::task::coop::has_budget_remaining() {
+            self.unflushed.set(true);
+        }
+        self.deadlock_flushed.set(false);
+    }
+
+    /// Fails the run at once if a poll spawned a task on real Tokio's
+    /// runtime (Tokio may still poll that task once before the run ends).
+    fn check_stray(&self, stray: &dyn Fn() -> bool) {
+        if stray() {
+            let failure = {
+                let mut core = self.core.borrow_mut();
+                core.fail(
+                    Class::Forbidden,
+                    format!("{}. {}", context::STRAY_REAL_TASK, report::REAL_TOKIO_HINT),
+                );
+                core.failure.take().expect("just recorded")
+            };
+            self.fail(failure)
         }
     }
 
@@ -1039,6 +1116,16 @@ impl Exec {
                     core = self.core.borrow_mut();
                     continue;
                 }
+                if self.unflushed.replace(false) {
+                    // Tokio wakes what it deferred (a task that spent its
+                    // budget) together with the tasks that yielded: both
+                    // are runnable again at once.
+                    if !self.yielded.borrow().is_empty() {
+                        drop(core);
+                        self.wake_yielded();
+                    }
+                    return Next::Flush;
+                }
                 if !self.yielded.borrow().is_empty() {
                     // Every task that was runnable when these yielded has
                     // run: the yielders go again, in the order they yielded.
@@ -1056,6 +1143,15 @@ impl Exec {
                         core = self.core.borrow_mut();
                         continue;
                     }
+                }
+                // Before a deadlock is declared, real Tokio wakes what it
+                // deferred (a crate built on real Tokio may have yielded
+                // through it).
+                if when_idle == WhenIdle::Advance
+                    && core.timers.next_deadline().is_none()
+                    && !self.deadlock_flushed.replace(true)
+                {
+                    return Next::Flush;
                 }
                 // A pump stops here unless timers are due at this very
                 // instant (firing them does not move the clock).
@@ -1123,8 +1219,8 @@ impl Exec {
                 self.park_hook_ran.set(false);
                 return Next::Main;
             }
-            let node = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-                Some(t) if t.header.id == id && t.future.is_some() => t.node,
+            let (node, blocking) = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
+                Some(t) if t.header.id == id && t.future.is_some() => (t.node, t.blocking),
                 _ => continue, // finished or dropped since it was woken
             };
             if core.node(node).paused {
@@ -1132,6 +1228,9 @@ impl Exec {
                 continue;
             }
             self.park_hook_ran.set(false);
+            if blocking {
+                return Next::Blocking(slot, id);
+            }
             return Next::Task(slot, id);
         }
     }
@@ -1311,9 +1410,14 @@ impl Exec {
 enum Next {
     Main,
     Task(u32, u64),
+    /// A `spawn_blocking` task: polled outside real Tokio's context.
+    Blocking(u32, u64),
     Fail(Failure),
     /// Nothing is runnable and `WhenIdle::Stop` was asked for.
     Idle,
+    /// Nothing is runnable, but real Tokio may hold deferred wakes
+    /// (executor/context.rs).
+    Flush,
 }
 
 /// What `next` does when nothing is runnable.

@@ -171,15 +171,19 @@ pub(crate) fn augment_payload(
 pub(crate) fn real_tokio_hint(message: &str) -> Option<&'static str> {
     let real = message.contains("must be called from the context of a Tokio 1.x runtime")
         || message.contains("A Tokio 1.x context was found, but");
-    (real && !message.contains("(sim:")).then_some(
-        "sim: this panic comes from the real `tokio` crate: a dependency called Tokio directly \
-         instead of through sim-runtime, and a simulation has no real Tokio runtime. Usual \
-         suspects: hyper-util's TokioExecutor, TokioTimer and HttpConnector, and axum::serve \
-         (use tokio::hyper::{Executor, Timer, Connector, serve}, feature `hyper`); tokio-util's \
-         DelayQueue, TaskTracker::spawn and JoinMap; tokio-stream's timeout, throttle and \
-         IntervalStream. docs/breakage.md lists each with what to use instead.",
-    )
+    (real && !message.contains("(sim:")).then_some(REAL_TOKIO_HINT)
 }
+
+/// What to use instead of the real `tokio` crate's runtime, said under
+/// every failure that came from a dependency calling it.
+pub(crate) const REAL_TOKIO_HINT: &str =
+    "sim: this panic comes from the real `tokio` crate: a dependency called Tokio directly \
+     instead of through sim-runtime, and a simulation's real Tokio context has no timer, no \
+     I/O and runs no tasks of its own. Usual suspects: hyper-util's TokioExecutor, TokioTimer \
+     and HttpConnector, and axum::serve (use tokio::hyper::{Executor, Timer, Connector, \
+     serve}, feature `hyper`); tokio-util's DelayQueue, TaskTracker::spawn and JoinMap; \
+     tokio-stream's timeout, throttle and IntervalStream. docs/breakage.md lists each with \
+     what to use instead.";
 
 /// The text of a panic payload, as far as it has one.
 pub(crate) fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {

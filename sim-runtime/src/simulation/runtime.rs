@@ -35,6 +35,7 @@ pub struct Builder {
     time_limit: Option<Option<Duration>>,
     name: Option<String>,
     enable_time: bool,
+    enable_io: bool,
     workers: Option<usize>,
     park_hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
 }
@@ -60,6 +61,7 @@ impl Builder {
             time_limit: None,
             name: None,
             enable_time: false,
+            enable_io: false,
             workers: None,
             park_hook: None,
         }
@@ -67,9 +69,13 @@ impl Builder {
 
     pub fn enable_all(&mut self) -> &mut Self {
         self.enable_time = true;
+        self.enable_io = true;
         self
     }
+    /// Enables I/O. As in Tokio, a runtime built without it (or
+    /// `enable_all`) panics when a signal listener is created.
     pub fn enable_io(&mut self) -> &mut Self {
+        self.enable_io = true;
         self
     }
     /// Enables timers. As in Tokio, a runtime built without it (or
@@ -219,6 +225,7 @@ impl Builder {
         let exec = Exec::new(config);
         exec.time_frozen.set(self.start_paused);
         exec.timers_enabled.set(self.enable_time);
+        exec.io_enabled.set(self.enable_io);
         let multi = self.flavor == RuntimeFlavor::MultiThread;
         exec.multi_thread.set(multi);
         // Reported by metrics only: every flavor runs on one thread.

@@ -30,9 +30,21 @@ struct Listener {
     seen: u64,
 }
 
+/// Tokio's panic for a signal listener on a runtime built without I/O.
+#[track_caller]
+fn check_io() {
+    if !expect_current().io_enabled.get() {
+        panic!(
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
+             runtime builder to enable IO."
+        );
+    }
+}
+
 impl Listener {
     #[track_caller]
     fn new(signum: i32) -> Listener {
+        check_io();
         let exec = expect_current();
         let node = exec.current_node();
         let mut core = exec.core.borrow_mut();
@@ -186,6 +198,8 @@ pub mod unix {
     /// `SIGRTMAX` (64) up ("signal too large": Tokio keeps slots 0..64).
     #[track_caller]
     pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+        // Tokio finds its I/O driver before it looks at the number.
+        super::check_io();
         /// SIGILL, SIGFPE, SIGKILL, SIGSEGV, SIGSTOP.
         const FORBIDDEN: [i32; 5] = [4, 8, 9, 11, 19];
         /// `SIGRTMAX` on Linux: Tokio's table has this many slots.

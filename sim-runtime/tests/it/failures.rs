@@ -97,15 +97,15 @@ fn starting_an_os_thread_is_a_reported_failure() {
 }
 
 /// A dependency that calls the real `tokio` crate (its timer, its spawn)
-/// finds no Tokio runtime in a simulation; the failure says so and names
-/// what to use instead.
+/// finds only a bare Tokio context in a simulation (no timer, no I/O, no
+/// tasks of its own); the failure says so and names what to use instead.
 #[test]
 fn a_panic_from_the_real_tokio_names_the_cause() {
     let msg = run_failing(4, || async {
         drop(tokio::time::sleep(Duration::from_millis(1)));
     });
     assert!(
-        msg.contains("must be called from the context of a Tokio 1.x runtime"),
+        msg.contains("A Tokio 1.x context was found, but timers are disabled"),
         "{msg}"
     );
     assert!(
@@ -114,21 +114,32 @@ fn a_panic_from_the_real_tokio_names_the_cause() {
     );
     assert!(msg.contains("docs/breakage.md"), "{msg}");
 
-    // In a task whose handle was dropped: the run fails with class panic.
-    let msg = run_failing(5, || async {
-        sim_runtime::spawn(async {
-            tokio::spawn(async {});
+    // A task spawned on real Tokio (in a task, or in the test body) would
+    // run outside the simulation: the run fails, as a forbidden operation,
+    // at the step that spawned it.
+    for in_task in [true, false] {
+        let msg = run_failing(5, move || async move {
+            let spawn = || {
+                tokio::spawn(async {});
+            };
+            if in_task {
+                sim_runtime::spawn(async move { spawn() });
+            } else {
+                spawn();
+            }
+            time::sleep(Duration::from_millis(1)).await;
         });
-        time::sleep(Duration::from_millis(1)).await;
-    });
-    assert!(
-        msg.contains("panicked and its JoinHandle was dropped"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("this panic comes from the real `tokio` crate"),
-        "{msg}"
-    );
+        assert!(msg.contains("forbidden operation"), "{msg}");
+        assert!(
+            msg.contains("a task was spawned on the real `tokio` crate's runtime"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("this panic comes from the real `tokio` crate"),
+            "{msg}"
+        );
+        assert!(msg.contains("virtual time 0.000000000s"), "{msg}");
+    }
 
     // The simulation's own "no reactor" (outside any simulation) is not it.
     let own = std::panic::catch_unwind(|| {
@@ -199,5 +210,57 @@ fn starting_a_process_is_a_forbidden_operation() {
     assert!(
         outside.contains("must be called from the context of a Tokio 1.x runtime"),
         "{outside}"
+    );
+}
+
+/// As Tokio: a signal listener on a runtime built without I/O panics with
+/// Tokio's message; `enable_io` (or `enable_all`) allows it.
+#[test]
+fn a_signal_listener_needs_io_enabled() {
+    use sim_runtime::signal::unix::{signal, SignalKind};
+    let without = std::panic::catch_unwind(|| {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let _ = signal(SignalKind::from_raw(-1));
+        });
+    })
+    .unwrap_err();
+    let text = crate::panic_text(&*without);
+    assert!(
+        text.contains("A Tokio 1.x context was found, but IO is disabled"),
+        "{text}"
+    );
+    for io in [true, false] {
+        let mut b = sim_runtime::runtime::Builder::new_current_thread();
+        if io {
+            b.enable_io();
+        } else {
+            b.enable_all();
+        }
+        b.build().unwrap().block_on(async {
+            assert!(signal(SignalKind::from_raw(-1)).is_err());
+            assert!(signal(SignalKind::hangup()).is_ok());
+        });
+    }
+}
+
+/// As Tokio: `from_std` outside any runtime panics for want of a reactor
+/// (before the simulation would refuse the std socket).
+#[test]
+fn from_std_outside_a_runtime_finds_no_reactor() {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = std::panic::catch_unwind(move || {
+        let _ = sim_runtime::net::TcpListener::from_std(std_listener);
+    })
+    .unwrap_err();
+    let text = crate::panic_text(&*p);
+    assert!(
+        text.contains(
+            "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+        ),
+        "{text}"
     );
 }

@@ -2,6 +2,7 @@
 #![cfg(simulation)]
 
 mod buggify;
+mod coop;
 mod env;
 mod failures;
 mod net;

@@ -138,6 +138,21 @@ impl Report {
         (passed, counted)
     }
 
+    /// Of the scope's failures, those whose cause the scope leaves out of
+    /// its selection (issue 7 selects the `fs` tests whose checks do not go
+    /// through `std::fs`: [std-fs] failures are tests it does not select).
+    pub(super) fn scope_unselected(&self, scope: &Scope, reasons: &Reasons) -> usize {
+        let Some(cause) = scope.unselected_cause.and_then(|c| reasons.index_of(c)) else {
+            return 0;
+        };
+        self.files
+            .iter()
+            .filter(|f| scope.groups.contains(&f.group))
+            .flat_map(|f| f.tests.iter())
+            .filter(|t| t.verdict.is_failure() && t.cause == Some(cause))
+            .count()
+    }
+
     /// Over the files of the scope's modules: (passed, total less
     /// ignored, of which the tests that fail for want of an unsimulated
     /// module (Unix sockets)).
@@ -168,14 +183,23 @@ impl Report {
     pub(super) fn scope_summary(&self, scope: &Scope, reasons: &Reasons) -> String {
         let (passed, counted, net) = self.scope(scope, reasons);
         let names: Vec<&str> = scope.groups.iter().map(|g| g.name()).collect();
-        format!(
+        let mut line = format!(
             "{}: {passed} of {counted} tests pass ({:.1}%); without the {net} that need \
              an unsimulated module (Unix sockets): {passed} of {} ({:.1}%)",
             names.join("/"),
             ratio(passed, counted) * 100.0,
             counted - net,
             ratio(passed, counted - net) * 100.0
-        )
+        );
+        if let Some(cause) = scope.unselected_cause {
+            let out = self.scope_unselected(scope, reasons);
+            line.push_str(&format!(
+                "; without the {out} [{cause}] tests it does not select: {passed} of {} ({:.1}%)",
+                counted - out,
+                ratio(passed, counted - out) * 100.0
+            ));
+        }
+        line
     }
 
     pub(super) fn table(&self, reasons: &Reasons) -> String {

@@ -306,6 +306,9 @@ fn poll_core<T>(
     dir: Dir,
     f: impl FnOnce(&mut Core) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
+    // As Tokio's I/O: an operation spends a unit of the task's budget
+    // (given back when it has to wait).
+    let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
@@ -325,7 +328,17 @@ fn poll_core<T>(
     for w in wake {
         w.wake();
     }
+    if r.is_ready() {
+        crate::simulation::executor::progress(coop);
+    }
     r
+}
+
+/// Spends a unit of the task's budget for an operation that never waits
+/// (a datagram send), as Tokio's `async_io` does.
+pub(crate) async fn spend_budget() {
+    let coop = std::future::poll_fn(crate::task::coop::poll_proceed).await;
+    crate::simulation::executor::progress(coop);
 }
 
 /// Runs a non-waiting operation (`try_*`) on `sock`: `WouldBlock` when the
@@ -492,6 +505,8 @@ pub(crate) fn check_running() -> io::Result<()> {
 /// The error for a socket handed in from outside the simulation.
 #[track_caller]
 pub(crate) fn refuse_std(what: &str) -> ! {
+    // Tokio looks for its reactor first: outside any runtime, its panic.
+    drop(expect_current());
     panic!(
         "sim: {what} is not supported in simulation: a std socket is a real OS socket and \
          cannot join the simulated network. Create it with tokio::net (bind / connect) instead."

@@ -133,6 +133,7 @@ impl UdpSocket {
     }
 
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        super::spend_budget().await;
         self.try_send(buf)
     }
 
@@ -208,7 +209,10 @@ impl UdpSocket {
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let addrs = resolve(&target)?;
         match addrs.first() {
-            Some(&addr) => self.try_send_to(buf, addr),
+            Some(&addr) => {
+                super::spend_budget().await;
+                self.try_send_to(buf, addr)
+            }
             None => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "no addresses to send data to",

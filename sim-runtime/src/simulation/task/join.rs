@@ -237,8 +237,12 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // As Tokio's: a poll spends a unit of the task's budget (given back
+        // if the task has not finished).
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let mut s = self.join.lock();
         if let Some(r) = s.result.take() {
+            crate::simulation::executor::progress(coop);
             return Poll::Ready(r);
         }
         if s.done {

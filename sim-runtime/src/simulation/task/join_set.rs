@@ -109,7 +109,18 @@ impl<T> JoinSet<T> {
             return match Pin::new(&mut handle).poll(cx) {
                 Poll::Ready(Ok(v)) => Poll::Ready(Some(Ok((id, v)))),
                 Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
-                Poll::Pending => unreachable!("a task reported done but its handle is pending"),
+                // A finished task's handle is pending only when the task's
+                // budget is spent: as Tokio's, yield and try again.
+                Poll::Pending => {
+                    self.tasks.insert(id, handle);
+                    self.ready
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .ids
+                        .push_front(id);
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
             };
         }
     }
@@ -133,9 +144,13 @@ impl<T> JoinSet<T> {
     /// As [`try_join_next`](Self::try_join_next), with the task's id.
     pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         let mut cx = Context::from_waker(Waker::noop());
-        match self.poll_join_next_with_id(&mut cx) {
-            Poll::Ready(r) => r,
-            Poll::Pending => None,
+        // As Tokio's: a call that cannot yield does not spend the budget.
+        let mut poll = std::pin::pin!(crate::task::coop::unconstrained(std::future::poll_fn(
+            |cx| Poll::Ready(self.poll_join_next_with_id(cx))
+        )));
+        match poll.as_mut().poll(&mut cx) {
+            Poll::Ready(Poll::Ready(r)) => r,
+            Poll::Ready(Poll::Pending) | Poll::Pending => None,
         }
     }
 

@@ -60,7 +60,22 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    expect_current().spawn(run_once(f), None, Location::caller(), None)
+    spawn_blocking_task(f, None, Location::caller())
+}
+
+/// Spawns `f` as a blocking task (polled outside real Tokio's context).
+fn spawn_blocking_task<F, R>(
+    f: F,
+    name: Option<std::sync::Arc<str>>,
+    location: &'static Location<'static>,
+) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let exec = expect_current();
+    exec.spawning_blocking.set(true);
+    exec.spawn(run_once(f), name, location, None)
 }
 
 /// Blocking code as a task: the closure runs on the task's first poll,
@@ -98,9 +113,26 @@ where
             panic!("can call blocking only when running on the multi-threaded runtime");
         }
         drop(exec);
-        return executor::outside_context(f);
+        // As Tokio's: the closure runs without a budget (a runtime it
+        // drives must not find its caller's spent budget).
+        return without_budget(|| executor::outside_context(f));
     }
     f()
+}
+
+/// Runs `f` with Tokio's budget unconstrained (restored afterwards).
+fn without_budget<R>(f: impl FnOnce() -> R) -> R {
+    let mut f = Some(f);
+    let mut once = std::pin::pin!(unconstrained(std::future::poll_fn(|_| {
+        Poll::Ready(f.take().expect("polled once")())
+    })));
+    match once
+        .as_mut()
+        .poll(&mut Context::from_waker(std::task::Waker::noop()))
+    {
+        Poll::Ready(r) => r,
+        Poll::Pending => unreachable!("the closure's future is ready at once"),
+    }
 }
 
 /// Yields execution back to the scheduler: the task runs again only after
@@ -124,29 +156,7 @@ pub async fn yield_now() {
     YieldNow { yielded: false }.await
 }
 
-/// Consumes a unit of budget (the simulation has no budget: this yields
-/// nothing and returns at once).
-pub async fn consume_budget() {}
-
-/// Turns off cooperative scheduling for a future (a no-op in simulation:
-/// there is no budget to turn off).
-pub fn unconstrained<F: Future>(inner: F) -> Unconstrained<F> {
-    Unconstrained { inner }
-}
-
-/// Future for [`unconstrained`].
-#[must_use = "Unconstrained does nothing unless polled"]
-pub struct Unconstrained<F> {
-    inner: F,
-}
-
-impl<F: Future> Future for Unconstrained<F> {
-    type Output = F::Output;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: structural pinning of the only field.
-        unsafe { self.map_unchecked_mut(|s| &mut s.inner) }.poll(cx)
-    }
-}
+pub use tokio::task::coop::{consume_budget, unconstrained, Unconstrained};
 
 /// Factory which is used to configure the properties of a new task (Tokio's
 /// unstable `task::Builder`; here always available).
@@ -200,11 +210,10 @@ impl<'a> Builder<'a> {
         Function: FnOnce() -> Output + Send + 'static,
         Output: Send + 'static,
     {
-        Ok(expect_current().spawn(
-            run_once(function),
+        Ok(spawn_blocking_task(
+            function,
             self.arc_name(),
             Location::caller(),
-            None,
         ))
     }
 

@@ -223,8 +223,15 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // As Tokio's: a poll spends a unit of the task's budget (given back
+        // if the sleep is still pending).
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         // SAFETY: see `reset`.
-        unsafe { self.get_unchecked_mut() }.poll_elapsed(cx)
+        let r = unsafe { self.get_unchecked_mut() }.poll_elapsed(cx);
+        if r.is_ready() {
+            crate::simulation::executor::progress(coop);
+        }
+        r
     }
 }
 

@@ -52,12 +52,24 @@ impl<T: Future> Future for Timeout<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: both fields are structurally pinned and never moved.
         let this = unsafe { self.get_unchecked_mut() };
+        let had_budget_before = crate::task::coop::has_budget_remaining();
         // SAFETY: as above.
         if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.value) }.poll(cx) {
             return Poll::Ready(Ok(v));
         }
+        let has_budget_now = crate::task::coop::has_budget_remaining();
         // SAFETY: as above.
-        match unsafe { Pin::new_unchecked(&mut this.delay) }.poll(cx) {
+        let delay = unsafe { Pin::new_unchecked(&mut this.delay) };
+        // As Tokio's: if the future spent the last of the budget, the
+        // deadline is still checked (outside the budget), so a timeout
+        // fires even around a future that keeps exhausting it.
+        let fired = if had_budget_before && !has_budget_now {
+            let mut unconstrained = std::pin::pin!(crate::task::coop::unconstrained(delay));
+            unconstrained.as_mut().poll(cx)
+        } else {
+            delay.poll(cx)
+        };
+        match fired {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
             Poll::Pending => Poll::Pending,
         }

@@ -237,17 +237,24 @@ fn with<R>(f: impl FnOnce(&mut Table, NodeId, &mut Vec<Waker>) -> R) -> R {
 }
 
 /// Polls a step: ready, or pending with the waker left where it said.
+/// As Tokio's I/O, a step spends a unit of the task's budget (given back
+/// when it has to wait).
 fn poll_step<T>(
     cx: &mut Context<'_>,
     f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>,
 ) -> Poll<io::Result<T>> {
-    with(|t, _, wake| match f(t, wake) {
+    let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
+    let r = with(|t, _, wake| match f(t, wake) {
         Step::Done(r) => Poll::Ready(r),
         Step::Wait(id, dir) => {
             t.register(id, dir, cx.waker());
             Poll::Pending
         }
-    })
+    });
+    if r.is_ready() {
+        crate::simulation::executor::progress(coop);
+    }
+    r
 }
 
 /// A step that must not wait: `WouldBlock` instead.
