@@ -250,7 +250,7 @@ impl Report {
 
 impl Report {
     /// The pass rate over a scope's modules, with and without the tests
-    /// that need an unsimulated module (Unix sockets).
+    /// that need an unsimulated module.
     fn scope_section(&self, s: &mut String, scope: &Scope, reasons: &Reasons) {
         let files: Vec<String> = self
             .files

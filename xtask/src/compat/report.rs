@@ -14,7 +14,7 @@ pub(super) struct TestReport {
     pub(super) cause: Option<usize>,
     /// The verdict with real Tokio (with --baseline).
     pub(super) real: Option<Verdict>,
-    /// Compiled out under simulation (it needs an unsimulated module (Unix sockets)).
+    /// Compiled out under simulation (it needs an unsimulated module).
     pub(super) cut: bool,
 }
 
@@ -97,7 +97,7 @@ impl FileReport {
         let cut = self.tests.iter().filter(|t| t.cut).count();
         if cut > 0 {
             notes.push(format!(
-                "{cut} test{} compiled out (an unsimulated module (Unix sockets))",
+                "{cut} test{} compiled out (an unsimulated module)",
                 if cut == 1 { "" } else { "s" }
             ));
         }
@@ -155,7 +155,7 @@ impl Report {
 
     /// Over the files of the scope's modules: (passed, total less
     /// ignored, of which the tests that fail for want of an unsimulated
-    /// module (Unix sockets)).
+    /// module).
     pub(super) fn scope(&self, scope: &Scope, reasons: &Reasons) -> (usize, usize, usize) {
         let net = reasons.index_of(super::NET_CAUSE);
         let (mut passed, mut counted, mut needs_net) = (0, 0, 0);
@@ -185,7 +185,7 @@ impl Report {
         let names: Vec<&str> = scope.groups.iter().map(|g| g.name()).collect();
         let mut line = format!(
             "{}: {passed} of {counted} tests pass ({:.1}%); without the {net} that need \
-             an unsimulated module (Unix sockets): {passed} of {} ({:.1}%)",
+             an unsimulated module: {passed} of {} ({:.1}%)",
             names.join("/"),
             ratio(passed, counted) * 100.0,
             counted - net,

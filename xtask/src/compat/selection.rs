@@ -160,6 +160,12 @@ pub(super) const SELECTED: &[(&str, Group)] = &[
     ("net_bind_resource", Group::Net),
     ("net_panic", Group::Net),
     ("net_quickack", Group::Net),
+    ("uds_cred", Group::Net),
+    ("uds_datagram", Group::Net),
+    ("uds_socket", Group::Net),
+    ("uds_split", Group::Net),
+    ("uds_stream", Group::Net),
+    ("unix_shutdown", Group::Net),
     ("buffered", Group::Io),
     ("duplex_stream", Group::Io),
     ("io_async_read", Group::Io),
@@ -257,14 +263,15 @@ pub(super) const NOT_APPLICABLE: &[(&str, &str)] = &[
 
 /// Families of `tokio/tests/` outside this selection, for the report.
 pub(super) const NOT_SELECTED: &str = "\
-`uds_*`, `unix_*`, `net_unix_pipe`, `net_named_pipe` (Unix-domain sockets \
-and pipes are not simulated); `process_*` (child processes are not \
-simulated); `async_send_sync` (a compile-time check that needs `process` \
-and Unix sockets); and the files that compile to nothing without \
-`--cfg tokio_unstable` or off Linux/x86 (`task_hooks`, `task_trace_*`, \
-`time_alt`, `rt_unstable_*`, `rt_poll_callbacks`, `dump`, `tracing_*`, \
-`*_emscripten*`, `time_wasm`, `fs_uring*`, `io_poll_aio` (FreeBSD), \
-`signal_info` (BSD and macOS), `*_windows`). Inside the selected files, \
+`net_unix_pipe`, `net_named_pipe` (pipes are not simulated; Unix-domain \
+sockets are, and their files `uds_*` and `unix_shutdown` are selected); \
+`process_*` (child processes are not simulated); `async_send_sync` (a \
+compile-time check over every type, `process`'s among them); and the files \
+that compile to nothing without `--cfg tokio_unstable` or off Linux/x86 \
+(`task_hooks`, `task_trace_*`, `time_alt`, `rt_unstable_*`, \
+`rt_poll_callbacks`, `dump`, `tracing_*`, `*_emscripten*`, `time_wasm`, \
+`fs_uring*`, `io_poll_aio` (FreeBSD), `signal_info` (BSD and macOS), \
+`*_windows`). Inside the selected files, \
 tests behind `cfg(tokio_unstable)` are not compiled and not counted.";
 
 /// Development dependencies the test files use.
