@@ -82,7 +82,8 @@ impl Options {
                             )));
                         }
                     }
-                    o.only = Some(names);
+                    // Repeated `--only` flags add up.
+                    o.only.get_or_insert_with(Vec::new).extend(names);
                 }
                 "--min-pass-rate" => {
                     let v = value(flag)?;
@@ -122,5 +123,25 @@ impl Options {
             }
         }
         Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--only a --only b` runs both files, as `--only a,b` does (the
+    /// second flag once silently replaced the first).
+    #[test]
+    fn repeated_only_flags_add_up() {
+        let args: Vec<String> = ["--only", "uds_stream", "--only=uds_datagram,udp"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let o = Options::parse(&args).unwrap();
+        assert_eq!(
+            o.only.as_deref(),
+            Some(&["uds_stream".to_string(), "uds_datagram".into(), "udp".into()][..])
+        );
     }
 }

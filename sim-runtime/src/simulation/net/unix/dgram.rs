@@ -126,7 +126,7 @@ impl UnixDatagram {
     /// Tries to send a datagram to the peer without waiting.
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
         let id = self.id();
-        try_step(|t, wake| t.dgram_send(id, buf, None, wake))
+        try_step(id, |t, wake| t.dgram_send(id, buf, None, wake))
     }
 
     /// Tries to send a datagram to the peer without waiting.
@@ -136,7 +136,7 @@ impl UnixDatagram {
     {
         let to = addr_of(target.as_ref())?;
         let id = self.id();
-        try_step(|t, wake| t.dgram_send(id, buf, Some(&to), wake))
+        try_step(id, |t, wake| t.dgram_send(id, buf, Some(&to), wake))
     }
 
     /// Receives data from the socket.
@@ -192,13 +192,13 @@ impl UnixDatagram {
     {
         let to = addr_of(target.as_ref())?;
         let id = self.id();
-        poll_fn(|cx| poll_step(cx, |t, wake| t.dgram_send(id, buf, Some(&to), wake))).await
+        poll_fn(|cx| poll_step(cx, id, |t, wake| t.dgram_send(id, buf, Some(&to), wake))).await
     }
 
     /// Receives a datagram and the address it came from.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let id = self.id();
-        poll_fn(|cx| poll_step(cx, |t, wake| t.dgram_recv(id, buf, wake)))
+        poll_fn(|cx| poll_step(cx, id, |t, wake| t.dgram_recv(id, buf, wake)))
             .await
             .map(|(n, a)| (n, SocketAddr(a)))
     }
@@ -211,7 +211,7 @@ impl UnixDatagram {
     ) -> Poll<io::Result<SocketAddr>> {
         let id = self.id();
         let dst = buf.initialize_unfilled();
-        match poll_step(cx, |t, wake| t.dgram_recv(id, dst, wake)) {
+        match poll_step(cx, id, |t, wake| t.dgram_recv(id, dst, wake)) {
             Poll::Ready(Ok((n, from))) => {
                 buf.advance(n);
                 Poll::Ready(Ok(SocketAddr(from)))
@@ -236,13 +236,13 @@ impl UnixDatagram {
             Err(e) => return Poll::Ready(Err(e)),
         };
         let id = self.id();
-        poll_step(cx, |t, wake| t.dgram_send(id, buf, Some(&to), wake))
+        poll_step(cx, id, |t, wake| t.dgram_send(id, buf, Some(&to), wake))
     }
 
     /// Polls to send a datagram to the peer.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let id = self.id();
-        poll_step(cx, |t, wake| t.dgram_send(id, buf, None, wake))
+        poll_step(cx, id, |t, wake| t.dgram_send(id, buf, None, wake))
     }
 
     /// Polls to receive a datagram.
@@ -253,7 +253,7 @@ impl UnixDatagram {
     /// Tries to receive a datagram and its sender without waiting.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let id = self.id();
-        try_step(|t, wake| t.dgram_recv(id, buf, wake)).map(|(n, a)| (n, SocketAddr(a)))
+        try_step(id, |t, wake| t.dgram_recv(id, buf, wake)).map(|(n, a)| (n, SocketAddr(a)))
     }
 
     /// Returns the local address that this socket is bound to.

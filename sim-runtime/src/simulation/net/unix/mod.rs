@@ -241,12 +241,14 @@ fn with<R>(f: impl FnOnce(&mut Table, NodeId, &mut Vec<Waker>) -> R) -> R {
 /// when it has to wait).
 fn poll_step<T>(
     cx: &mut Context<'_>,
+    own: u32,
     f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>,
 ) -> Poll<io::Result<T>> {
     let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
     let r = with(|t, _, wake| match f(t, wake) {
         Step::Done(r) => Poll::Ready(r),
         Step::Wait(id, dir) => {
+            t.would_block(own, dir);
             t.register(id, dir, cx.waker());
             Poll::Pending
         }
@@ -257,18 +259,21 @@ fn poll_step<T>(
     r
 }
 
-/// A step that must not wait: `WouldBlock` instead.
-fn try_step<T>(f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>) -> io::Result<T> {
+/// A step of socket `own` that must not wait: `WouldBlock` instead.
+fn try_step<T>(own: u32, f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>) -> io::Result<T> {
     with(|t, _, wake| match f(t, wake) {
         Step::Done(r) => r,
-        Step::Wait(..) => Err(io::ErrorKind::WouldBlock.into()),
+        Step::Wait(_, dir) => {
+            t.would_block(own, dir);
+            Err(io::ErrorKind::WouldBlock.into())
+        }
     })
 }
 
 /// Polls readiness for `interest`.
 fn poll_ready(cx: &mut Context<'_>, id: u32, interest: Interest) -> Poll<Ready> {
     with(|t, _, _| {
-        let (r, write_on) = t.readiness(id);
+        let (r, write_on) = t.cached_readiness(id);
         let mut want = Ready::EMPTY;
         if interest.is_readable() {
             want |= Ready::READABLE | Ready::READ_CLOSED;

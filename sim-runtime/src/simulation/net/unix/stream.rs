@@ -86,7 +86,7 @@ impl UnixListener {
     /// Polls to accept a new incoming connection to this listener.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let id = self.handle.id;
-        poll_step(cx, |t, _| t.accept(id)).map(|r| {
+        poll_step(cx, id, |t, _| t.accept(id)).map(|r| {
             r.map(|(s, from)| {
                 (
                     UnixStream {
@@ -191,7 +191,7 @@ impl UnixStream {
     /// Tries to read data from the stream into the provided buffer.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let id = self.id();
-        try_step(|t, wake| t.stream_read(id, buf, wake))
+        try_step(id, |t, wake| t.stream_read(id, buf, wake))
     }
 
     /// Tries to read data from the stream into the provided buffers.
@@ -229,7 +229,7 @@ impl UnixStream {
     /// Tries to write a buffer to the stream.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         let id = self.id();
-        try_step(|t, wake| t.stream_write(id, buf, wake))
+        try_step(id, |t, wake| t.stream_write(id, buf, wake))
     }
 
     /// Tries to write several buffers to the stream.
@@ -295,7 +295,7 @@ impl UnixStream {
     ) -> Poll<io::Result<()>> {
         let id = self.id();
         let dst = buf.initialize_unfilled();
-        match poll_step(cx, |t, wake| t.stream_read(id, dst, wake)) {
+        match poll_step(cx, id, |t, wake| t.stream_read(id, dst, wake)) {
             Poll::Ready(Ok(n)) => {
                 buf.advance(n);
                 Poll::Ready(Ok(()))
@@ -311,7 +311,7 @@ impl UnixStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let id = self.id();
-        poll_step(cx, |t, wake| t.stream_write(id, buf, wake))
+        poll_step(cx, id, |t, wake| t.stream_write(id, buf, wake))
     }
 
     pub(crate) fn poll_write_vectored_priv(

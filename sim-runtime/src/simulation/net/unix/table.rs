@@ -84,6 +84,12 @@ pub(super) struct Sock {
     pub(super) error: Option<i32>,
     pub(super) kind: Kind,
     pub(super) waiters: [Vec<Waker>; 2],
+    /// Tokio's cached readiness, by direction: once the socket was seen
+    /// ready it stays ready for `readable()`/`writable()` until an
+    /// operation in that direction would block (as Tokio's
+    /// `ScheduledIo` clears readiness only on `WouldBlock`). An accepted
+    /// stream starts assumed readable and writable, as on Tokio.
+    pub(super) cached: [bool; 2],
 }
 
 /// All Unix sockets of a simulation (in `Core::net`).
@@ -147,6 +153,31 @@ impl Table {
         }
     }
 
+    /// An operation on `id` in direction `dir` would block: Tokio forgets
+    /// the readiness it cached.
+    pub(super) fn would_block(&mut self, id: u32, dir: Dir) {
+        if let Ok(s) = self.sock_mut(id) {
+            s.cached[dir as usize] = false;
+        }
+    }
+
+    /// `readiness` as Tokio reports it: the model's, plus what was cached
+    /// and not yet found to block; what the model reports is cached.
+    pub(super) fn cached_readiness(&mut self, id: u32) -> (Ready, u32) {
+        let (mut r, write_on) = self.readiness(id);
+        if let Ok(s) = self.sock_mut(id) {
+            for (dir, bit) in [(Dir::Read, Ready::READABLE), (Dir::Write, Ready::WRITABLE)] {
+                let c = &mut s.cached[dir as usize];
+                if !(r & bit).is_empty() {
+                    *c = true;
+                } else if *c {
+                    r |= bit;
+                }
+            }
+        }
+        (r, write_on)
+    }
+
     pub(super) fn register(&mut self, id: u32, dir: Dir, waker: &Waker) {
         if let Ok(s) = self.sock_mut(id) {
             let list = &mut s.waiters[dir as usize];
@@ -166,6 +197,7 @@ impl Table {
             error: None,
             kind,
             waiters: [Vec::new(), Vec::new()],
+            cached: [false; 2],
         })));
         id
     }
@@ -367,6 +399,9 @@ impl Table {
                     Ok(Kind::Stream { peer_addr, .. }) => peer_addr.clone(),
                     _ => unnamed(),
                 };
+                if let Ok(a) = self.sock_mut(s) {
+                    a.cached = [true; 2];
+                }
                 Step::Done(Ok((s, from)))
             }
             None => Step::Wait(id, Dir::Read),
