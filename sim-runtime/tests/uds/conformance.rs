@@ -591,3 +591,66 @@ fn socket_addr_conversions() {
         assert_err(again, ErrorKind::AddrInUse, errno::EADDRINUSE);
     });
 }
+
+/// Tokio caches readiness: a datagram socket seen writable stays writable
+/// for `writable()` until a send would block, so a loop of `writable()`
+/// and `try_send` ends with `WouldBlock` instead of waiting forever on a
+/// full queue (Tokio's `uds_datagram::try_send_recv_never_block`).
+#[test]
+fn writable_stays_ready_until_a_send_would_block() {
+    with_dir(|_dir| async move {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        let mut sent = 0;
+        loop {
+            bounded("writable", a.writable()).await.unwrap();
+            match a.try_send(b"d") {
+                Ok(_) => sent += 1,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+            assert!(sent < 100_000, "the queue never filled");
+        }
+        // EXCEPTION_PAIR_QUEUE_LENGTH: Linux queues more for a pair.
+        assert!(sent > 0);
+        let mut buf = [0u8; 4];
+        for _ in 0..sent {
+            bounded("readable", b.readable()).await.unwrap();
+            assert_eq!(b.try_recv(&mut buf).unwrap(), 1);
+        }
+        assert_eq!(
+            b.try_recv(&mut buf).unwrap_err().kind(),
+            ErrorKind::WouldBlock
+        );
+    });
+}
+
+/// An accepted stream starts assumed readable (Tokio 1.54: its first read
+/// tries the socket); a read that finds nothing clears that, and data from
+/// the peer makes it readable again.
+#[test]
+fn an_accepted_stream_is_readable_until_a_read_finds_nothing() {
+    with_dir(|dir| async move {
+        let path = dir.join("acc.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let mut c = bounded("connect", UnixStream::connect(&path))
+            .await
+            .unwrap();
+        let (s, _) = listener.accept().await.unwrap();
+        assert!(
+            poll_once(std::pin::pin!(s.readable())).await.is_ready(),
+            "assumed readable"
+        );
+        let mut buf = [0u8; 8];
+        assert_eq!(
+            s.try_read(&mut buf).unwrap_err().kind(),
+            ErrorKind::WouldBlock
+        );
+        assert!(
+            poll_once(std::pin::pin!(s.readable())).await.is_pending(),
+            "a read found nothing"
+        );
+        c.write_all(b"ping").await.unwrap();
+        bounded("readable", s.readable()).await.unwrap();
+        assert_eq!(s.try_read(&mut buf).unwrap(), 4);
+    });
+}

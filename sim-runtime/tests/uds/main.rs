@@ -32,6 +32,12 @@
 //!   process is uid 1000, gid 1000, pid `1000 + node index` (the main node
 //!   is 0).
 //!
+//! - `EXCEPTION_PAIR_QUEUE_LENGTH` (`conformance::writable_stays_ready_until_a_send_would_block`):
+//!   Linux skips the `net.unix.max_dgram_qlen` check when the receiver is
+//!   connected back to the sender (a `UnixDatagram::pair`), so such a queue
+//!   is bounded by the send buffer only (a few hundred small datagrams);
+//!   the simulation bounds every datagram queue at 11.
+//!
 //! `sim_only` (simulation only) tests what has no production counterpart:
 //! per-node namespaces, node kills and determinism.
 

@@ -141,7 +141,13 @@ mod tests {
         let o = Options::parse(&args).unwrap();
         assert_eq!(
             o.only.as_deref(),
-            Some(&["uds_stream".to_string(), "uds_datagram".into(), "udp".into()][..])
+            Some(
+                &[
+                    "uds_stream".to_string(),
+                    "uds_datagram".into(),
+                    "udp".into()
+                ][..]
+            )
         );
     }
 }

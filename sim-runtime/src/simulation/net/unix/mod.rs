@@ -265,6 +265,8 @@ fn try_step<T>(own: u32, f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>)
         Step::Done(r) => r,
         Step::Wait(_, dir) => {
             t.would_block(own, dir);
+            // As Tokio's `try_*` when its readiness is not set: a
+            // `WouldBlock` without an errno.
             Err(io::ErrorKind::WouldBlock.into())
         }
     })
