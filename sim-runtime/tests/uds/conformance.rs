@@ -654,3 +654,57 @@ fn an_accepted_stream_is_readable_until_a_read_finds_nothing() {
         assert_eq!(s.try_read(&mut buf).unwrap(), 4);
     });
 }
+
+/// `UnixSocket`: a stream socket bound before `listen` or `connect` (the
+/// accepted end sees the client's name), a datagram socket bound before
+/// use, an address taken twice, and Tokio's errors for the wrong type.
+#[test]
+fn unix_socket_binds_before_it_listens_connects_or_sends() {
+    use sim_runtime::net::UnixSocket;
+    with_dir(|dir| async move {
+        let (lp, cp) = (dir.join("l.sock"), dir.join("c.sock"));
+        let l = UnixSocket::new_stream().unwrap();
+        l.bind(&lp).unwrap();
+        let listener = l.listen(16).unwrap();
+        assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(&*lp));
+        let taken = UnixSocket::new_stream().unwrap();
+        assert_err(taken.bind(&lp), ErrorKind::AddrInUse, errno::EADDRINUSE);
+        let c = UnixSocket::new_stream().unwrap();
+        c.bind(&cp).unwrap();
+        let mut client = bounded("connect", c.connect(&lp)).await.unwrap();
+        assert_eq!(client.local_addr().unwrap().as_pathname(), Some(&*cp));
+        let (mut server, from) = listener.accept().await.unwrap();
+        assert_eq!(from.as_pathname(), Some(&*cp));
+        assert_eq!(server.peer_addr().unwrap().as_pathname(), Some(&*cp));
+        client.write_all(b"hi").await.unwrap();
+        drop(client);
+        let mut got = Vec::new();
+        bounded("read", server.read_to_end(&mut got)).await.unwrap();
+        assert_eq!(got, b"hi");
+
+        let dp = dir.join("d.sock");
+        let d = UnixSocket::new_datagram().unwrap();
+        d.bind(&dp).unwrap();
+        let d = d.datagram().unwrap();
+        assert_eq!(d.local_addr().unwrap().as_pathname(), Some(&*dp));
+        let e = UnixDatagram::unbound().unwrap();
+        e.send_to(b"x", &dp).await.unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(bounded("recv", d.recv(&mut buf)).await.unwrap(), 1);
+
+        let msg = |r: std::io::Result<()>| r.unwrap_err().to_string();
+        let dg = || UnixSocket::new_datagram().unwrap();
+        assert_eq!(
+            msg(dg().connect(&lp).await.map(drop)),
+            "connect cannot be called on a datagram socket"
+        );
+        assert_eq!(
+            msg(dg().listen(1).map(drop)),
+            "listen cannot be called on a datagram socket"
+        );
+        assert_eq!(
+            msg(UnixSocket::new_stream().unwrap().datagram().map(drop)),
+            "datagram cannot be called on a stream socket"
+        );
+    });
+}

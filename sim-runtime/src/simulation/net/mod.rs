@@ -24,7 +24,7 @@ pub use listener::TcpListener;
 pub use socket::TcpSocket;
 pub use stream::TcpStream;
 pub use udp::UdpSocket;
-pub use unix::{UnixDatagram, UnixListener, UnixStream};
+pub use unix::{UnixDatagram, UnixListener, UnixSocket, UnixStream};
 
 /// TCP utility types, as in `tokio::net::tcp`.
 pub mod tcp {

@@ -29,6 +29,12 @@ impl UnixDatagram {
         self.handle.id
     }
 
+    /// Binds this socket to `addr` (`UnixSocket::bind`).
+    pub(super) fn bind_to(&self, addr: std::os::unix::net::SocketAddr) -> io::Result<()> {
+        let id = self.id();
+        with(|t, _, _| t.bind(id, addr))
+    }
+
     fn new() -> io::Result<UnixDatagram> {
         crate::simulation::net::check_running()?;
         let id = with(|t, node, _| t.dgram(node));

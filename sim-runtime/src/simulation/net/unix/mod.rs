@@ -51,11 +51,13 @@
 //!   owner of every simulated file), pid `1000 + node index`.
 
 mod dgram;
+mod socket;
 mod split;
 mod stream;
 mod table;
 
 pub use dgram::UnixDatagram;
+pub use socket::UnixSocket;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::{UnixListener, UnixStream};
 

@@ -223,6 +223,39 @@ impl Table {
         Ok(())
     }
 
+    /// `EADDRINUSE` if a live socket of `node` holds `addr`'s name.
+    pub(super) fn check_free(&self, node: NodeId, addr: &StdSocketAddr) -> io::Result<()> {
+        let Some(key) = key_of(addr) else {
+            return if addr.is_unnamed() {
+                Ok(())
+            } else {
+                Err(err(EINVAL))
+            };
+        };
+        match self.names.get(&(node.0, key)) {
+            Some(Some(_)) => Err(err(EADDRINUSE)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Names the connected client `id` (bound before it connected): its
+    /// local address and its peer's `peer_addr`.
+    pub(super) fn name_client(&mut self, id: u32, addr: StdSocketAddr) -> io::Result<()> {
+        self.bind(id, addr)?;
+        let local = self.sock(id)?.local.clone();
+        let Kind::Stream { peer, .. } = self.sock(id)?.kind else {
+            return Ok(());
+        };
+        if let Ok(Sock {
+            kind: Kind::Stream { peer_addr, .. },
+            ..
+        }) = self.sock_mut(peer)
+        {
+            *peer_addr = local;
+        }
+        Ok(())
+    }
+
     /// Linux's autobind: an abstract name of five hex digits.
     pub(super) fn autobind_addr(&mut self) -> io::Result<StdSocketAddr> {
         self.autobind += 1;
