@@ -698,3 +698,15 @@ impl RuntimeMetrics {
         self.handle.exec().core.borrow().parks * 2
     }
 }
+
+/// Tokio's panic, at the caller, for an I/O resource (a signal listener, a
+/// Unix socket made synchronously) on a runtime built without `enable_io`.
+#[track_caller]
+pub(crate) fn check_io() {
+    if !super::executor::expect_current().io_enabled.get() {
+        panic!(
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
+             runtime builder to enable IO."
+        );
+    }
+}

@@ -33,12 +33,7 @@ struct Listener {
 /// Tokio's panic for a signal listener on a runtime built without I/O.
 #[track_caller]
 fn check_io() {
-    if !expect_current().io_enabled.get() {
-        panic!(
-            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
-             runtime builder to enable IO."
-        );
-    }
+    super::runtime::check_io();
 }
 
 impl Listener {

@@ -708,3 +708,42 @@ fn unix_socket_binds_before_it_listens_connects_or_sends() {
         );
     });
 }
+
+/// As on Tokio: once the runtime shut down, an accept on a listener made
+/// before fails at once with the runtime's shutdown error (it does not
+/// wait forever).
+#[test]
+fn accept_after_the_runtime_shut_down_is_the_shutdown_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _enter = rt.enter();
+    let listener = UnixListener::bind(dir.path().join("s.sock")).unwrap();
+    rt.shutdown_timeout(std::time::Duration::from_secs(1000));
+    let handle = sim_runtime::runtime::Handle::current();
+    let err = handle.block_on(listener.accept()).unwrap_err();
+    assert!(sim_runtime::runtime::is_rt_shutdown_err(&err), "{err}");
+}
+
+/// As on Tokio: binding a listener on a runtime built without I/O panics
+/// with Tokio's message.
+#[test]
+fn binding_without_io_enabled_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.sock");
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async { drop(UnixListener::bind(&path)) })
+    }));
+    let payload = r.expect_err("bind panicked");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("IO is disabled"), "{msg}");
+}

@@ -246,6 +246,8 @@ fn poll_step<T>(
     own: u32,
     f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>,
 ) -> Poll<io::Result<T>> {
+    // As Tokio's: once the runtime shut down, I/O fails at once.
+    crate::simulation::net::check_running()?;
     let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
     let r = with(|t, _, wake| match f(t, wake) {
         Step::Done(r) => Poll::Ready(r),

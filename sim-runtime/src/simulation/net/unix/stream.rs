@@ -40,6 +40,7 @@ impl UnixListener {
     /// Creates a new `UnixListener` bound to the specified address.
     #[track_caller]
     pub fn bind_addr(socket_addr: &SocketAddr) -> io::Result<UnixListener> {
+        crate::simulation::runtime::check_io();
         crate::simulation::net::check_running()?;
         let id = with(|t, node, _| t.listen(node, socket_addr.0.clone()))?;
         Ok(UnixListener {
