@@ -893,11 +893,7 @@ impl Exec {
                         main_header.queued.store(false, Ordering::Release);
                     }
                     Next::Blocking(slot, id) => return Step::Outside(slot, id),
-                    Next::Task(slot, id) => {
-                        self.poll_task(slot, id);
-                        self.after_real_poll();
-                        self.check_stray(stray);
-                    }
+                    Next::Task(slot, id) => self.poll_task_inside(slot, id, stray),
                     Next::Fail(f) => self.fail(f),
                 }
                 Step::More
@@ -952,11 +948,7 @@ impl Exec {
                         self.after_real_poll();
                     }
                     Next::Blocking(slot, id) => return Step::Outside(slot, id),
-                    Next::Task(slot, id) => {
-                        self.poll_task(slot, id);
-                        self.after_real_poll();
-                        self.check_stray(stray);
-                    }
+                    Next::Task(slot, id) => self.poll_task_inside(slot, id, stray),
                     Next::Fail(f) => self.fail(f),
                     Next::Idle => unreachable!("block_on advances the clock when idle"),
                     Next::Flush => return Step::Flush,
@@ -965,6 +957,14 @@ impl Exec {
             },
             |slot, id| self.poll_task(slot, id),
         )
+    }
+
+    /// Polls a task inside real Tokio's context, then the checks that
+    /// follow such a poll.
+    fn poll_task_inside(&self, slot: u32, id: u64, stray: &dyn Fn() -> bool) {
+        self.poll_task(slot, id);
+        self.after_real_poll();
+        self.check_stray(stray);
     }
 
     /// After a poll inside real Tokio's context: a poll that spent the

@@ -30,16 +30,10 @@ struct Listener {
     seen: u64,
 }
 
-/// Tokio's panic for a signal listener on a runtime built without I/O.
-#[track_caller]
-fn check_io() {
-    super::runtime::check_io();
-}
-
 impl Listener {
     #[track_caller]
     fn new(signum: i32) -> Listener {
-        check_io();
+        super::runtime::check_io();
         let exec = expect_current();
         let node = exec.current_node();
         let mut core = exec.core.borrow_mut();
@@ -194,7 +188,7 @@ pub mod unix {
     #[track_caller]
     pub fn signal(kind: SignalKind) -> io::Result<Signal> {
         // Tokio finds its I/O driver before it looks at the number.
-        super::check_io();
+        crate::simulation::runtime::check_io();
         /// SIGILL, SIGFPE, SIGKILL, SIGSEGV, SIGSTOP.
         const FORBIDDEN: [i32; 5] = [4, 8, 9, 11, 19];
         /// `SIGRTMAX` on Linux: Tokio's table has this many slots.

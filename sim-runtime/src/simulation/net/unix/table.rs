@@ -210,12 +210,10 @@ impl Table {
         } else {
             addr
         };
+        self.check_free(node, &addr)?;
         let Some(key) = key_of(&addr) else {
             return Err(err(EINVAL));
         };
-        if let Some(Some(_)) = self.names.get(&(node.0, key.clone())) {
-            return Err(err(EADDRINUSE));
-        }
         self.names.insert((node.0, key.clone()), Some(id));
         let s = self.sock_mut(id)?;
         s.key = Some(key);
