@@ -10,11 +10,11 @@
 //! step loop runs inside a task of a bare real current-thread runtime (one
 //! per OS thread, no timer or I/O driver): each simulated poll starts with
 //! a whole budget, as on Tokio, and `blocking_recv` in async code panics
-//! with Tokio's message. A poll that spent budget hands control back to
-//! Tokio for a fresh one (about 300 instructions), unless the budget is
-//! whole anyway (read with [`budget_is_whole`]) or its first unit went to a
-//! simulated leaf future, whose token gives it back ([`progress`]); most
-//! steps run on in the same real poll.
+//! with Tokio's message. Between two simulated polls the driver puts the
+//! budget back to whole itself (dropping a token that holds a whole
+//! budget, see [`reset_whole`]), which costs a few instructions; only a
+//! poll that spent the whole budget hands control back to Tokio, whose
+//! scheduler then wakes what it deferred.
 //!
 //! Nothing here draws from the seed or steers the schedule: which task runs
 //! is still the executor's decision; real Tokio only re-polls the one
@@ -66,40 +66,14 @@ thread_local! {
     /// Whether this thread is inside `drive`'s real runtime now (a nested
     /// simulation, in a `block_in_place` closure, steps without it).
     static INSIDE: Cell<bool> = const { Cell::new(false) };
-    /// The token of the current poll's first unit, when a simulated leaf
-    /// future spent it (see [`progress`]).
-    static FIRST: Cell<Option<RestoreOnPending>> = const { Cell::new(None) };
 }
 
 /// Records that a simulated leaf future (a sleep, a join handle, a socket
-/// operation) made progress with the unit `token` took, as
-/// `token.made_progress()` does, with one difference: when that unit was
-/// the poll's first (the budget was whole), the token is kept, so that at
-/// the end of the poll the driver gives the budget back whole by dropping
-/// it (a token puts back the value it was taken from) instead of asking
-/// Tokio for a fresh poll. Within the poll the budget counts down exactly
-/// as on Tokio.
+/// operation) made progress with the unit `token` took, as Tokio's leaves
+/// do: the unit stays spent.
+#[inline]
 pub(crate) fn progress(token: RestoreOnPending) {
-    if TRUSTED.load(Ordering::Relaxed) == 1 && read(&token) == WHOLE {
-        if let Some(old) = FIRST.replace(Some(token)) {
-            // Not the first after all (a stale one): keep the newest.
-            old.made_progress();
-        }
-    } else {
-        token.made_progress();
-    }
-}
-
-/// Gives the budget back whole if the poll's first unit was spent by a
-/// simulated leaf; whether it did.
-fn give_back_first() -> bool {
-    match FIRST.take() {
-        Some(token) => {
-            drop(token);
-            true
-        }
-        None => false,
-    }
+    token.made_progress();
 }
 
 /// The text of the failure when a task was spawned on the bare runtime.
@@ -202,13 +176,14 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
     let stray = move || metrics.num_alive_tasks() > 1;
     let driver = async move {
         check_reading();
-        FIRST.take();
         loop {
             match step(&stray) {
-                // A poll that left the budget whole, or whose first unit a
-                // simulated leaf can give back, needs no fresh one: the
-                // next step runs in this same real poll.
-                Ctl::Again if give_back_first() || budget_is_whole() => {}
+                // A poll that left some budget needs no fresh one from
+                // Tokio: the budget is made whole again here and the next
+                // step runs in this same real poll. A poll that spent it
+                // all may have left a deferred wake with Tokio, which only
+                // Tokio's scheduler wakes: it gets control back.
+                Ctl::Again if reset_whole() => {}
                 Ctl::Again => Again(false).await,
                 // Tokio's own yield: its wake is deferred behind the others.
                 Ctl::Flush => tokio::task::yield_now().await,
@@ -234,18 +209,29 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
     drop(put);
 }
 
-/// Whether Tokio's budget is whole (128) now, read without changing it; when
-/// the reading cannot be trusted, `false` (every step then gets a fresh
-/// budget from Tokio, which is exact but slower).
+/// Makes Tokio's budget whole (128) again if some of it is left; whether
+/// it did. When the budget's layout cannot be trusted, `false` (every step
+/// then gets a fresh budget from Tokio, which is exact but slower).
 ///
-/// Tokio does not expose the budget's value. `poll_proceed` takes a unit and
-/// returns a `RestoreOnPending` that holds the value it took it from and puts
-/// that value back when dropped. That value is read from the token's bytes:
-/// Tokio 1.x keeps it as `Cell<Budget(Option<u8>)>`. The reading is checked
-/// against the token's `Debug` text once per process before it is trusted
-/// (a different layout turns the shortcut off, not the budget).
-fn budget_is_whole() -> bool {
-    TRUSTED.load(Ordering::Relaxed) == 1 && peek() == Some(WHOLE)
+/// Tokio does not let a task set its budget. `poll_proceed` takes a unit
+/// and returns a `RestoreOnPending` that holds the value it took it from
+/// and puts that value back when dropped. Tokio 1.x keeps that value as
+/// `Cell<Budget(Option<u8>)>`: two bytes. A token holding a whole budget
+/// (`Some(128)`) is made from those bytes and dropped, which sets the
+/// budget to 128. The layout is checked against the token's `Debug` text
+/// once per process before it is trusted ([`check_reading`]); a different
+/// layout turns this shortcut off, not the budget.
+#[inline]
+fn reset_whole() -> bool {
+    if TRUSTED.load(Ordering::Relaxed) != 1 || !tokio::task::coop::has_budget_remaining() {
+        return false;
+    }
+    // SAFETY: `RestoreOnPending` is two bytes whose layout was checked
+    // (`TRUSTED == 1`): these bytes are a token holding `Some(128)`, a value
+    // Tokio's own `poll_proceed` produces; its `Drop` stores it as the budget.
+    let token: RestoreOnPending = unsafe { std::mem::transmute_copy(&WHOLE) };
+    drop(token);
+    true
 }
 
 /// Whether [`peek`]'s reading is trusted. 0: not checked yet; 1: trusted;
@@ -280,7 +266,7 @@ fn peek() -> Option<[u8; 2]> {
     }
 }
 
-/// The bytes of the value `token` puts back (see [`budget_is_whole`]).
+/// The bytes of the value `token` puts back (see [`reset_whole`]).
 fn read(token: &RestoreOnPending) -> [u8; 2] {
     if std::mem::size_of::<RestoreOnPending>() != 2 {
         return [0, 0];
@@ -310,10 +296,19 @@ fn reading_matches_debug() -> bool {
         && read(&first) == WHOLE
         && says(&second, 127)
         && read(&second) == [1, 127];
-    // Dropped in reverse: the budget is whole again.
+    // Both units stay spent; then a token made of a whole budget's bytes,
+    // dropped, must make the budget whole again (what `reset_whole` does).
+    first.made_progress();
+    second.made_progress();
     drop(second);
     drop(first);
-    ok && peek() == Some(WHOLE)
+    if !ok || peek() != Some([1, 126]) {
+        return false;
+    }
+    // SAFETY: the token is two bytes laid out as read above (checked).
+    let whole: tokio::task::coop::RestoreOnPending = unsafe { std::mem::transmute_copy(&WHOLE) };
+    drop(whole);
+    peek() == Some(WHOLE)
 }
 
 #[cfg(test)]
@@ -322,7 +317,8 @@ mod tests {
 
     /// With the Tokio this crate is built against, the budget's reading is
     /// trusted (else every step would pay for a fresh real poll), and it
-    /// tells a whole budget from a spent unit.
+    /// tells a whole budget from a spent unit; a whole token made from its
+    /// bytes resets it.
     #[test]
     fn the_budget_reading_matches_tokio() {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -333,6 +329,12 @@ mod tests {
             assert_eq!(peek(), Some(WHOLE));
             tokio::task::coop::consume_budget().await;
             assert_eq!(peek(), Some([1, 127]));
+            TRUSTED.store(1, Ordering::Relaxed);
+            for _ in 0..5 {
+                tokio::task::coop::consume_budget().await;
+            }
+            assert!(reset_whole(), "budget was left, so it is made whole");
+            assert_eq!(peek(), Some(WHOLE));
         });
         // Outside a runtime the budget is unconstrained: not whole.
         assert_ne!(peek(), Some(WHOLE));
