@@ -66,16 +66,23 @@ pub(crate) const MAIN_SLOT: u32 = u32::MAX;
 
 static NEXT_EXEC_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The part of a task that wakers hold.
+/// The part of a task that wakers hold. Waking does not read or write the
+/// task's own state: a wake is a (slot, id) request, and whether the task is
+/// already queued is decided by the executor, on the task's slab entry, when
+/// it takes the request (so scheduling touches the slab, not this).
 pub(crate) struct Header {
     exec_id: u64,
     slot: u32,
     pub(crate) id: u64,
-    queued: AtomicBool,
-    aborted: AtomicBool,
+    /// A wake from another thread waits in the remote queue: more are not
+    /// added (the remote queue stays as long as the number of tasks).
+    remote_queued: AtomicBool,
     finished: AtomicBool,
     shared: Arc<Shared>,
 }
+
+/// Marks a wake request that also aborts the task (`JoinHandle::abort`).
+const ABORT_BIT: u64 = 1 << 63;
 
 /// What a foreign thread can reach.
 #[derive(Default)]
@@ -86,13 +93,17 @@ struct Shared {
 
 impl Header {
     fn schedule(&self) {
-        if self.queued.swap(true, Ordering::AcqRel) {
-            return;
-        }
+        self.request(self.id);
+    }
+
+    /// Sends a wake request (`raw`: the id, maybe with `ABORT_BIT`): to this
+    /// thread's buffer when the executor is this thread's, else to the
+    /// remote queue.
+    fn request(&self, raw: u64) {
         let local = WAKE_BUF
             .try_with(|b| match b.try_borrow_mut() {
                 Ok(mut b) if b.exec_id == self.exec_id => {
-                    b.buf.push((self.slot, self.id));
+                    b.buf.push((self.slot, raw));
                     WAKE_PENDING.set(true);
                     true
                 }
@@ -100,11 +111,14 @@ impl Header {
             })
             .unwrap_or(false);
         if !local {
+            if raw & ABORT_BIT == 0 && self.remote_queued.swap(true, Ordering::AcqRel) {
+                return;
+            }
             self.shared
                 .remote
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((self.slot, self.id));
+                .push((self.slot, raw));
             self.shared.has_remote.store(true, Ordering::Release);
         }
     }
@@ -117,11 +131,10 @@ impl Header {
         self.finished.load(Ordering::Acquire)
     }
 
-    /// Asks the executor to drop the task at its next turn.
+    /// Asks the executor to drop the task at its next turn (the request
+    /// marks the task aborted when the executor takes it, queued or not).
     pub(crate) fn abort(&self) {
-        self.aborted.store(true, Ordering::Release);
-        // Re-queue even if already queued: the flag is read when picked.
-        self.schedule();
+        self.request(self.id | ABORT_BIT);
     }
 }
 
@@ -161,10 +174,40 @@ struct WakeBuf {
 
 thread_local! {
     static CURRENT: RefCell<Option<Rc<Exec>>> = const { RefCell::new(None) };
+    /// `CURRENT`'s executor as a plain pointer (null when none), for the hot
+    /// paths that only need to look at it ([`with_current`]); always written
+    /// together with `CURRENT` by [`set_current`].
+    static CURRENT_PTR: Cell<*const Exec> = const { Cell::new(std::ptr::null()) };
     static WAKE_BUF: RefCell<WakeBuf> = const { RefCell::new(WakeBuf { exec_id: 0, buf: Vec::new() }) };
     /// Set whenever a wake is pushed to `WAKE_BUF`: while it is clear, the
     /// buffer is empty.
     static WAKE_PENDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes `new` the executor entered on this thread; returns the previous one.
+fn set_current(new: Option<Rc<Exec>>) -> Option<Rc<Exec>> {
+    let ptr = new.as_ref().map_or(std::ptr::null(), Rc::as_ptr);
+    CURRENT
+        .try_with(|c| {
+            let prev = c.replace(new);
+            CURRENT_PTR.set(ptr);
+            prev
+        })
+        .ok()
+        .flatten()
+}
+
+/// Runs `f` with the executor entered on this thread, without taking a
+/// reference count on it; `None` when there is none. For leaf code that runs
+/// no user code (a timer's registration, a yield): `f` must not leave or
+/// drop the executor.
+#[inline]
+pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
+    let ptr = CURRENT_PTR.try_with(Cell::get).ok()?;
+    // SAFETY: `CURRENT_PTR` is non-null only while `CURRENT` holds an `Rc`
+    // of that executor (both are written by `set_current` only), and `f`
+    // does not change `CURRENT` (see above), so the executor outlives `f`.
+    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
 }
 
 /// The executor entered on this thread, if any.
@@ -193,33 +236,41 @@ pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Restore {
         fn drop(&mut self) {
             let prev = self.0.take();
-            let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+            drop(set_current(prev));
             let id = self.1;
             let _ = WAKE_BUF.try_with(|b| b.borrow_mut().exec_id = id);
         }
     }
-    let prev = CURRENT.with(|c| c.borrow_mut().take());
-    let Some(exec) = prev else { return f() };
+    let Some(exec) = set_current(None) else {
+        return f();
+    };
     // Buffered wakes belong to this executor: move them to its run queue.
     let buffered = WAKE_BUF.with(|b| {
         let mut b = b.borrow_mut();
         b.exec_id = 0;
         std::mem::take(&mut b.buf)
     });
-    exec.core.borrow_mut().run_queue.extend(buffered);
+    exec.core.borrow_mut().take_requests(buffered);
     let id = exec.id;
     let _restore = Restore(Some(exec), id);
     f()
 }
 
-/// A slab entry: only what every step reads, 32 bytes aligned to 32, so an
-/// entry never straddles two cache lines (with many tasks and a random
-/// schedule, every step misses the cache on it).
-#[repr(align(32))]
+/// A slab entry: what picking, polling and waking a task read, in one
+/// cache line (64 bytes aligned to 64): with many tasks and a random
+/// schedule every step misses the cache on it, so nothing on those paths
+/// reads the header or another allocation besides the future.
+#[repr(align(64))]
 struct Task {
     header: Arc<Header>,
     /// `None` while the task is being polled.
     future: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    id: u64,
+    /// In the run queue (or a paused node's parked list): a wake is not
+    /// queued twice. Cleared when the task is picked for a poll.
+    queued: bool,
+    /// `abort` was asked: the task is dropped at its next turn.
+    aborted: bool,
     node: NodeId,
     /// The node's incarnation when the task was spawned: a task outlives
     /// neither a kill nor a restart of its node.
@@ -285,6 +336,12 @@ pub(crate) struct Core {
     failure: Option<Failure>,
     next_task_id: u64,
     main_header: Arc<Header>,
+    /// The main future is in the run queue.
+    main_queued: bool,
+    /// The data pointer of the waker of the task being polled, with its
+    /// slot and id: `wake_ref` of that waker (a task keeping its own waker)
+    /// reads neither the header nor the slab.
+    polling: (*const (), u32, u64),
     /// The vtable of this executor's task wakers (`Waker::from(Arc<Header>)`),
     /// to recognise them.
     task_vtable: &'static std::task::RawWakerVTable,
@@ -323,7 +380,7 @@ impl Core {
     /// this step's task runs, a pipeline of what those picks will read: the
     /// run-queue entry of the pick `PEEK - 1` ahead, the slab entry of the
     /// one `PEEK / 2` ahead (its queue entry fetched some steps ago), and the
-    /// header and future of the next one. A wrong guess only wastes a
+    /// future of the next one. A wrong guess only wastes a
     /// prefetch; the schedule is unchanged (each draw is consumed exactly
     /// when it would have been drawn).
     #[inline]
@@ -339,7 +396,6 @@ impl Core {
             self.tasks.get(slot as usize)
         };
         if let Some(Some(t)) = task_at(0) {
-            prefetch(Arc::as_ptr(&t.header));
             if let Some(f) = &t.future {
                 prefetch(&**f as *const dyn Future<Output = ()>);
             }
@@ -352,8 +408,44 @@ impl Core {
         }
     }
 
+    /// Takes wake requests (from the buffer or the remote queue) into the
+    /// run queue, in their order.
+    fn take_requests(&mut self, requests: impl IntoIterator<Item = (u32, u64)>) {
+        for (slot, raw) in requests {
+            self.take_request(slot, raw);
+        }
+    }
+
+    /// Takes one wake request: the task goes to the run queue unless it is
+    /// already there (or gone); `ABORT_BIT` marks it aborted first.
+    #[inline]
+    fn take_request(&mut self, slot: u32, raw: u64) {
+        let id = raw & !ABORT_BIT;
+        if slot == MAIN_SLOT {
+            if !self.main_queued {
+                self.main_queued = true;
+                self.run_queue.push_back((slot, id));
+            }
+            return;
+        }
+        if let Some(Some(t)) = self.tasks.get_mut(slot as usize) {
+            if t.id == id {
+                t.aborted |= raw & ABORT_BIT != 0;
+                if !t.queued {
+                    t.queued = true;
+                    self.run_queue.push_back((slot, id));
+                }
+            }
+        }
+    }
+
     /// Keeps `waker` as a [`WakeRef`].
+    #[inline]
     pub(crate) fn wake_ref(&self, waker: &Waker) -> WakeRef {
+        let (data, slot, id) = self.polling;
+        if std::ptr::eq(waker.data(), data) && std::ptr::eq(waker.vtable(), self.task_vtable) {
+            return WakeRef::Task { slot, id };
+        }
         if std::ptr::eq(waker.vtable(), self.task_vtable) {
             // SAFETY: a waker with this vtable was made by
             // `Waker::from(Arc<Header>)`: its data is a live `Header` (the
@@ -369,31 +461,12 @@ impl Core {
         WakeRef::Other(waker.clone())
     }
 
-    /// The header of task `id` in `slot` (the main future's for
-    /// `MAIN_SLOT`), if that task is still there.
+    /// Asks the CPU to fetch the slab entry of `next`, a wake to come.
     #[inline]
-    fn header_of(&self, slot: u32, id: u64) -> Option<&Arc<Header>> {
-        if slot == MAIN_SLOT {
-            return Some(&self.main_header);
-        }
-        match self.tasks.get(slot as usize) {
-            Some(Some(t)) if t.header.id == id => Some(&t.header),
-            _ => None,
-        }
-    }
-
-    /// Asks the CPU to fetch the slab entry of `far` and the header of
-    /// `near` (whose slab entry was fetched earlier), wakes to come.
-    #[inline]
-    fn prefetch_wake(&self, far: Option<&WakeRef>, near: Option<&WakeRef>) {
-        if let Some(&WakeRef::Task { slot, .. }) = far {
+    fn prefetch_wake(&self, next: Option<&WakeRef>) {
+        if let Some(&WakeRef::Task { slot, .. }) = next {
             if let Some(entry) = self.tasks.get(slot as usize) {
                 prefetch(entry as *const Option<Task>);
-            }
-        }
-        if let Some(&WakeRef::Task { slot, .. }) = near {
-            if let Some(Some(t)) = self.tasks.get(slot as usize) {
-                prefetch(Arc::as_ptr(&t.header));
             }
         }
     }
@@ -423,6 +496,9 @@ impl Core {
     fn remove_task(&mut self, slot: u32) -> Option<Task> {
         let task = self.tasks[slot as usize].take();
         debug_assert!(task.is_some(), "removing a free slot");
+        if self.polling.1 == slot {
+            self.polling = (std::ptr::null(), 0, 0);
+        }
         self.free.push(slot);
         self.alive -= 1;
         // The name is only read for live tasks; release it with the task.
@@ -442,14 +518,14 @@ impl Core {
             .zip(&self.meta)
             .filter_map(|(t, m)| Some((t.as_ref()?, m)))
             .collect();
-        tasks.sort_by_key(|(t, _)| t.header.id);
+        tasks.sort_by_key(|(t, _)| t.id);
         tasks
             .iter()
             .map(|(t, m)| {
                 let node = self.node(t.node);
                 format!(
                     "task {} {} on node '{}'{} spawned at {}",
-                    t.header.id,
+                    t.id,
                     m.name
                         .as_deref()
                         .map(|n| format!("'{n}'"))
@@ -545,8 +621,7 @@ impl Exec {
             exec_id: id,
             slot: MAIN_SLOT,
             id: 0,
-            queued: AtomicBool::new(false),
-            aborted: AtomicBool::new(false),
+            remote_queued: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             shared: shared.clone(),
         });
@@ -602,6 +677,8 @@ impl Exec {
             failure: None,
             next_task_id: 1,
             main_header,
+            main_queued: false,
+            polling: (std::ptr::null(), 0, 0),
             task_vtable,
             block_ons: 0,
             config,
@@ -646,7 +723,7 @@ impl Exec {
     /// Makes this executor the current one on this thread until the guard
     /// drops.
     pub(crate) fn enter(self: &Rc<Self>) -> Entered {
-        let prev = CURRENT.with(|c| c.replace(Some(self.clone())));
+        let prev = set_current(Some(self.clone()));
         let prev_wake = WAKE_BUF.with(|b| std::mem::replace(&mut b.borrow_mut().exec_id, self.id));
         Entered {
             exec: self.clone(),
@@ -746,8 +823,7 @@ impl Exec {
             exec_id: self.id,
             slot,
             id,
-            queued: AtomicBool::new(true),
-            aborted: AtomicBool::new(false),
+            remote_queued: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             shared: self.shared.clone(),
         });
@@ -765,6 +841,9 @@ impl Exec {
         core.tasks[slot as usize] = Some(Task {
             header,
             future: Some(Box::pin(cell)),
+            id,
+            queued: false,
+            aborted: false,
             node,
             incarnation,
             blocking,
@@ -776,6 +855,9 @@ impl Exec {
         handle
     }
 
+    /// Wakes task `id` in `slot` (as its waker would): through the buffer
+    /// when this executor is entered, so it is ordered with the other wakes
+    /// of the poll.
     fn push_wake(&self, slot: u32, id: u64) {
         let local = WAKE_BUF.with(|b| {
             let mut b = b.borrow_mut();
@@ -788,7 +870,7 @@ impl Exec {
             }
         });
         if !local {
-            self.core.borrow_mut().run_queue.push_back((slot, id));
+            self.core.borrow_mut().take_request(slot, id);
         }
     }
 
@@ -815,24 +897,38 @@ impl Exec {
             // No user code runs below: holding both borrows is fine.
             let mut core = self.core.borrow_mut();
             if b.buf.len() == 1 {
-                // The common case (one task woke itself or one other):
-                // `extend` from a `Drain` costs ~100 instructions more.
-                let w = b.buf[0];
+                // The common case (one task woke itself or one other).
+                let (slot, raw) = b.buf[0];
                 b.buf.clear();
-                core.run_queue.push_back(w);
+                core.take_request(slot, raw);
             } else {
                 if sort {
-                    b.buf.sort_unstable_by_key(|&(_, id)| id);
+                    b.buf.sort_unstable_by_key(|&(_, raw)| raw & !ABORT_BIT);
                 }
-                core.run_queue.extend(b.buf.drain(..));
+                for &(slot, raw) in b.buf.iter() {
+                    core.take_request(slot, raw);
+                }
+                b.buf.clear();
             }
             if remote {
                 let remote = std::mem::take(
                     &mut *self.shared.remote.lock().unwrap_or_else(|e| e.into_inner()),
                 );
-                for (slot, id) in remote {
+                for (slot, raw) in remote {
+                    let id = raw & !ABORT_BIT;
                     core.decide(Kind::RemoteWake, id);
-                    core.run_queue.push_back((slot, id));
+                    // Another remote wake may come now.
+                    let header = match slot {
+                        MAIN_SLOT => Some(&core.main_header),
+                        _ => match core.tasks.get(slot as usize) {
+                            Some(Some(t)) if t.id == id => Some(&t.header),
+                            _ => None,
+                        },
+                    };
+                    if let Some(h) = header {
+                        h.remote_queued.store(false, Ordering::Release);
+                    }
+                    core.take_request(slot, raw);
                 }
             }
         });
@@ -888,10 +984,7 @@ impl Exec {
                     Next::Flush => return Step::Flush,
                     // No main future exists between `block_on`s: a stale wake
                     // of the last one has nothing to poll.
-                    Next::Main => {
-                        let main_header = self.core.borrow().main_header.clone();
-                        main_header.queued.store(false, Ordering::Release);
-                    }
+                    Next::Main => self.core.borrow_mut().main_queued = false,
                     Next::Blocking(slot, id) => return Step::Outside(slot, id),
                     Next::Task(slot, id) => self.poll_task_inside(slot, id, stray),
                     Next::Fail(f) => self.fail(f),
@@ -910,14 +1003,13 @@ impl Exec {
         let mut fut = std::pin::pin!(fut);
         let main_header = self.core.borrow().main_header.clone();
         let main_waker = Waker::from(main_header.clone());
-        main_header.queued.store(false, Ordering::Release);
+        self.core.borrow_mut().main_queued = false;
         main_header.schedule();
         context::drive(
             |stray| {
                 self.drain_wakes(true);
                 match self.next(WhenIdle::Advance) {
                     Next::Main => {
-                        main_header.queued.store(false, Ordering::Release);
                         self.cur.set(Cur {
                             task: None,
                             node: NodeId::MAIN,
@@ -1019,14 +1111,9 @@ impl Exec {
                         break;
                     };
                     if prefetching {
-                        core.prefetch_wake(wakers.get(i + 8), wakers.get(i + 4));
+                        core.prefetch_wake(wakers.get(i + 8));
                     }
-                    let newly = core
-                        .header_of(slot, id)
-                        .is_some_and(|h| !h.queued.swap(true, Ordering::AcqRel));
-                    if newly {
-                        core.run_queue.push_back((slot, id));
-                    }
+                    core.take_request(slot, id);
                     i += 1;
                 }
             }
@@ -1047,13 +1134,7 @@ impl Exec {
     /// finished or was dropped since is not woken.
     pub(crate) fn wake(&self, w: WakeRef) {
         match w {
-            WakeRef::Task { slot, id } => {
-                let core = self.core.borrow();
-                // `schedule` runs no user code: holding the borrow is fine.
-                if let Some(h) = core.header_of(slot, id) {
-                    h.schedule();
-                }
-            }
+            WakeRef::Task { slot, id } => self.push_wake(slot, id),
             WakeRef::Other(w) => w.wake(),
         }
     }
@@ -1216,11 +1297,12 @@ impl Exec {
             }
             .expect("run queue is not empty");
             if slot == MAIN_SLOT {
+                core.main_queued = false;
                 self.park_hook_ran.set(false);
                 return Next::Main;
             }
             let (node, blocking) = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-                Some(t) if t.header.id == id && t.future.is_some() => (t.node, t.blocking),
+                Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
                 _ => continue, // finished or dropped since it was woken
             };
             if core.node(node).paused {
@@ -1324,7 +1406,7 @@ impl Exec {
             let task = core.tasks[slot as usize]
                 .as_mut()
                 .expect("picked task exists");
-            if task.header.aborted.load(Ordering::Acquire) {
+            if task.aborted {
                 let fut = task.future.take();
                 let node = task.node;
                 let task = core.remove_task(slot);
@@ -1336,11 +1418,14 @@ impl Exec {
                 return;
             }
             let fut = task.future.take().expect("task is not being polled");
+            // Wakes from now on queue it again.
+            task.queued = false;
             let ptr = Arc::as_ptr(&task.header);
             let node = task.node;
             let incarnation = task.incarnation;
             core.step += 1;
             core.decide(Kind::Poll, id);
+            core.polling = (ptr.cast(), slot, id);
             self.progress.polling(core.step, id, node.0);
             (fut, ptr, node, incarnation)
         };
@@ -1349,10 +1434,6 @@ impl Exec {
         // that skips tasks whose future is out), and `ManuallyDrop` keeps this
         // borrowed waker from releasing a count it never took.
         let waker = ManuallyDrop::new(unsafe { Waker::from(Arc::from_raw(header_ptr)) });
-        // SAFETY: as above, the header outlives this reference.
-        unsafe { &*header_ptr }
-            .queued
-            .store(false, Ordering::Release);
         self.cur.set(Cur {
             task: Some(id),
             node,
@@ -1364,6 +1445,7 @@ impl Exec {
             .is_ready();
         self.cur.set(Cur { task: None, node });
         let mut core = self.core.borrow_mut();
+        core.polling = (std::ptr::null(), 0, 0);
         let killed = core.node(node).incarnation != incarnation;
         if ready || killed {
             let task = core.remove_task(slot);
@@ -1499,11 +1581,11 @@ impl Drop for Entered {
         });
         if !leftover.is_empty() {
             if let Ok(mut core) = self.exec.core.try_borrow_mut() {
-                core.run_queue.extend(leftover);
+                core.take_requests(leftover);
             }
         }
         let prev = self.prev.take();
-        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+        drop(set_current(prev));
     }
 }
 
@@ -1511,17 +1593,11 @@ impl Drop for Entered {
 /// tasks that are runnable now have had their turn. Outside a simulation the
 /// waker is woken at once.
 pub(crate) fn defer_yield(waker: &Waker) {
-    let deferred = CURRENT
-        .try_with(|c| match &*c.borrow() {
-            Some(exec) => {
-                let w = exec.core.borrow().wake_ref(waker);
-                exec.yielded.borrow_mut().push(w);
-                true
-            }
-            None => false,
-        })
-        .unwrap_or(false);
-    if !deferred {
+    let deferred = with_current(|exec| {
+        let w = exec.core.borrow().wake_ref(waker);
+        exec.yielded.borrow_mut().push(w);
+    });
+    if deferred.is_none() {
         waker.wake_by_ref();
     }
 }

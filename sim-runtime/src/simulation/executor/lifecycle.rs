@@ -54,7 +54,7 @@ impl Exec {
                     .enumerate()
                     .filter_map(|(i, t)| t.as_ref().map(|t| (t, i)))
                     .filter(|(t, _)| t.node == node && t.future.is_some())
-                    .map(|(t, i)| (t.header.id, i as u32))
+                    .map(|(t, i)| (t.id, i as u32))
                     .collect();
                 ids.sort_unstable();
                 let mut victims = Vec::with_capacity(ids.len());
@@ -68,7 +68,7 @@ impl Exec {
                 break;
             }
             for t in victims {
-                let id = t.as_ref().map(|t| t.header.id);
+                let id = t.as_ref().map(|t| t.id);
                 self.with_task(node, id, || drop(t));
             }
         }
@@ -122,6 +122,17 @@ impl Exec {
             )
         };
         parked.sort_unstable_by_key(|&(_, id)| id);
+        {
+            // Parked tasks count as queued; they are woken afresh.
+            let mut core = self.core.borrow_mut();
+            for &(slot, id) in &parked {
+                if let Some(Some(t)) = core.tasks.get_mut(slot as usize) {
+                    if t.id == id {
+                        t.queued = false;
+                    }
+                }
+            }
+        }
         for (slot, id) in parked {
             self.push_wake(slot, id);
         }
@@ -154,7 +165,7 @@ impl Exec {
                 break;
             }
             for (node, t) in victims {
-                let id = t.as_ref().map(|t| t.header.id);
+                let id = t.as_ref().map(|t| t.id);
                 self.with_task(node, id, || drop(t));
             }
         }

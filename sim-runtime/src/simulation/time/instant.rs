@@ -18,25 +18,25 @@ impl Instant {
     /// The current instant on this node's clock (outside a simulation: the
     /// real clock).
     pub fn now() -> Instant {
-        match executor::current() {
-            Some(exec) => Instant {
-                std: exec.base_std + Duration::from_nanos(Instant::local_now_ns(&exec)),
-            },
-            None => Instant {
-                std: std::time::Instant::now(),
-            },
-        }
+        executor::with_current(|exec| Instant {
+            std: exec.base_std + Duration::from_nanos(Instant::local_now_ns(exec)),
+        })
+        .unwrap_or_else(|| Instant {
+            std: std::time::Instant::now(),
+        })
     }
 
     /// The current node's clock as ns past `exec.base_std` (what `now()`
     /// adds to the base).
+    #[inline]
     pub(crate) fn local_now_ns(exec: &executor::Exec) -> u64 {
-        let (now, off, ppm) = {
-            let core = exec.core.borrow();
-            let n = core.node(exec.current_node());
-            (core.now, n.mono_offset_ns, n.drift_ppm)
-        };
-        let local = hooks::local_elapsed_ns(now, ppm) as i128 + off as i128;
+        let core = exec.core.borrow();
+        let n = core.node(exec.current_node());
+        if n.mono_offset_ns == 0 && n.drift_ppm == 0 {
+            return core.now;
+        }
+        let local =
+            hooks::local_elapsed_ns(core.now, n.drift_ppm) as i128 + n.mono_offset_ns as i128;
         local.max(0) as u64
     }
 
@@ -88,7 +88,15 @@ impl Instant {
     /// `to_global_ns` of the instant `since_base` ns past `exec.base_std`.
     pub(crate) fn local_to_global_ns(exec: &executor::Exec, since_base: i128) -> u64 {
         let core = exec.core.borrow();
-        let n = core.node(exec.current_node());
+        Instant::node_local_to_global_ns(core.node(exec.current_node()), since_base)
+    }
+
+    /// `local_to_global_ns` on node `n`'s clock.
+    #[inline]
+    pub(crate) fn node_local_to_global_ns(
+        n: &crate::simulation::node::NodeState,
+        since_base: i128,
+    ) -> u64 {
         let local = since_base - n.mono_offset_ns as i128;
         if local <= 0 {
             return 0;

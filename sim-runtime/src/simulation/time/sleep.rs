@@ -80,25 +80,31 @@ impl Sleep {
     /// lookup and no `Instant` arithmetic on the common path.
     #[track_caller]
     fn after(duration: Duration, exact: bool) -> Sleep {
-        let exec = expect_current();
-        check_enabled(&exec);
-        let since_base = u64::try_from(duration.as_nanos())
-            .ok()
-            .and_then(|d| Instant::local_now_ns(&exec).checked_add(d));
-        let Some(since_base) = since_base else {
-            let deadline = Instant::now()
-                .checked_add(duration)
-                .unwrap_or_else(Instant::far_future);
-            return Sleep::new(deadline, exact);
-        };
-        Sleep {
-            deadline: Instant::from_std(exec.base_std + Duration::from_nanos(since_base)),
-            exact,
-            key: None,
-            since_base_ns: Some(since_base),
-            exec_id: exec.id,
-            elapsed: false,
-            _pin: PhantomPinned,
+        let made = executor::with_current(|exec| {
+            check_enabled(exec);
+            let since_base = u64::try_from(duration.as_nanos())
+                .ok()
+                .and_then(|d| Instant::local_now_ns(exec).checked_add(d))?;
+            Some(Sleep {
+                deadline: Instant::from_std(exec.base_std + Duration::from_nanos(since_base)),
+                exact,
+                key: None,
+                since_base_ns: Some(since_base),
+                exec_id: exec.id,
+                elapsed: false,
+                _pin: PhantomPinned,
+            })
+        });
+        match made {
+            Some(Some(sleep)) => sleep,
+            // No simulation (`new` panics with Tokio's message), or a
+            // deadline past what nanoseconds count.
+            _ => {
+                let deadline = Instant::now()
+                    .checked_add(duration)
+                    .unwrap_or_else(Instant::far_future);
+                Sleep::new(deadline, exact)
+            }
         }
     }
 
@@ -139,14 +145,28 @@ impl Sleep {
 
     fn deregister(&mut self) -> Option<WakeRef> {
         let key = self.key.take()?;
-        let exec = executor::current().filter(|e| e.id == self.exec_id)?;
-        let w = exec.core.borrow_mut().timers.remove(key);
-        w
+        executor::with_current(|exec| {
+            if exec.id != self.exec_id {
+                return None;
+            }
+            exec.core.borrow_mut().timers.remove(key)
+        })
+        .flatten()
     }
 
     /// Registers the timer. Returns `true` if the deadline is already due.
     fn register(&mut self, waker: Waiter<'_>) -> bool {
-        let exec = expect_current();
+        match executor::with_current(|exec| self.register_in(exec, waker)) {
+            Some(due) => due,
+            None => {
+                // Tokio's panic: no runtime.
+                drop(expect_current());
+                unreachable!("expect_current panics outside a simulation")
+            }
+        }
+    }
+
+    fn register_in(&mut self, exec: &executor::Exec, waker: Waiter<'_>) -> bool {
         // As Tokio's timer after `shutdown_timeout`/`shutdown_background`.
         if exec.shut_down.get() {
             panic!(
@@ -155,15 +175,21 @@ impl Sleep {
             );
         }
         let global = match self.since_base_ns {
-            Some(ns) => Instant::local_to_global_ns(&exec, i128::from(ns)),
-            None => self.deadline.to_global_ns(&exec),
+            Some(_) => None,
+            None => Some(self.deadline.to_global_ns(exec)),
+        };
+        let node = exec.current_node();
+        let mut core = exec.core.borrow_mut();
+        let global = match (global, self.since_base_ns) {
+            (Some(g), _) => g,
+            (None, Some(ns)) => Instant::node_local_to_global_ns(core.node(node), i128::from(ns)),
+            (None, None) => unreachable!("one of the two is set"),
         };
         let mut due = if self.exact {
             global
         } else {
             global.div_ceil(MS).saturating_mul(MS)
         };
-        let mut core = exec.core.borrow_mut();
         if due <= core.now {
             return true;
         }
@@ -177,7 +203,6 @@ impl Sleep {
                 due = due.saturating_add(late_ms * MS);
             }
         }
-        let node = exec.current_node();
         let waker = match waker {
             Waiter::New(w) => core.wake_ref(w),
             Waiter::Kept(w) => w,
@@ -192,19 +217,27 @@ impl Sleep {
         }
         match self.key {
             Some(key) => {
-                let exec = expect_current();
-                let mut core = exec.core.borrow_mut();
-                if core.timers.is_fired(key) {
-                    let w = core.timers.remove(key);
-                    drop(core);
-                    drop(w);
-                    self.key = None;
-                    self.elapsed = true;
-                    Poll::Ready(())
-                } else {
-                    let w = core.wake_ref(cx.waker());
-                    core.timers.set_waker(key, w);
-                    Poll::Pending
+                let ready = executor::with_current(|exec| {
+                    let mut core = exec.core.borrow_mut();
+                    if core.timers.take_fired(key) {
+                        true
+                    } else {
+                        let w = core.wake_ref(cx.waker());
+                        core.timers.set_waker(key, w);
+                        false
+                    }
+                });
+                match ready {
+                    Some(true) => {
+                        self.key = None;
+                        self.elapsed = true;
+                        Poll::Ready(())
+                    }
+                    Some(false) => Poll::Pending,
+                    None => {
+                        drop(expect_current());
+                        unreachable!("expect_current panics outside a simulation")
+                    }
                 }
             }
             None => {
