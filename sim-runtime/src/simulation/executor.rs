@@ -878,16 +878,20 @@ impl Exec {
     /// by task id first, so the order in which a library happens to call
     /// wakers (e.g. across the shards of a `watch` channel) never leaks into
     /// the schedule; timer wakes keep their seeded order.
+    #[inline]
     fn drain_wakes(&self, sort: bool) {
-        // A plain load first: the locked swap only when a foreign thread
-        // actually woke something.
+        // Most steps buffer nothing and no foreign thread woke anything: a
+        // flag without a destructor is cheaper to read than the buffer's
+        // thread-local, and a plain load cheaper than the swap.
+        if WAKE_PENDING.get() || self.shared.has_remote.load(Ordering::Acquire) {
+            self.drain_wakes_now(sort);
+        }
+    }
+
+    #[inline(never)]
+    fn drain_wakes_now(&self, sort: bool) {
         let remote = self.shared.has_remote.load(Ordering::Acquire)
             && self.shared.has_remote.swap(false, Ordering::AcqRel);
-        // Most steps buffer nothing: a flag without a destructor is cheaper
-        // to read than the buffer's thread-local.
-        if !remote && !WAKE_PENDING.get() {
-            return;
-        }
         WAKE_PENDING.set(false);
         WAKE_BUF.with(|b| {
             let mut b = b.borrow_mut();
@@ -1053,7 +1057,7 @@ impl Exec {
 
     /// Polls a task inside real Tokio's context, then the checks that
     /// follow such a poll.
-    fn poll_task_inside(&self, slot: u32, id: u64, stray: &dyn Fn() -> bool) {
+    fn poll_task_inside(&self, slot: u32, id: u64, stray: &context::Stray) {
         self.poll_task(slot, id);
         self.after_real_poll();
         self.check_stray(stray);
@@ -1063,8 +1067,9 @@ impl Exec {
     /// whole budget may have left a deferred wake with Tokio (its
     /// operation returned `Pending` and woke the task through Tokio's
     /// scheduler), which must be flushed before the run may go idle.
+    #[inline]
     fn after_real_poll(&self) {
-        if !crate::task::coop::has_budget_remaining() {
+        if context::refresh_budget() {
             self.unflushed.set(true);
         }
         self.deadlock_flushed.set(false);
@@ -1072,8 +1077,9 @@ impl Exec {
 
     /// Fails the run at once if a poll spawned a task on real Tokio's
     /// runtime (Tokio may still poll that task once before the run ends).
-    fn check_stray(&self, stray: &dyn Fn() -> bool) {
-        if stray() {
+    #[inline]
+    fn check_stray(&self, stray: &context::Stray) {
+        if stray.spawned() {
             let failure = {
                 let mut core = self.core.borrow_mut();
                 core.fail(
@@ -1139,8 +1145,16 @@ impl Exec {
         }
     }
 
+    #[inline]
     fn after_poll(&self) {
         let forbidden = hooks::forbidden();
+        if forbidden.sockets > 0 || forbidden.threads > 0 {
+            self.forbidden_attempt(forbidden);
+        }
+    }
+
+    #[inline(never)]
+    fn forbidden_attempt(&self, forbidden: hooks::Forbidden) {
         if forbidden.sockets > 0 {
             self.core.borrow_mut().fail(
                 Class::Forbidden,
@@ -1349,6 +1363,15 @@ impl Exec {
             core.decide(Kind::Advance, deadline);
         }
         let now = core.now;
+        if WAKE_PENDING.get() {
+            drop(core);
+            self.drain_wakes(true);
+            core = self.core.borrow_mut();
+        }
+        // The fired timers' wakers, in firing order: the executor's own
+        // tasks go straight to the run queue, until the first other waker
+        // (which runs user code, outside the borrow); from there on they
+        // are kept and woken in order.
         let mut wakers = self.fired.take();
         debug_assert!(wakers.is_empty());
         loop {
@@ -1363,11 +1386,18 @@ impl Exec {
                 continue;
             }
             core.decide(Kind::Fire, fired.seq);
-            wakers.extend(fired.waker);
+            match fired.waker {
+                Some(WakeRef::Task { slot, id }) if wakers.is_empty() => {
+                    core.take_request(slot, id)
+                }
+                Some(w) => wakers.push(w),
+                None => {}
+            }
         }
         drop(core);
-        self.drain_wakes(true);
-        self.wake_in_order(&mut wakers);
+        if !wakers.is_empty() {
+            self.wake_in_order(&mut wakers);
+        }
         self.fired.set(wakers);
         Ok(self.core.borrow_mut())
     }

@@ -66,6 +66,20 @@ thread_local! {
     /// Whether this thread is inside `drive`'s real runtime now (a nested
     /// simulation, in a `block_in_place` closure, steps without it).
     static INSIDE: Cell<bool> = const { Cell::new(false) };
+    /// The last step could not make the budget whole: the driver must hand
+    /// control back to Tokio for a fresh one ([`refresh_budget`]).
+    static NEED_FRESH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a task was spawned on the bare real runtime (it holds only the
+/// driver task otherwise).
+pub(crate) struct Stray(Option<tokio::runtime::RuntimeMetrics>);
+
+impl Stray {
+    #[inline]
+    pub(crate) fn spawned(&self) -> bool {
+        self.0.as_ref().is_some_and(|m| m.num_alive_tasks() > 1)
+    }
 }
 
 /// Records that a simulated leaf future (a sleep, a join handle, a socket
@@ -86,12 +100,12 @@ pub(crate) const STRAY_REAL_TASK: &str =
 /// context with a fresh cooperative budget; `Outside` picks are handed to
 /// `outside`, out of that context.
 pub(crate) fn drive<T>(
-    mut step: impl FnMut(&dyn Fn() -> bool) -> Step<T>,
+    mut step: impl FnMut(&Stray) -> Step<T>,
     mut outside: impl FnMut(u32, u64),
 ) -> T {
     if INSIDE.get() {
         // Nested: Tokio refuses a runtime inside a runtime.
-        let no_stray = || false;
+        let no_stray = Stray(None);
         loop {
             match step(&no_stray) {
                 Step::More | Step::Flush => {}
@@ -102,7 +116,7 @@ pub(crate) fn drive<T>(
     }
     loop {
         let mut result = None;
-        run_inside(&mut |stray: &dyn Fn() -> bool| match step(stray) {
+        run_inside(|stray: &Stray| match step(stray) {
             Step::More => Ctl::Again,
             Step::Flush => Ctl::Flush,
             other => {
@@ -151,7 +165,7 @@ impl Future for Again {
 
 /// Runs `step` as the one task of this thread's bare runtime, one call per
 /// poll (so one fresh budget per call), until it says stop.
-fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
+fn run_inside(mut step: impl FnMut(&Stray) -> Ctl) {
     let rt = REAL.with(|r| r.borrow_mut().take()).unwrap_or_else(|| {
         tokio::runtime::Builder::new_current_thread()
             .build()
@@ -172,19 +186,23 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
     }
     let put = Put(Some(rt));
     let rt = put.0.as_ref().expect("just put");
-    let metrics = rt.metrics();
-    let stray = move || metrics.num_alive_tasks() > 1;
+    let stray = Stray(Some(rt.metrics()));
     let driver = async move {
         check_reading();
+        NEED_FRESH.set(false);
         loop {
             match step(&stray) {
                 // A poll that left some budget needs no fresh one from
-                // Tokio: the budget is made whole again here and the next
-                // step runs in this same real poll. A poll that spent it
-                // all may have left a deferred wake with Tokio, which only
-                // Tokio's scheduler wakes: it gets control back.
-                Ctl::Again if reset_whole() => {}
-                Ctl::Again => Again(false).await,
+                // Tokio: the step made it whole again ([`refresh_budget`])
+                // and the next step runs in this same real poll. A poll
+                // that spent it all may have left a deferred wake with
+                // Tokio, which only Tokio's scheduler wakes: it gets
+                // control back.
+                Ctl::Again if !NEED_FRESH.get() => {}
+                Ctl::Again => {
+                    NEED_FRESH.set(false);
+                    Again(false).await
+                }
                 // Tokio's own yield: its wake is deferred behind the others.
                 Ctl::Flush => tokio::task::yield_now().await,
                 Ctl::Stop => return,
@@ -209,9 +227,22 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
     drop(put);
 }
 
-/// Makes Tokio's budget whole (128) again if some of it is left; whether
-/// it did. When the budget's layout cannot be trusted, `false` (every step
-/// then gets a fresh budget from Tokio, which is exact but slower).
+/// After a simulated poll inside the real runtime: makes Tokio's budget
+/// whole again for the next, or, when the poll spent it all (or the
+/// budget's layout is not trusted), has the driver ask Tokio for a fresh
+/// one. Returns whether the poll spent the whole budget.
+#[inline]
+pub(crate) fn refresh_budget() -> bool {
+    let left = tokio::task::coop::has_budget_remaining();
+    if !(left && reset_whole()) {
+        NEED_FRESH.set(true);
+    }
+    !left
+}
+
+/// Makes Tokio's budget whole (128) again; whether it did. When the
+/// budget's layout cannot be trusted, `false` (every step then gets a fresh
+/// budget from Tokio, which is exact but slower).
 ///
 /// Tokio does not let a task set its budget. `poll_proceed` takes a unit
 /// and returns a `RestoreOnPending` that holds the value it took it from
@@ -223,7 +254,7 @@ fn run_inside(step: &mut dyn FnMut(&dyn Fn() -> bool) -> Ctl) {
 /// layout turns this shortcut off, not the budget.
 #[inline]
 fn reset_whole() -> bool {
-    if TRUSTED.load(Ordering::Relaxed) != 1 || !tokio::task::coop::has_budget_remaining() {
+    if TRUSTED.load(Ordering::Relaxed) != 1 {
         return false;
     }
     // SAFETY: `RestoreOnPending` is two bytes whose layout was checked
@@ -333,8 +364,9 @@ mod tests {
             for _ in 0..5 {
                 tokio::task::coop::consume_budget().await;
             }
-            assert!(reset_whole(), "budget was left, so it is made whole");
-            assert_eq!(peek(), Some(WHOLE));
+            assert!(!refresh_budget(), "budget was left");
+            assert_eq!(peek(), Some(WHOLE), "so it is made whole");
+            assert!(!NEED_FRESH.replace(false));
         });
         // Outside a runtime the budget is unconstrained: not whole.
         assert_ne!(peek(), Some(WHOLE));
