@@ -25,19 +25,28 @@ pub(crate) struct TimerKey {
     gen: u32,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {
     Free,
-    Pending {
-        waker: Option<WakeRef>,
-        node: NodeId,
-        seq: u64,
-    },
+    Pending,
     Fired,
 }
 
+/// A slot's generation and state: eight bytes, so that checking a timer
+/// (the owner's poll after it fired, the liveness checks of firing) reads a
+/// small array that stays in the first-level cache; what a pending timer
+/// holds is in `pending`, at the same index.
+#[derive(Clone, Copy)]
 struct Slot {
     gen: u32,
     state: State,
+}
+
+/// What a pending timer holds.
+struct Pending {
+    waker: Option<WakeRef>,
+    node: NodeId,
+    seq: u64,
 }
 
 /// The timers of one deadline, in registration order; the first inline, so
@@ -50,6 +59,8 @@ struct Bucket {
 #[derive(Default)]
 pub(crate) struct Timers {
     slots: Vec<Slot>,
+    /// Same index as `slots`; meaningful while the slot is `Pending`.
+    pending: Vec<Pending>,
     free: Vec<u32>,
     buckets: BTreeMap<u64, Bucket>,
     /// The bucket of the deadline registered last, kept out of `buckets`
@@ -79,7 +90,7 @@ pub(crate) struct Fired {
 
 fn is_live(slots: &[Slot], k: TimerKey) -> bool {
     let s = &slots[k.slot as usize];
-    s.gen == k.gen && matches!(s.state, State::Pending { .. })
+    s.gen == k.gen && s.state == State::Pending
 }
 
 impl Timers {
@@ -94,17 +105,23 @@ impl Timers {
                     gen: 0,
                     state: State::Free,
                 });
+                self.pending.push(Pending {
+                    waker: None,
+                    node,
+                    seq,
+                });
                 (self.slots.len() - 1) as u32
             }
         };
         let s = &mut self.slots[slot as usize];
-        debug_assert!(matches!(s.state, State::Free));
-        s.state = State::Pending {
+        debug_assert!(s.state == State::Free);
+        s.state = State::Pending;
+        let key = TimerKey { slot, gen: s.gen };
+        self.pending[slot as usize] = Pending {
             waker: Some(waker),
             node,
             seq,
         };
-        let key = TimerKey { slot, gen: s.gen };
         match &mut self.hot {
             Some((d, b)) if *d == deadline => {
                 if b.rest.capacity() == 0 {
@@ -162,10 +179,7 @@ impl Timers {
     /// Whether the timer fired. A key that is no longer valid counts as fired
     /// (its owner will re-check the deadline against the clock anyway).
     pub(crate) fn is_fired(&self, key: TimerKey) -> bool {
-        !matches!(
-            self.slot(key).map(|s| &s.state),
-            Some(State::Pending { .. })
-        )
+        self.slot(key).map(|s| s.state) != Some(State::Pending)
     }
 
     /// For a timer's owner that saw it fire: whether it fired (as
@@ -180,7 +194,7 @@ impl Timers {
             return true;
         };
         match s.state {
-            State::Pending { .. } => false,
+            State::Pending => false,
             State::Fired => {
                 s.state = State::Free;
                 s.gen = s.gen.wrapping_add(1);
@@ -193,16 +207,11 @@ impl Timers {
 
     /// Replaces the waker of a pending timer, unless it wakes the same task.
     pub(crate) fn set_waker(&mut self, key: TimerKey, new: WakeRef) {
-        if let Some(s) = self
-            .slots
-            .get_mut(key.slot as usize)
-            .filter(|s| s.gen == key.gen)
-        {
-            if let State::Pending { waker, .. } = &mut s.state {
-                match waker {
-                    Some(w) if w.will_wake(&new) => {}
-                    _ => *waker = Some(new),
-                }
+        if self.slot(key).is_some_and(|s| s.state == State::Pending) {
+            let waker = &mut self.pending[key.slot as usize].waker;
+            match waker {
+                Some(w) if w.will_wake(&new) => {}
+                _ => *waker = Some(new),
             }
         }
     }
@@ -218,9 +227,9 @@ impl Timers {
         s.gen = s.gen.wrapping_add(1);
         self.free.push(key.slot);
         let waker = match old {
-            State::Pending { waker, .. } => {
+            State::Pending => {
                 self.live -= 1;
-                waker
+                self.pending[key.slot as usize].waker.take()
             }
             _ => None,
         };
@@ -291,14 +300,14 @@ impl Timers {
                 if !is_live(&self.slots, k) {
                     continue;
                 }
-                let s = &mut self.slots[k.slot as usize];
-                let State::Pending { waker, node, seq } =
-                    std::mem::replace(&mut s.state, State::Fired)
-                else {
-                    unreachable!("live entry checked above")
-                };
+                self.slots[k.slot as usize].state = State::Fired;
+                let p = &mut self.pending[k.slot as usize];
                 self.live -= 1;
-                return Some(Fired { waker, node, seq });
+                return Some(Fired {
+                    waker: p.waker.take(),
+                    node: p.node,
+                    seq: p.seq,
+                });
             }
             self.firing.clear();
             self.fired_upto = 0;

@@ -17,6 +17,7 @@ enum Waiter<'a> {
 
 /// Waits until `duration` has elapsed on the node's virtual clock.
 #[track_caller]
+#[inline]
 pub fn sleep(duration: Duration) -> Sleep {
     Sleep::after(duration, false)
 }
@@ -78,7 +79,10 @@ impl Sleep {
 
     /// `Instant::now() + duration` (or the far future), with one executor
     /// lookup and no `Instant` arithmetic on the common path.
+    // Inlined: the `Sleep` is then built where the caller keeps it (a
+    // returned struct read back in other widths stalls store forwarding).
     #[track_caller]
+    #[inline]
     fn after(duration: Duration, exact: bool) -> Sleep {
         let made = executor::with_current(|exec| {
             check_enabled(exec);
