@@ -14,6 +14,7 @@
 mod context;
 mod lifecycle;
 mod pct;
+mod queue;
 
 pub(crate) use context::progress;
 use context::Step;
@@ -29,7 +30,6 @@ use super::trace::{Kind, Trace};
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, Location};
@@ -303,7 +303,7 @@ pub(crate) struct Core {
     meta: Vec<TaskMeta>,
     free: Vec<u32>,
     alive: usize,
-    run_queue: VecDeque<(u32, u64)>,
+    run_queue: queue::RunQueue,
     pub(crate) timers: Timers,
     /// Global virtual time, ns since the start of the run.
     pub(crate) now: u64,
@@ -650,7 +650,7 @@ impl Exec {
             meta: Vec::new(),
             free: Vec::new(),
             alive: 0,
-            run_queue: VecDeque::new(),
+            run_queue: queue::RunQueue::default(),
             timers: Timers::default(),
             now: 0,
             step: 0,

@@ -16,10 +16,11 @@
 //! the running computation took that long; timers still never fire before
 //! their deadline.
 
+use super::queue::RunQueue;
 use crate::simulation::seed;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// Consecutive contended picks of one task before it is demoted.
 const SPIN_LIMIT: u32 = 64;
@@ -72,12 +73,12 @@ impl Pct {
     }
 
     /// Takes the highest-priority entry out of the run queue.
-    pub(crate) fn pick(&mut self, queue: &mut VecDeque<(u32, u64)>) -> Option<(u32, u64)> {
+    pub(crate) fn pick(&mut self, queue: &mut RunQueue) -> Option<(u32, u64)> {
         if queue.len() <= 1 {
             return queue.pop_front();
         }
         self.contended += 1;
-        let best = |pct: &Pct, q: &VecDeque<(u32, u64)>| {
+        let best = |pct: &Pct, q: &RunQueue| {
             let mut best = 0;
             let mut best_p = 0;
             for (i, &(_, id)) in q.iter().enumerate() {
