@@ -57,6 +57,9 @@ fn prefetch<T: ?Sized>(p: *const T) {
 /// How many schedule draws ahead the random pick looks to prefetch.
 const PEEK: usize = 10;
 
+/// The ring that holds the peeked draws: a power of two at least `PEEK`.
+const PEEK_RING: usize = 16;
+
 /// Yielded tasks are woken at least every this many steps (Tokio's default
 /// `event_interval`).
 const YIELD_INTERVAL: u64 = 61;
@@ -314,8 +317,11 @@ pub(crate) struct Core {
     /// The schedule stream's next two draws, taken early to prefetch the
     /// tasks they will probably pick; each is consumed exactly when it would
     /// have been drawn, so the schedule is unchanged.
-    sched_peek: [u64; PEEK],
+    sched_peek: [u64; PEEK_RING],
+    /// How many draws `sched_peek` holds, from index `sched_first` on
+    /// (a ring: taking one is an index step, not a shift).
     sched_peeked: usize,
+    sched_first: usize,
     /// Above this many runnable tasks the random pick prefetches
     /// (`PREFETCH_MIN_RUNNABLE`; tests turn it off to compare).
     prefetch_min: usize,
@@ -368,8 +374,8 @@ impl Core {
         if self.sched_peeked == 0 {
             return self.sched_rng.next_u64();
         }
-        let x = self.sched_peek[0];
-        self.sched_peek.copy_within(1.., 0);
+        let x = self.sched_peek[self.sched_first];
+        self.sched_first = (self.sched_first + 1) % PEEK_RING;
         self.sched_peeked -= 1;
         x
     }
@@ -386,11 +392,14 @@ impl Core {
     #[inline]
     fn prefetch_next_picks(&mut self, len: usize) {
         while self.sched_peeked < PEEK {
-            self.sched_peek[self.sched_peeked] = self.sched_rng.next_u64();
+            self.sched_peek[(self.sched_first + self.sched_peeked) % PEEK_RING] =
+                self.sched_rng.next_u64();
             self.sched_peeked += 1;
         }
-        let index =
-            |k: usize| seed::below(self.sched_peek[k], len.saturating_sub(k) as u64) as usize;
+        let index = |k: usize| {
+            let draw = self.sched_peek[(self.sched_first + k) % PEEK_RING];
+            seed::below(draw, len.saturating_sub(k) as u64) as usize
+        };
         let task_at = |k: usize| {
             let &(slot, _) = self.run_queue.get(index(k))?;
             self.tasks.get(slot as usize)
@@ -656,8 +665,9 @@ impl Exec {
             step: 0,
             parks: 0,
             sched_rng: seed::stream(root, "schedule"),
-            sched_peek: [0; PEEK],
+            sched_peek: [0; PEEK_RING],
             sched_peeked: 0,
+            sched_first: 0,
             prefetch_min: PREFETCH_MIN_RUNNABLE,
             timer_rng: seed::stream(root, "timer.ties"),
             select_rng: seed::stream(root, "select"),
