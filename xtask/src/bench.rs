@@ -816,8 +816,9 @@ fn markdown(
          {na}\n\
          ## What is measured\n\
          \n\
-         Four kinds of binary, built in release (`debug = 1`) and started by \
-         `cargo xtask bench`:\n\
+         Four kinds of binary, built in release with the same profile (one \
+         codegen unit, fat LTO, `debug = 1`: the workspace's and each `bench/` \
+         crate's `[profile.release]`) and started by `cargo xtask bench`:\n\
          \n\
          - **sim**: `sim-runtime/benches/executor.rs`, written against \
          `sim_runtime::` paths, built with `RUSTFLAGS=\"--cfg simulation\"` into \
