@@ -1,11 +1,11 @@
 //! The seeded single-threaded executor.
 //!
 //! One `Exec` per simulation, living on one OS thread. It owns the tasks (a
-//! slab of boxed futures), the run queue, the timer queue, the nodes, the
-//! seeded streams and the trace. Nothing here is shared with another thread
-//! except the wake path (`Header`), which must be `Send + Sync` because
-//! `Waker` is: a wake from a foreign thread lands in a mutex-protected queue
-//! and is recorded as a decision, never lost.
+//! slab of references to task allocations, task/raw.rs), the run queue, the
+//! timer queue, the nodes, the seeded streams and the trace. Nothing here is
+//! shared with another thread except the wake path (`Header`), which must be
+//! `Send + Sync` because `Waker` is: a wake from a foreign thread lands in a
+//! mutex-protected queue and is recorded as a decision, never lost.
 //!
 //! Re-entrancy rule: the `core` borrow is never held while user code runs
 //! (polling a future, dropping one, calling a waker), so a task may spawn,
@@ -24,20 +24,19 @@ use super::hooks;
 use super::node::{NodeId, NodeState};
 use super::report::{self, Class, Failure};
 use super::seed;
-use super::task::join::{JoinHandle, TaskCell};
+use super::task::join::JoinHandle;
+use super::task::raw::{self, OwnedTask, TaskVtable};
 use super::timer::Timers;
 use super::trace::{Kind, Trace};
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, Location};
-use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 /// Below this many runnable tasks their data fits the core's cache and
 /// prefetching the next picks costs more than it saves.
@@ -69,17 +68,20 @@ pub(crate) const MAIN_SLOT: u32 = u32::MAX;
 
 static NEXT_EXEC_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The part of a task that wakers hold. Waking does not read or write the
-/// task's own state: a wake is a (slot, id) request, and whether the task is
-/// already queued is decided by the executor, on the task's slab entry, when
-/// it takes the request (so scheduling touches the slab, not this).
+/// The start of a task's allocation (task/raw.rs), what wakers hold. Waking
+/// does not read or write the task's own state: a wake is a (slot, id)
+/// request, and whether the task is already queued is decided by the
+/// executor, on the task's slab entry, when it takes the request (so
+/// scheduling touches the slab, not this).
 pub(crate) struct Header {
+    /// References: the executor's, the handles', the wakers'.
+    pub(crate) refs: AtomicUsize,
+    vtable: &'static TaskVtable,
+    /// Where the join slot is in the allocation.
+    join_offset: usize,
     exec_id: u64,
     slot: u32,
     pub(crate) id: u64,
-    /// A wake from another thread waits in the remote queue: more are not
-    /// added (the remote queue stays as long as the number of tasks).
-    remote_queued: AtomicBool,
     finished: AtomicBool,
     shared: Arc<Shared>,
 }
@@ -90,12 +92,49 @@ const ABORT_BIT: u64 = 1 << 63;
 /// What a foreign thread can reach.
 #[derive(Default)]
 struct Shared {
+    /// Wake requests from other threads, each at most once (the queue stays
+    /// as long as the number of tasks, however often a thread wakes one).
     remote: Mutex<Vec<(u32, u64)>>,
     has_remote: AtomicBool,
 }
 
 impl Header {
-    fn schedule(&self) {
+    fn new(exec_id: u64, slot: u32, id: u64, shared: Arc<Shared>) -> Header {
+        Header {
+            refs: AtomicUsize::new(0),
+            vtable: &raw::UNSET,
+            join_offset: 0,
+            exec_id,
+            slot,
+            id,
+            finished: AtomicBool::new(false),
+            shared,
+        }
+    }
+
+    /// Set by `raw::new_task`, before the header is shared.
+    pub(crate) fn init_raw(
+        &mut self,
+        vtable: &'static TaskVtable,
+        join_offset: usize,
+        refs: usize,
+    ) {
+        self.vtable = vtable;
+        self.join_offset = join_offset;
+        *self.refs.get_mut() = refs;
+    }
+
+    #[inline]
+    pub(crate) fn vtable(&self) -> &'static TaskVtable {
+        self.vtable
+    }
+
+    #[inline]
+    pub(crate) fn join_offset(&self) -> usize {
+        self.join_offset
+    }
+
+    pub(crate) fn schedule(&self) {
         self.request(self.id);
     }
 
@@ -114,14 +153,12 @@ impl Header {
             })
             .unwrap_or(false);
         if !local {
-            if raw & ABORT_BIT == 0 && self.remote_queued.swap(true, Ordering::AcqRel) {
-                return;
+            let mut remote = self.shared.remote.lock().unwrap_or_else(|e| e.into_inner());
+            // Rare (only another thread wakes this way): a scan is cheap.
+            if !remote.contains(&(self.slot, raw)) {
+                remote.push((self.slot, raw));
             }
-            self.shared
-                .remote
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((self.slot, raw));
+            drop(remote);
             self.shared.has_remote.store(true, Ordering::Release);
         }
     }
@@ -138,15 +175,6 @@ impl Header {
     /// marks the task aborted when the executor takes it, queued or not).
     pub(crate) fn abort(&self) {
         self.request(self.id | ABORT_BIT);
-    }
-}
-
-impl Wake for Header {
-    fn wake(self: Arc<Self>) {
-        self.schedule();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.schedule();
     }
 }
 
@@ -259,15 +287,15 @@ pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A slab entry: what picking, polling and waking a task read, in one
-/// cache line (64 bytes aligned to 64): with many tasks and a random
-/// schedule every step misses the cache on it, so nothing on those paths
-/// reads the header or another allocation besides the future.
-#[repr(align(64))]
+/// A slab entry: what picking and waking a task read, in 32 bytes aligned
+/// to 32 (half a cache line): with many tasks and a random schedule every
+/// step misses the cache on it, so nothing on those paths reads the task's
+/// allocation, which only its poll does.
+#[repr(align(32))]
 struct Task {
-    header: Arc<Header>,
-    /// `None` while the task is being polled.
-    future: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    /// The executor's reference to the task (task/raw.rs): header, future,
+    /// join slot. `None` while the task is being polled.
+    future: Option<OwnedTask>,
     id: u64,
     /// In the run queue (or a paused node's parked list): a wake is not
     /// queued twice. Cleared when the task is picked for a poll.
@@ -341,16 +369,16 @@ pub(crate) struct Core {
     pub(crate) trace: Trace,
     failure: Option<Failure>,
     next_task_id: u64,
-    main_header: Arc<Header>,
+    exec_id: u64,
+    /// The `block_on` future's stand-in task: only its header is used (the
+    /// main waker), its future never runs.
+    main_task: OwnedTask,
     /// The main future is in the run queue.
     main_queued: bool,
     /// The data pointer of the waker of the task being polled, with its
     /// slot and id: `wake_ref` of that waker (a task keeping its own waker)
     /// reads neither the header nor the slab.
     polling: (*const (), u32, u64),
-    /// The vtable of this executor's task wakers (`Waker::from(Arc<Header>)`),
-    /// to recognise them.
-    task_vtable: &'static std::task::RawWakerVTable,
     block_ons: u64,
 }
 
@@ -406,7 +434,11 @@ impl Core {
         };
         if let Some(Some(t)) = task_at(0) {
             if let Some(f) = &t.future {
-                prefetch(&**f as *const dyn Future<Output = ()>);
+                // The header and the start of the future; a larger future's
+                // next line as well.
+                let p = f.task().as_ptr();
+                prefetch(p);
+                prefetch(p.cast::<u8>().wrapping_add(64));
             }
         }
         if let Some(entry) = task_at(PEEK / 2) {
@@ -452,15 +484,15 @@ impl Core {
     #[inline]
     pub(crate) fn wake_ref(&self, waker: &Waker) -> WakeRef {
         let (data, slot, id) = self.polling;
-        if std::ptr::eq(waker.data(), data) && std::ptr::eq(waker.vtable(), self.task_vtable) {
+        let ours = std::ptr::eq(waker.vtable(), &raw::WAKER);
+        if ours && std::ptr::eq(waker.data(), data) {
             return WakeRef::Task { slot, id };
         }
-        if std::ptr::eq(waker.vtable(), self.task_vtable) {
-            // SAFETY: a waker with this vtable was made by
-            // `Waker::from(Arc<Header>)`: its data is a live `Header` (the
-            // waker holds a count on it for this call).
-            let h = unsafe { &*waker.data().cast::<Header>() };
-            if h.exec_id == self.main_header.exec_id {
+        if ours {
+            // SAFETY: the vtable is `raw::WAKER`: the data is a live header
+            // (the waker holds a reference for this call).
+            let h = unsafe { raw::waker_header(waker) };
+            if h.exec_id == self.exec_id {
                 return WakeRef::Task {
                     slot: h.slot,
                     id: h.id,
@@ -626,15 +658,11 @@ impl Exec {
     pub(crate) fn with_trace(config: Config, trace: Trace) -> Rc<Exec> {
         let id = NEXT_EXEC_ID.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(Shared::default());
-        let main_header = Arc::new(Header {
-            exec_id: id,
-            slot: MAIN_SLOT,
-            id: 0,
-            remote_queued: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            shared: shared.clone(),
-        });
-        let task_vtable = Waker::from(main_header.clone()).vtable();
+        let main_task = raw::new_task(
+            Header::new(id, MAIN_SLOT, 0, shared.clone()),
+            std::future::pending::<()>(),
+            None,
+        );
         let root = config.seed;
         let wall_base_ns = WALL_EPOCH_NS
             + seed::below(seed::child(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
@@ -686,10 +714,10 @@ impl Exec {
             trace,
             failure: None,
             next_task_id: 1,
-            main_header,
+            exec_id: id,
+            main_task,
             main_queued: false,
             polling: (std::ptr::null(), 0, 0),
-            task_vtable,
             block_ons: 0,
             config,
         };
@@ -829,28 +857,24 @@ impl Exec {
                 (core.tasks.len() - 1) as u32
             }
         };
-        let header = Arc::new(Header {
-            exec_id: self.id,
-            slot,
-            id,
-            remote_queued: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            shared: self.shared.clone(),
-        });
-        let (cell, handle) = TaskCell::new(fut, header.clone(), name.clone());
+        let task = raw::new_task(
+            Header::new(self.id, slot, id, self.shared.clone()),
+            fut,
+            name.clone(),
+        );
+        let handle = JoinHandle::new(task.handle_ref(), id);
         core.decide(Kind::Spawn, id);
         if !core.node(node).alive {
             // As on a runtime that is shutting down: the task is dropped at
             // once and its handle reports cancellation.
             core.free.push(slot);
             drop(core);
-            self.with_task(node, Some(id), || drop(cell));
+            self.with_task(node, Some(id), || drop(task));
             return handle;
         }
         let incarnation = core.node(node).incarnation;
         core.tasks[slot as usize] = Some(Task {
-            header,
-            future: Some(Box::pin(cell)),
+            future: Some(task),
             id,
             queued: false,
             aborted: false,
@@ -929,19 +953,7 @@ impl Exec {
                     &mut *self.shared.remote.lock().unwrap_or_else(|e| e.into_inner()),
                 );
                 for (slot, raw) in remote {
-                    let id = raw & !ABORT_BIT;
-                    core.decide(Kind::RemoteWake, id);
-                    // Another remote wake may come now.
-                    let header = match slot {
-                        MAIN_SLOT => Some(&core.main_header),
-                        _ => match core.tasks.get(slot as usize) {
-                            Some(Some(t)) if t.id == id => Some(&t.header),
-                            _ => None,
-                        },
-                    };
-                    if let Some(h) = header {
-                        h.remote_queued.store(false, Ordering::Release);
-                    }
+                    core.decide(Kind::RemoteWake, raw & !ABORT_BIT);
                     core.take_request(slot, raw);
                 }
             }
@@ -1015,10 +1027,9 @@ impl Exec {
     pub(crate) fn block_on<F: Future>(self: &Rc<Self>, fut: F) -> F::Output {
         let _driving = self.begin_driving();
         let mut fut = std::pin::pin!(fut);
-        let main_header = self.core.borrow().main_header.clone();
-        let main_waker = Waker::from(main_header.clone());
+        let main_waker = self.core.borrow().main_task.task().waker();
         self.core.borrow_mut().main_queued = false;
-        main_header.schedule();
+        main_waker.wake_by_ref();
         context::drive(
             |stray| {
                 self.drain_wakes(true);
@@ -1441,7 +1452,7 @@ impl Exec {
     }
 
     fn poll_task(&self, slot: u32, id: u64) {
-        let (mut fut, header_ptr, node, incarnation) = {
+        let (mut fut, node, incarnation) = {
             let mut core = self.core.borrow_mut();
             let task = core.tasks[slot as usize]
                 .as_mut()
@@ -1460,29 +1471,24 @@ impl Exec {
             let fut = task.future.take().expect("task is not being polled");
             // Wakes from now on queue it again.
             task.queued = false;
-            let ptr = Arc::as_ptr(&task.header);
+            let ptr = fut.task().as_ptr();
             let node = task.node;
             let incarnation = task.incarnation;
             core.step += 1;
             core.decide(Kind::Poll, id);
             core.polling = (ptr.cast(), slot, id);
             self.progress.polling(core.step, id, node.0);
-            (fut, ptr, node, incarnation)
+            (fut, node, incarnation)
         };
-        // SAFETY: the task's slab entry keeps its `Arc<Header>` alive for the
-        // whole poll (entries are only removed by this function, or by a kill
-        // that skips tasks whose future is out), and `ManuallyDrop` keeps this
-        // borrowed waker from releasing a count it never took.
-        let waker = ManuallyDrop::new(unsafe { Waker::from(Arc::from_raw(header_ptr)) });
+        // `fut`, the executor's reference, keeps the task alive for the
+        // whole poll; the waker is borrowed from it.
+        let waker = fut.borrowed_waker();
         self.cur.set(Cur {
             task: Some(id),
             node,
         });
         self.sync_clock(node);
-        let ready = fut
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_ready();
+        let ready = fut.poll(&mut Context::from_waker(&waker)).is_ready();
         self.cur.set(Cur { task: None, node });
         let mut core = self.core.borrow_mut();
         core.polling = (std::ptr::null(), 0, 0);

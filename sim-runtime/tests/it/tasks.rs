@@ -494,3 +494,79 @@ fn stdout_outside_a_runtime_panics_as_in_tokio() {
         "{text}"
     );
 }
+
+/// Counts its drops, and on which thread the last one happened.
+struct Counted(Arc<Mutex<Vec<std::thread::ThreadId>>>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().push(std::thread::current().id());
+    }
+}
+
+/// A task is one allocation shared by the executor, its handles and its
+/// wakers: a waker that outlives the task and the runtime, dropped on another
+/// thread, frees it there, while the future and the output were each dropped
+/// exactly once, on the simulation's thread; a handle dropped before the task
+/// finishes leaves nothing behind, and one dropped after drops the output.
+#[test]
+fn a_task_outlives_its_run_only_as_long_as_its_wakers_and_handles() {
+    let futures = Arc::new(Mutex::new(Vec::new()));
+    let outputs = Arc::new(Mutex::new(Vec::new()));
+    let sim_thread = std::thread::current().id();
+    let (f, o) = (futures.clone(), outputs.clone());
+    let kept = run(3, async move {
+        // Finishes; its handle is awaited, so its output goes to the caller.
+        let (f1, o1) = (Counted(f.clone()), o.clone());
+        let waker = Arc::new(Mutex::new(None));
+        let w = waker.clone();
+        let h = sim_runtime::spawn(async move {
+            let _f = f1;
+            std::future::poll_fn(|cx| {
+                *w.lock().unwrap() = Some(cx.waker().clone());
+                std::task::Poll::Ready(())
+            })
+            .await;
+            Counted(o1)
+        });
+        let out = h.await.unwrap();
+        drop(out);
+        // Never finishes; its handle is dropped first, then it is aborted.
+        let f2 = Counted(f.clone());
+        let h2 = sim_runtime::spawn(async move {
+            let _f = f2;
+            std::future::pending::<()>().await
+        });
+        let a = h2.abort_handle();
+        drop(h2);
+        task::yield_now().await;
+        a.abort();
+        task::yield_now().await;
+        assert!(a.is_finished());
+        // Finishes while nobody holds its handle: the output is dropped at once.
+        let o3 = o.clone();
+        drop(sim_runtime::spawn(async move { Counted(o3) }));
+        task::yield_now().await;
+        let waker = waker
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the first task kept its waker");
+        waker
+    });
+    // The runtime is gone; the waker still refers to the first task.
+    std::thread::spawn(move || {
+        kept.wake_by_ref();
+        drop(kept);
+    })
+    .join()
+    .unwrap();
+    let futures = futures.lock().unwrap();
+    let outputs = outputs.lock().unwrap();
+    assert_eq!(futures.len(), 2, "each future dropped once");
+    assert_eq!(outputs.len(), 2, "each output dropped once");
+    assert!(futures
+        .iter()
+        .chain(outputs.iter())
+        .all(|t| *t == sim_thread));
+}

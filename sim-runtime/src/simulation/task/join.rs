@@ -1,13 +1,14 @@
-//! A task's future wrapper, its `JoinHandle`, `AbortHandle` and `JoinError`.
+//! A task's join slot, its `JoinHandle`, `AbortHandle` and `JoinError`.
 //!
-//! The wrapper (`TaskCell`) catches the future's panic, stores the outcome
-//! in a shared slot and wakes the joiner. Dropping the wrapper before the
-//! future finished is cancellation: the joiner gets `JoinError::Cancelled`.
-//! That one rule covers `abort`, node kills and runtime shutdown alike.
+//! The task (task/raw.rs) catches the future's panic, stores the outcome in
+//! its join slot and wakes the joiner. The executor letting go of a task
+//! whose future has not finished is cancellation: the joiner gets
+//! `JoinError::Cancelled`. That one rule covers `abort`, node kills and
+//! runtime shutdown alike.
 
+use super::raw::TaskRef;
 use super::Id;
-use crate::simulation::executor::{self, Header};
-use crate::simulation::report;
+use crate::simulation::executor;
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
@@ -32,12 +33,24 @@ pub(crate) struct JoinState<T> {
 }
 
 impl<T> JoinState<T> {
+    pub(crate) fn new() -> JoinState<T> {
+        JoinState {
+            slot: Mutex::new(Slot {
+                result: None,
+                done: false,
+                waker: None,
+                handle_alive: true,
+                notify: None,
+            }),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Slot<T>> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stores the outcome. Returns whether a handle was there to see it.
-    fn complete(&self, id: Id, result: Result<T, JoinError>) -> bool {
+    pub(crate) fn complete(&self, id: Id, result: Result<T, JoinError>) -> bool {
         let mut s = self.lock();
         if s.done {
             return s.handle_alive;
@@ -60,7 +73,7 @@ impl<T> JoinState<T> {
     }
 }
 
-enum Stage<F: Future> {
+pub(crate) enum Stage<F: Future> {
     Running(F),
     Done,
 }
@@ -68,7 +81,7 @@ enum Stage<F: Future> {
 /// Drops the future where it is pinned and leaves `Done` behind, even when
 /// its destructor panics (the panic is returned, not propagated, and the
 /// future is never dropped twice).
-fn finish_in_place<F: Future>(stage: &mut Stage<F>) -> std::thread::Result<()> {
+pub(crate) fn finish_in_place<F: Future>(stage: &mut Stage<F>) -> std::thread::Result<()> {
     // SAFETY: `drop_in_place` runs the destructor in place, which pinning
     // allows; whether it returns or unwinds, the old value counts as
     // dropped, so overwriting it with `ptr::write` (which does not drop)
@@ -81,137 +94,60 @@ fn finish_in_place<F: Future>(stage: &mut Stage<F>) -> std::thread::Result<()> {
     r
 }
 
-/// The future the executor polls for a spawned task.
-pub(crate) struct TaskCell<F: Future> {
-    stage: Stage<F>,
-    join: Arc<JoinState<F::Output>>,
-    header: Arc<Header>,
-    id: Id,
-    name: Option<Arc<str>>,
-}
-
-impl<F: Future> TaskCell<F> {
-    pub(crate) fn new(
-        fut: F,
-        header: Arc<Header>,
-        name: Option<Arc<str>>,
-    ) -> (TaskCell<F>, JoinHandle<F::Output>) {
-        let join = Arc::new(JoinState {
-            slot: Mutex::new(Slot {
-                result: None,
-                done: false,
-                waker: None,
-                handle_alive: true,
-                notify: None,
-            }),
-        });
-        let id = Id(header.id);
-        let cell = TaskCell {
-            stage: Stage::Running(fut),
-            join: join.clone(),
-            header: header.clone(),
-            id,
-            name,
-        };
-        (
-            cell,
-            JoinHandle {
-                join,
-                header,
-                id,
-                _p: PhantomData,
-            },
-        )
-    }
-}
-
-impl<F: Future> Future for TaskCell<F> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: `stage` is never moved out while `Running`; it is only
-        // overwritten in place, which drops the future where it is pinned.
-        let this = unsafe { self.get_unchecked_mut() };
-        let Stage::Running(fut) = &mut this.stage else {
-            return Poll::Ready(());
-        };
-        // SAFETY: see above; the future stays at this address until dropped.
-        let fut = unsafe { Pin::new_unchecked(fut) };
-        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => {
-                let _ = finish_in_place(&mut this.stage);
-                this.header.set_finished();
-                this.join.complete(this.id, Ok(v));
-                Poll::Ready(())
-            }
-            Err(payload) => {
-                // Dropping a future that panicked may panic again; that
-                // second panic is swallowed, as Tokio does.
-                let _ = finish_in_place(&mut this.stage);
-                let text = report::payload_text(&*payload);
-                this.header.set_finished();
-                let observed = this
-                    .join
-                    .complete(this.id, Err(JoinError::panic(this.id, payload)));
-                if !observed {
-                    executor::unhandled_panic(this.id.0, this.name.as_deref(), &text);
-                }
-                Poll::Ready(())
-            }
-        }
-    }
-}
-
-impl<F: Future> Drop for TaskCell<F> {
-    fn drop(&mut self) {
-        if let Stage::Running(_) = self.stage {
-            // Drop the future first (its destructors may spawn or wake), then
-            // tell the joiner. A destructor that panics is contained and
-            // reported to the joiner as the task's panic, as in Tokio.
-            let dropped = finish_in_place(&mut self.stage);
-            self.header.set_finished();
-            let err = match dropped {
-                Ok(()) => JoinError::cancelled(self.id),
-                Err(payload) => JoinError::panic(self.id, payload),
-            };
-            self.join.complete(self.id, Err(err));
-        }
-    }
-}
-
 /// An owned permission to join on a task (await its termination).
 ///
 /// As in Tokio: dropping it detaches the task; awaiting it yields the task's
 /// output or a [`JoinError`].
 pub struct JoinHandle<T> {
-    join: Arc<JoinState<T>>,
-    header: Arc<Header>,
+    raw: TaskRef,
     id: Id,
     _p: PhantomData<T>,
 }
+
+// The bounds a handle made of an `Arc` of its join slot and a
+// `PhantomData<T>` had: `Send` when the output is, `Sync` when it is also
+// `Sync`.
+// SAFETY: the handle reaches the header (thread-safe) and the join slot
+// (behind a mutex) only; the future is never reached through it.
+unsafe impl<T: Send> Send for JoinHandle<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for JoinHandle<T> {}
 
 impl<T> Unpin for JoinHandle<T> {}
 impl<T> UnwindSafe for JoinHandle<T> {}
 impl<T> RefUnwindSafe for JoinHandle<T> {}
 
 impl<T> JoinHandle<T> {
+    /// The handle of the task `raw`, whose output type is `T`.
+    pub(crate) fn new(raw: TaskRef, id: u64) -> JoinHandle<T> {
+        JoinHandle {
+            raw,
+            id: Id(id),
+            _p: PhantomData,
+        }
+    }
+
+    fn join(&self) -> &JoinState<T> {
+        // SAFETY: `new`'s caller made `raw` for a task whose output is `T`.
+        unsafe { self.raw.join::<T>() }
+    }
+
     /// Aborts the task. A task that already finished is not affected.
     pub fn abort(&self) {
         if !self.is_finished() {
-            self.header.abort();
+            self.raw.header().abort();
         }
     }
 
     /// Whether the task has finished (completed, panicked or cancelled).
     pub fn is_finished(&self) -> bool {
-        self.header.is_finished()
+        self.raw.header().is_finished()
     }
 
     /// A handle that can abort the task without joining it.
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
-            header: self.header.clone(),
+            raw: self.raw.clone(),
         }
     }
 
@@ -223,7 +159,7 @@ impl<T> JoinHandle<T> {
     /// Called by `JoinSet`: run `f(id)` when the task finishes (at once if
     /// it already has).
     pub(crate) fn on_complete(&self, f: Notify) {
-        let mut s = self.join.lock();
+        let mut s = self.join().lock();
         if s.done {
             drop(s);
             f(self.id);
@@ -240,7 +176,7 @@ impl<T> Future for JoinHandle<T> {
         // As Tokio's: a poll spends a unit of the task's budget (given back
         // if the task has not finished).
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
-        let mut s = self.join.lock();
+        let mut s = self.join().lock();
         if let Some(r) = s.result.take() {
             crate::simulation::executor::progress(coop);
             return Poll::Ready(r);
@@ -262,7 +198,7 @@ impl<T> Future for JoinHandle<T> {
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        let mut s = self.join.lock();
+        let mut s = self.join().lock();
         s.handle_alive = false;
         // Tokio drops an unclaimed output when the handle goes; so do we,
         // outside the lock (the output's destructor may do anything).
@@ -290,25 +226,25 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// completion.
 #[derive(Clone)]
 pub struct AbortHandle {
-    header: Arc<Header>,
+    raw: TaskRef,
 }
 
 impl AbortHandle {
     /// Aborts the task. A task that already finished is not affected.
     pub fn abort(&self) {
         if !self.is_finished() {
-            self.header.abort();
+            self.raw.header().abort();
         }
     }
 
     /// Whether the task has finished.
     pub fn is_finished(&self) -> bool {
-        self.header.is_finished()
+        self.raw.header().is_finished()
     }
 
     /// The task's id.
     pub fn id(&self) -> Id {
-        Id(self.header.id)
+        Id(self.raw.header().id)
     }
 }
 

@@ -4,6 +4,7 @@ pub mod coop;
 pub(crate) mod join;
 mod join_set;
 mod local;
+pub(crate) mod raw;
 
 pub use join::{AbortHandle, JoinError, JoinHandle};
 pub use join_set::JoinSet;

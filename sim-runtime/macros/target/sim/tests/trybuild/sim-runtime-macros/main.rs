@@ -1,0 +1,2 @@
+#![allow(unused_crate_dependencies, missing_docs)]
+fn main() {}
