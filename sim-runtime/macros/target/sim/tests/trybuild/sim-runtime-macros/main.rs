@@ -1,2 +1,0 @@
-#![allow(unused_crate_dependencies, missing_docs)]
-fn main() {}
