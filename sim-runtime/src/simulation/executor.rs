@@ -246,15 +246,26 @@ pub(crate) fn current() -> Option<Rc<Exec>> {
     CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
 }
 
+/// Tokio's panic when a runtime is needed and there is none.
+const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a \
+                          Tokio 1.x runtime (sim: no simulation is running on this thread)";
+
 /// The executor entered on this thread, or Tokio's panic when there is none.
 #[track_caller]
 pub(crate) fn expect_current() -> Rc<Exec> {
     match current() {
         Some(exec) => exec,
-        None => panic!(
-            "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
-             (sim: no simulation is running on this thread)"
-        ),
+        None => panic!("{NO_RUNTIME}"),
+    }
+}
+
+/// [`with_current`], or Tokio's panic when there is no executor.
+#[track_caller]
+#[inline]
+pub(crate) fn with_expected<R>(f: impl FnOnce(&Exec) -> R) -> R {
+    match with_current(f) {
+        Some(r) => r,
+        None => panic!("{NO_RUNTIME}"),
     }
 }
 

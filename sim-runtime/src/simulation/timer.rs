@@ -186,23 +186,27 @@ impl Timers {
     /// `is_fired`), freeing its slot if so.
     #[inline]
     pub(crate) fn take_fired(&mut self, key: TimerKey) -> bool {
-        let Some(s) = self
-            .slots
-            .get_mut(key.slot as usize)
-            .filter(|s| s.gen == key.gen)
-        else {
+        let Some(s) = self.slot(key) else {
             return true;
         };
         match s.state {
             State::Pending => false,
             State::Fired => {
-                s.state = State::Free;
-                s.gen = s.gen.wrapping_add(1);
-                self.free.push(key.slot);
+                self.free_slot(key.slot);
                 true
             }
             State::Free => true,
         }
+    }
+
+    /// Frees `slot` (a new generation, so its keys go stale); returns the
+    /// state it had.
+    fn free_slot(&mut self, slot: u32) -> State {
+        let s = &mut self.slots[slot as usize];
+        let old = std::mem::replace(&mut s.state, State::Free);
+        s.gen = s.gen.wrapping_add(1);
+        self.free.push(slot);
+        old
     }
 
     /// Replaces the waker of a pending timer, unless it wakes the same task.
@@ -219,14 +223,8 @@ impl Timers {
     /// Frees the timer's slot. Returns the waker it held, which the caller
     /// drops outside any borrow of the executor.
     pub(crate) fn remove(&mut self, key: TimerKey) -> Option<WakeRef> {
-        let s = self
-            .slots
-            .get_mut(key.slot as usize)
-            .filter(|s| s.gen == key.gen)?;
-        let old = std::mem::replace(&mut s.state, State::Free);
-        s.gen = s.gen.wrapping_add(1);
-        self.free.push(key.slot);
-        let waker = match old {
+        self.slot(key)?;
+        let waker = match self.free_slot(key.slot) {
             State::Pending => {
                 self.live -= 1;
                 self.pending[key.slot as usize].waker.take()

@@ -77,26 +77,17 @@ impl Instant {
         Instant::now() + Duration::from_secs(86_400 * 365 * 30)
     }
 
-    /// This instant as global virtual time (ns since the run started), as
-    /// seen from the current node; instants in the past map to "now or
-    /// earlier", which the caller treats as already due.
-    pub(crate) fn to_global_ns(self, exec: &executor::Exec) -> u64 {
-        let since_base = self.std.saturating_duration_since(exec.base_std).as_nanos() as i128;
-        Instant::local_to_global_ns(exec, since_base)
+    /// This instant as ns past `exec.base_std` (0 for an earlier one).
+    pub(crate) fn since_base_ns(self, exec: &executor::Exec) -> i128 {
+        self.std.saturating_duration_since(exec.base_std).as_nanos() as i128
     }
 
-    /// `to_global_ns` of the instant `since_base` ns past `exec.base_std`.
-    pub(crate) fn local_to_global_ns(exec: &executor::Exec, since_base: i128) -> u64 {
-        let core = exec.core.borrow();
-        Instant::node_local_to_global_ns(core.node(exec.current_node()), since_base)
-    }
-
-    /// `local_to_global_ns` on node `n`'s clock.
+    /// The instant `since_base` ns past the executor's base, read on node
+    /// `n`'s clock, as global virtual time (ns since the run started);
+    /// instants in the past map to "now or earlier", which the caller treats
+    /// as already due.
     #[inline]
-    pub(crate) fn node_local_to_global_ns(
-        n: &crate::simulation::node::NodeState,
-        since_base: i128,
-    ) -> u64 {
+    pub(crate) fn global_ns(n: &crate::simulation::node::NodeState, since_base: i128) -> u64 {
         let local = since_base - n.mono_offset_ns as i128;
         if local <= 0 {
             return 0;

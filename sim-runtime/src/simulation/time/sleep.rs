@@ -160,14 +160,7 @@ impl Sleep {
 
     /// Registers the timer. Returns `true` if the deadline is already due.
     fn register(&mut self, waker: Waiter<'_>) -> bool {
-        match executor::with_current(|exec| self.register_in(exec, waker)) {
-            Some(due) => due,
-            None => {
-                // Tokio's panic: no runtime.
-                drop(expect_current());
-                unreachable!("expect_current panics outside a simulation")
-            }
-        }
+        executor::with_expected(|exec| self.register_in(exec, waker))
     }
 
     fn register_in(&mut self, exec: &executor::Exec, waker: Waiter<'_>) -> bool {
@@ -178,17 +171,13 @@ impl Sleep {
                 crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR
             );
         }
-        let global = match self.since_base_ns {
-            Some(_) => None,
-            None => Some(self.deadline.to_global_ns(exec)),
+        let since_base = match self.since_base_ns {
+            Some(ns) => i128::from(ns),
+            None => self.deadline.since_base_ns(exec),
         };
         let node = exec.current_node();
         let mut core = exec.core.borrow_mut();
-        let global = match (global, self.since_base_ns) {
-            (Some(g), _) => g,
-            (None, Some(ns)) => Instant::node_local_to_global_ns(core.node(node), i128::from(ns)),
-            (None, None) => unreachable!("one of the two is set"),
-        };
+        let global = Instant::global_ns(core.node(node), since_base);
         let mut due = if self.exact {
             global
         } else {
@@ -221,28 +210,21 @@ impl Sleep {
         }
         match self.key {
             Some(key) => {
-                let ready = executor::with_current(|exec| {
+                let fired = executor::with_expected(|exec| {
                     let mut core = exec.core.borrow_mut();
-                    if core.timers.take_fired(key) {
-                        true
-                    } else {
+                    let fired = core.timers.take_fired(key);
+                    if !fired {
                         let w = core.wake_ref(cx.waker());
                         core.timers.set_waker(key, w);
-                        false
                     }
+                    fired
                 });
-                match ready {
-                    Some(true) => {
-                        self.key = None;
-                        self.elapsed = true;
-                        Poll::Ready(())
-                    }
-                    Some(false) => Poll::Pending,
-                    None => {
-                        drop(expect_current());
-                        unreachable!("expect_current panics outside a simulation")
-                    }
+                if !fired {
+                    return Poll::Pending;
                 }
+                self.key = None;
+                self.elapsed = true;
+                Poll::Ready(())
             }
             None => {
                 if self.register(Waiter::New(cx.waker())) {
