@@ -21,6 +21,7 @@ use context::Step;
 
 use super::config::{Config, Schedule, UnhandledPanic};
 use super::hooks;
+use super::mem;
 use super::node::{NodeId, NodeState};
 use super::report::{self, Class, Failure};
 use super::seed;
@@ -341,7 +342,7 @@ struct Cur {
 
 pub(crate) struct Core {
     pub(crate) config: Config,
-    tasks: Vec<Option<Task>>,
+    tasks: mem::HugeVec<Option<Task>>,
     meta: Vec<TaskMeta>,
     free: Vec<u32>,
     alive: usize,
@@ -699,7 +700,7 @@ impl Exec {
             hooks::deactivate();
         }
         let core = Core {
-            tasks: Vec::new(),
+            tasks: mem::HugeVec::new(),
             meta: Vec::new(),
             free: Vec::new(),
             alive: 0,

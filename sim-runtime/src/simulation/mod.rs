@@ -18,6 +18,7 @@ pub(crate) mod hooks;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod intercept;
 pub mod io;
+pub(crate) mod mem;
 pub mod net;
 pub(crate) mod node;
 pub mod private;

@@ -6,11 +6,13 @@
 //! wrap-arounds; FIFO takes from the head, which moves, and the dead prefix
 //! is dropped once it outweighs the live entries.
 
+use crate::simulation::mem::HugeVec;
 use std::ops::Index;
 
+/// The buffer is a [`HugeVec`]: the random pick reads it at random.
 #[derive(Default)]
 pub(crate) struct RunQueue {
-    buf: Vec<(u32, u64)>,
+    buf: HugeVec<(u32, u64)>,
     head: usize,
 }
 
@@ -47,7 +49,7 @@ impl RunQueue {
             self.buf.clear();
             self.head = 0;
         } else if self.head > 64 && self.head * 2 > self.buf.len() {
-            self.buf.drain(..self.head);
+            self.buf.remove_front(self.head);
             self.head = 0;
         }
         Some(entry)

@@ -27,7 +27,9 @@
 use super::join::{finish_in_place, JoinError, JoinState, Stage};
 use super::Id;
 use crate::simulation::executor::{self, Header};
+use crate::simulation::mem;
 use crate::simulation::report;
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::mem::{offset_of, ManuallyDrop};
@@ -133,8 +135,13 @@ impl<F: Future> TaskAlloc<F> {
     /// # Safety
     /// The last reference to a `TaskAlloc<F>` made by [`new_task`].
     unsafe fn free(ptr: NonNull<Header>) {
-        // SAFETY: made by `Box::into_raw` in `new_task`; nobody refers to it.
-        drop(unsafe { Box::from_raw(ptr.cast::<TaskAlloc<F>>().as_ptr()) });
+        let ptr = ptr.cast::<TaskAlloc<F>>();
+        // SAFETY: made by `new_task` from `mem::alloc` with this layout and
+        // initialised there; nobody refers to it any more.
+        unsafe {
+            std::ptr::drop_in_place(ptr.as_ptr());
+            mem::dealloc(ptr.cast(), Layout::new::<TaskAlloc<F>>());
+        }
     }
 }
 
@@ -158,14 +165,18 @@ unsafe fn unset(_: NonNull<Header>) {
 /// reference count, set here (one reference: the returned [`OwnedTask`]).
 pub(crate) fn new_task<F: Future>(mut header: Header, fut: F, name: Option<Arc<str>>) -> OwnedTask {
     header.init_raw(&TaskAlloc::<F>::VTABLE, offset_of!(TaskAlloc<F>, join), 1);
-    let alloc = Box::new(TaskAlloc {
-        header,
-        stage: UnsafeCell::new(Stage::Running(fut)),
-        join: JoinState::new(),
-        name,
-    });
-    // SAFETY: `Box::into_raw` is never null.
-    let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(alloc)) }.cast::<Header>();
+    // From the executor's pool (on huge pages), not a `Box`: see `mem`.
+    let ptr = mem::alloc(Layout::new::<TaskAlloc<F>>()).cast::<TaskAlloc<F>>();
+    // SAFETY: a fresh block with the layout of a `TaskAlloc<F>`.
+    unsafe {
+        ptr.as_ptr().write(TaskAlloc {
+            header,
+            stage: UnsafeCell::new(Stage::Running(fut)),
+            join: JoinState::new(),
+            name,
+        })
+    };
+    let ptr = ptr.cast::<Header>();
     OwnedTask(TaskRef(ptr))
 }
 
