@@ -242,6 +242,16 @@ pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
     (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
 }
 
+/// The executor entered on this thread, as a raw pointer (null when there
+/// is none): [`with_current`] for code whose result is wider than two
+/// words (a closure's result returned through memory can stall the
+/// caller's read of it). Valid under the same rule: no user code runs, and
+/// nothing leaves or drops the executor, while it is used.
+#[inline(always)]
+pub(crate) fn current_ptr() -> *const Exec {
+    CURRENT_PTR.try_with(Cell::get).unwrap_or(std::ptr::null())
+}
+
 /// The executor entered on this thread, if any.
 pub(crate) fn current() -> Option<Rc<Exec>> {
     CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
@@ -368,6 +378,9 @@ pub(crate) struct Core {
     timer_rng: ChaCha8Rng,
     select_rng: ChaCha8Rng,
     pub(crate) nodes: Vec<NodeState>,
+    /// Whether any node is paused (set only through `set_paused`): the
+    /// pick checks a task's node only then, sparing a dependent load.
+    any_paused: bool,
     /// PCT's state, when the schedule is PCT.
     pct: Option<pct::Pct>,
     /// Early timers, when the run has them.
@@ -548,6 +561,18 @@ impl Core {
         &mut self.nodes[id.index()]
     }
 
+    /// Pauses or resumes a node's scheduling (the one writer of `paused`).
+    pub(crate) fn set_paused(&mut self, id: NodeId, paused: bool) {
+        self.node_mut(id).paused = paused;
+        self.any_paused = self.nodes.iter().any(|n| n.paused);
+    }
+
+    /// Whether `id` is paused, with no load of the node when none is.
+    #[inline]
+    fn is_paused(&self, id: NodeId) -> bool {
+        self.any_paused && self.node(id).paused
+    }
+
     /// Takes a task out of the slab and frees its slot (the caller drops it
     /// outside the borrow).
     fn remove_task(&mut self, slot: u32) -> Option<Task> {
@@ -720,6 +745,7 @@ impl Exec {
                 "main".into(),
                 Some(super::node::auto_ip(&[])),
             )],
+            any_paused: false,
             pct: match config.schedule {
                 Schedule::Pct(d) => Some(pct::Pct::new(root, d)),
                 _ => None,
@@ -1357,7 +1383,7 @@ impl Exec {
                 Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
                 _ => continue, // finished or dropped since it was woken
             };
-            if core.node(node).paused {
+            if core.is_paused(node) {
                 core.node_mut(node).parked.push((slot, id));
                 continue;
             }
@@ -1419,7 +1445,7 @@ impl Exec {
             let Some(fired) = timers.pop_due(now, timer_rng) else {
                 break;
             };
-            if core.node(fired.node).paused {
+            if core.is_paused(fired.node) {
                 core.node_mut(fired.node).deferred.push(fired.waker);
                 continue;
             }

@@ -31,9 +31,9 @@ impl Exec {
                 // Before the tasks drop: their sockets must not say goodbye.
                 net_wakes = crate::simulation::net::on_crash(&mut core, node);
             }
+            core.set_paused(node, false);
             let n = core.node_mut(node);
             n.alive = false;
-            n.paused = false;
             n.incarnation += 1;
             n.parked.clear();
             let deferred = std::mem::take(&mut n.deferred);
@@ -106,7 +106,7 @@ impl Exec {
 
     pub(crate) fn pause(&self, node: NodeId) {
         let mut core = self.core.borrow_mut();
-        core.node_mut(node).paused = true;
+        core.set_paused(node, true);
         core.decide(Kind::Node, u64::from(node.0) << 8 | 2);
     }
 
@@ -114,8 +114,8 @@ impl Exec {
         let (mut parked, deferred) = {
             let mut core = self.core.borrow_mut();
             core.decide(Kind::Node, u64::from(node.0) << 8 | 3);
+            core.set_paused(node, false);
             let n = core.node_mut(node);
-            n.paused = false;
             (
                 std::mem::take(&mut n.parked),
                 std::mem::take(&mut n.deferred),

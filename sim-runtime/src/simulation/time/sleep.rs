@@ -17,7 +17,7 @@ enum Waiter<'a> {
 
 /// Waits until `duration` has elapsed on the node's virtual clock.
 #[track_caller]
-#[inline]
+#[inline(always)]
 pub fn sleep(duration: Duration) -> Sleep {
     Sleep::after(duration, false)
 }
@@ -35,16 +35,35 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
-    deadline: Instant,
+    deadline: Deadline,
     /// `advance()` sleeps to the exact nanosecond; `sleep` rounds up to ms.
     exact: bool,
     key: Option<TimerKey>,
-    /// `deadline` as ns past the executor's `base_std`, when `sleep` computed
-    /// it so (saves converting the `Instant` back at registration).
-    since_base_ns: Option<u64>,
     exec_id: u64,
     elapsed: bool,
     _pin: PhantomPinned,
+}
+
+/// When a sleep completes.
+#[derive(Debug, Clone, Copy)]
+enum Deadline {
+    /// `ns` past the executor's `base_std` (`base`), as `sleep` computes it:
+    /// registration needs the nanoseconds, and the `Instant` is made only
+    /// if asked for.
+    Since {
+        base: std::time::Instant,
+        ns: u64,
+    },
+    At(Instant),
+}
+
+impl Deadline {
+    fn instant(self) -> Instant {
+        match self {
+            Deadline::Since { base, ns } => Instant::from_std(base + Duration::from_nanos(ns)),
+            Deadline::At(i) => i,
+        }
+    }
 }
 
 #[track_caller]
@@ -63,10 +82,9 @@ impl Sleep {
         let exec = expect_current();
         check_enabled(&exec);
         Sleep {
-            deadline,
+            deadline: Deadline::At(deadline),
             exact,
             key: None,
-            since_base_ns: None,
             exec_id: exec.id,
             elapsed: false,
             _pin: PhantomPinned,
@@ -79,42 +97,55 @@ impl Sleep {
 
     /// `Instant::now() + duration` (or the far future), with one executor
     /// lookup and no `Instant` arithmetic on the common path.
-    // Inlined: the `Sleep` is then built where the caller keeps it (a
-    // returned struct read back in other widths stalls store forwarding).
+    // Inlined, and nothing on the common path returns more than a word: a
+    // `Sleep` returned from a call (or an `Option` of one from a closure)
+    // is written by the callee and read back by the caller in other widths,
+    // a store-forwarding stall that was a third of the `sleep` bench.
     #[track_caller]
-    #[inline]
+    #[inline(always)]
     fn after(duration: Duration, exact: bool) -> Sleep {
-        let made = executor::with_current(|exec| {
-            check_enabled(exec);
-            let since_base = u64::try_from(duration.as_nanos())
-                .ok()
-                .and_then(|d| Instant::local_now_ns(exec).checked_add(d))?;
-            Some(Sleep {
-                deadline: Instant::from_std(exec.base_std + Duration::from_nanos(since_base)),
-                exact,
-                key: None,
-                since_base_ns: Some(since_base),
-                exec_id: exec.id,
-                elapsed: false,
-                _pin: PhantomPinned,
-            })
-        });
-        match made {
-            Some(Some(sleep)) => sleep,
-            // No simulation (`new` panics with Tokio's message), or a
-            // deadline past what nanoseconds count.
-            _ => {
-                let deadline = Instant::now()
-                    .checked_add(duration)
-                    .unwrap_or_else(Instant::far_future);
-                Sleep::new(deadline, exact)
+        let exec = executor::current_ptr();
+        if !exec.is_null() {
+            // SAFETY: non-null, the executor entered on this thread, which
+            // nothing below leaves or drops (no user code runs).
+            let exec = unsafe { &*exec };
+            if exec.timers_enabled.get() {
+                if let Some(ns) = u64::try_from(duration.as_nanos())
+                    .ok()
+                    .and_then(|d| Instant::local_now_ns(exec).checked_add(d))
+                {
+                    return Sleep {
+                        deadline: Deadline::Since {
+                            base: exec.base_std,
+                            ns,
+                        },
+                        exact,
+                        key: None,
+                        exec_id: exec.id,
+                        elapsed: false,
+                        _pin: PhantomPinned,
+                    };
+                }
             }
         }
+        Sleep::after_slow(duration, exact)
+    }
+
+    /// No simulation or timers disabled (`new` panics with Tokio's
+    /// message), or a deadline past what nanoseconds count.
+    #[track_caller]
+    #[cold]
+    #[inline(never)]
+    fn after_slow(duration: Duration, exact: bool) -> Sleep {
+        let deadline = Instant::now()
+            .checked_add(duration)
+            .unwrap_or_else(Instant::far_future);
+        Sleep::new(deadline, exact)
     }
 
     /// The instant at which the future completes.
     pub fn deadline(&self) -> Instant {
-        self.deadline
+        self.deadline.instant()
     }
 
     /// Whether the deadline has elapsed.
@@ -138,8 +169,7 @@ impl Sleep {
         // SAFETY: no field is structurally pinned; `PhantomPinned` only keeps
         // the type `!Unpin` like Tokio's.
         let this = unsafe { self.get_unchecked_mut() };
-        this.deadline = deadline;
-        this.since_base_ns = None;
+        this.deadline = Deadline::At(deadline);
         this.elapsed = false;
         let waker = this.deregister();
         if let Some(w) = waker {
@@ -171,9 +201,9 @@ impl Sleep {
                 crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR
             );
         }
-        let since_base = match self.since_base_ns {
-            Some(ns) => i128::from(ns),
-            None => self.deadline.since_base_ns(exec),
+        let since_base = match self.deadline {
+            Deadline::Since { ns, .. } => i128::from(ns),
+            Deadline::At(i) => i.since_base_ns(exec),
         };
         let node = exec.current_node();
         let mut core = exec.core.borrow_mut();
