@@ -18,7 +18,9 @@
 //!   pool when it exits, for the next thread. The memory is kept for reuse,
 //!   never returned to the OS, as an allocator's arena is.
 //! - [`HugeVec`]: a growable array whose buffer, once it reaches
-//!   [`HUGE_MIN`] bytes, is a mapping of its own advised as huge pages.
+//!   [`HUGE_MIN`] bytes, is a mapping of its own advised as huge pages;
+//!   freed mappings are kept (up to 64 MiB) for the next `HugeVec`, so a
+//!   runtime per seed does not fault in fresh pages every time.
 //!
 //! Huge pages are advice: where the kernel does not give them (THP off,
 //! or not Linux) the memory is ordinary pages and everything works the same.
@@ -93,6 +95,46 @@ fn map(len: usize) -> NonNull<u8> {
 unsafe fn unmap(ptr: NonNull<u8>, len: usize) {
     // SAFETY: as the caller promises.
     unsafe { libc::munmap(ptr.as_ptr().cast(), len) };
+}
+
+/// Mappings [`HugeVec`]s let go of, `(address, length)`, kept for the next
+/// ones: a fresh mapping's pages are zeroed by the kernel at first touch,
+/// 2 MiB at a time, which a runtime per seed (or per bench run) would
+/// otherwise pay for its slab and run queue every time (9% of spawn_yield
+/// in perf, in `clear_page`). At most [`SPARE_MAX`] bytes are kept.
+static SPARE: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+const SPARE_MAX: usize = 64 << 20;
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A mapping of `len` bytes: a kept one of that length, or a new one.
+fn map_reusing(len: usize) -> NonNull<u8> {
+    let kept = {
+        let mut spare = spare();
+        let i = spare.iter().position(|&(_, l)| l == len);
+        i.map(|i| spare.swap_remove(i).0)
+    };
+    match kept {
+        // SAFETY: a mapping made by `map`, unused since it was kept.
+        Some(addr) => unsafe { NonNull::new_unchecked(addr as *mut u8) },
+        None => map(len),
+    }
+}
+
+/// # Safety
+/// As [`unmap`].
+unsafe fn unmap_keeping(ptr: NonNull<u8>, len: usize) {
+    {
+        let mut spare = spare();
+        if spare.iter().map(|&(_, l)| l).sum::<usize>() + len <= SPARE_MAX {
+            spare.push((ptr.as_ptr() as usize, len));
+            return;
+        }
+    }
+    // SAFETY: as the caller promises.
+    unsafe { unmap(ptr, len) };
 }
 
 /// The free-list class of a layout, if the lists serve it.
@@ -355,7 +397,7 @@ impl<T> HugeVec<T> {
         let ptr: NonNull<T> = if Self::mapped(cap) {
             // Use the whole mapping.
             cap = layout.size() / size_of::<T>();
-            map(layout.size()).cast()
+            map_reusing(layout.size()).cast()
         } else {
             global_alloc(layout).cast()
         };
@@ -378,7 +420,7 @@ impl<T> HugeVec<T> {
         let layout = Self::buffer_layout(self.cap);
         if Self::mapped(self.cap) {
             // SAFETY: made by `map` with this size.
-            unsafe { unmap(self.ptr.cast(), layout.size()) };
+            unsafe { unmap_keeping(self.ptr.cast(), layout.size()) };
         } else {
             // SAFETY: made by the global allocator with this layout.
             unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
