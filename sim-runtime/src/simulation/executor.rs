@@ -242,6 +242,16 @@ pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
     (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
 }
 
+/// The base instant of the first executor made in this process; every
+/// executor's is the same (the virtual monotonic clock at 0) when the
+/// clock interposers are in place.
+static STANDARD_BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// [`STANDARD_BASE`], once an executor has set it.
+pub(crate) fn standard_base() -> Option<std::time::Instant> {
+    STANDARD_BASE.get().copied()
+}
+
 /// The executor entered on this thread, as a raw pointer (null when there
 /// is none): [`with_current`] for code whose result is wider than two
 /// words (a closure's result returned through memory can stall the
@@ -631,6 +641,10 @@ pub(crate) struct Exec {
     /// The `std::time::Instant` that stands for virtual time 0 on a node
     /// without clock offset.
     pub(crate) base_std: std::time::Instant,
+    /// Whether `base_std` is the process's [`standard_base`] (it is
+    /// whenever the clock interposers are in place, so in practice always):
+    /// a sleep then keeps its deadline as one number.
+    pub(crate) standard_base: bool,
     in_block_on: Cell<bool>,
     /// Set by a runtime shutdown: timers are gone, as Tokio's are.
     pub(crate) shut_down: Cell<bool>,
@@ -774,6 +788,7 @@ impl Exec {
             clock_node: Cell::new(NodeId::MAIN),
             shared,
             base_std,
+            standard_base: base_std == *STANDARD_BASE.get_or_init(|| base_std),
             in_block_on: Cell::new(false),
             shut_down: Cell::new(false),
             wall_base_ns,

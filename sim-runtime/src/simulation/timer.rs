@@ -121,10 +121,21 @@ impl Timers {
         debug_assert!(s.state == State::Free);
         s.state = State::Pending;
         let key = TimerKey { slot, gen: s.gen };
-        self.pending[slot as usize] = Pending {
-            waker: Some(waker),
-            node,
-            seq,
+        let p = &mut self.pending[slot as usize];
+        // A free slot holds no waker (firing and removal take it), so there
+        // is nothing to drop: written without reading the old value (a read
+        // that waited on the line, which the store buffer hides).
+        debug_assert!(p.waker.is_none());
+        // SAFETY: a valid place of this type; the old value needs no drop.
+        unsafe {
+            std::ptr::write(
+                p,
+                Pending {
+                    waker: Some(waker),
+                    node,
+                    seq,
+                },
+            )
         };
         match &mut self.hot {
             Some((d, b)) if *d == deadline => {

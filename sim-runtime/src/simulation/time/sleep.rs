@@ -47,20 +47,21 @@ pub struct Sleep {
 /// When a sleep completes.
 #[derive(Debug, Clone, Copy)]
 enum Deadline {
-    /// `ns` past the executor's `base_std` (`base`), as `sleep` computes it:
-    /// registration needs the nanoseconds, and the `Instant` is made only
-    /// if asked for.
-    Since {
-        base: std::time::Instant,
-        ns: u64,
-    },
+    /// `ns` past the process's standard base instant, as `sleep` computes
+    /// it (one number: registration needs the nanoseconds, and the
+    /// `Instant` is made only if asked for).
+    Since(u64),
     At(Instant),
 }
 
 impl Deadline {
     fn instant(self) -> Instant {
         match self {
-            Deadline::Since { base, ns } => Instant::from_std(base + Duration::from_nanos(ns)),
+            Deadline::Since(ns) => {
+                let base =
+                    executor::standard_base().expect("set by the executor that made the sleep");
+                Instant::from_std(base + Duration::from_nanos(ns))
+            }
             Deadline::At(i) => i,
         }
     }
@@ -105,42 +106,57 @@ impl Sleep {
     #[inline(always)]
     fn after(duration: Duration, exact: bool) -> Sleep {
         let exec = executor::current_ptr();
+        let mut since = None;
+        let mut exec_id = 0;
         if !exec.is_null() {
             // SAFETY: non-null, the executor entered on this thread, which
             // nothing below leaves or drops (no user code runs).
             let exec = unsafe { &*exec };
-            if exec.timers_enabled.get() {
-                if let Some(ns) = u64::try_from(duration.as_nanos())
+            if exec.timers_enabled.get() && exec.standard_base {
+                since = u64::try_from(duration.as_nanos())
                     .ok()
-                    .and_then(|d| Instant::local_now_ns(exec).checked_add(d))
-                {
-                    return Sleep {
-                        deadline: Deadline::Since {
-                            base: exec.base_std,
-                            ns,
-                        },
-                        exact,
-                        key: None,
-                        exec_id: exec.id,
-                        elapsed: false,
-                        _pin: PhantomPinned,
-                    };
-                }
+                    .and_then(|d| Instant::local_now_ns(exec).checked_add(d));
+                exec_id = exec.id;
             }
         }
-        Sleep::after_slow(duration, exact)
+        // One construction, from scalars (the slow path's come back in
+        // registers): the optimiser then writes the fields where the
+        // caller keeps the `Sleep`, not into a temporary it copies from.
+        let deadline = match since {
+            Some(ns) => Deadline::Since(ns),
+            None => {
+                exec_id = Sleep::exec_id_or_panic();
+                Deadline::At(Sleep::deadline_slow(duration))
+            }
+        };
+        Sleep {
+            deadline,
+            exact,
+            key: None,
+            exec_id,
+            elapsed: false,
+            _pin: PhantomPinned,
+        }
     }
 
-    /// No simulation or timers disabled (`new` panics with Tokio's
-    /// message), or a deadline past what nanoseconds count.
+    /// The current executor's id; Tokio's panics without one, or with its
+    /// timers disabled.
     #[track_caller]
     #[cold]
     #[inline(never)]
-    fn after_slow(duration: Duration, exact: bool) -> Sleep {
-        let deadline = Instant::now()
+    fn exec_id_or_panic() -> u64 {
+        let exec = expect_current();
+        check_enabled(&exec);
+        exec.id
+    }
+
+    /// `Instant::now() + duration`, or the far future.
+    #[cold]
+    #[inline(never)]
+    fn deadline_slow(duration: Duration) -> Instant {
+        Instant::now()
             .checked_add(duration)
-            .unwrap_or_else(Instant::far_future);
-        Sleep::new(deadline, exact)
+            .unwrap_or_else(Instant::far_future)
     }
 
     /// The instant at which the future completes.
@@ -202,7 +218,8 @@ impl Sleep {
             );
         }
         let since_base = match self.deadline {
-            Deadline::Since { ns, .. } => i128::from(ns),
+            // The standard base is this executor's: `after` checked.
+            Deadline::Since(ns) => i128::from(ns),
             Deadline::At(i) => i.since_base_ns(exec),
         };
         let node = exec.current_node();
