@@ -275,3 +275,24 @@ fn timers_and_yields_wake_foreign_wakers() {
         assert_eq!(start.elapsed(), Duration::from_millis(16));
     });
 }
+
+/// `Sleep::deadline` is `Instant::now()` at the `sleep` call plus the
+/// duration, before and after the sleep, from inside the run and after it
+/// (the deadline is kept as nanoseconds and made into an `Instant` on
+/// request).
+#[test]
+fn sleep_deadline_is_now_plus_duration_wherever_it_is_read() {
+    let (sleep, expected) = run(3, async {
+        time::sleep(Duration::from_millis(7)).await;
+        let start = Instant::now();
+        let s = time::sleep(Duration::from_millis(5));
+        assert_eq!(s.deadline(), start + Duration::from_millis(5));
+        let mut s = Box::pin(s);
+        s.as_mut().await;
+        assert_eq!(s.deadline(), start + Duration::from_millis(5));
+        assert_eq!(Instant::now(), start + Duration::from_millis(5));
+        let later = time::sleep(Duration::from_secs(3));
+        (later, Instant::now() + Duration::from_secs(3))
+    });
+    assert_eq!(sleep.deadline(), expected);
+}
