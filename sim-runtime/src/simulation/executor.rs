@@ -56,6 +56,13 @@ fn prefetch<T: ?Sized>(p: *const T) {
 
 /// How many schedule draws ahead the random pick looks to prefetch.
 const PEEK: usize = 10;
+/// How many picks ahead the pipeline fetches a pick's slab entry.
+const SLAB_AHEAD: usize = PEEK / 2;
+/// How many picks ahead the pipeline fetches a pick's task. Three ahead
+/// (index 2): one ahead the lines had not arrived when polled (pinned A/B,
+/// spawn_yield: 176 ms at one ahead, 137 at two, 123 at three, 132 at four,
+/// 167 at five).
+const TASK_AHEAD: usize = 2;
 
 /// The ring that holds the peeked draws: a power of two at least `PEEK`.
 const PEEK_RING: usize = 16;
@@ -449,8 +456,8 @@ impl Core {
     /// waits or yields, which defers it) and asks the CPU to fetch, while
     /// this step's task runs, a pipeline of what those picks will read: the
     /// run-queue entry of the pick `PEEK - 1` ahead, the slab entry of the
-    /// one `PEEK / 2` ahead (its queue entry fetched some steps ago), and the
-    /// task (header and future) of the one three ahead. A wrong guess only wastes a
+    /// one `SLAB_AHEAD` ahead (its queue entry fetched some steps ago), and
+    /// the task of the one `TASK_AHEAD` ahead. A wrong guess only wastes a
     /// prefetch; the schedule is unchanged (each draw is consumed exactly
     /// when it would have been drawn).
     #[inline]
@@ -468,19 +475,18 @@ impl Core {
             let &(slot, _) = self.run_queue.get(index(k))?;
             self.tasks.get(slot as usize)
         };
-        // Three picks ahead: one pick ahead the lines had not arrived
-        // when polled (pinned A/B, spawn_yield: 176 ms at one ahead, 137 at
-        // two, 123 at three, 132 at four, 167 at five).
-        if let Some(Some(t)) = task_at(2) {
+        if let Some(Some(t)) = task_at(TASK_AHEAD) {
             if let Some(f) = &t.future {
-                // The header and the start of the future; a larger future's
-                // next line as well.
+                // Three lines: the header, the future and, for a small
+                // future, the join slot (the task's last poll completes
+                // it: a miss that was 9% of spawn_yield in perf).
                 let p = f.task().as_ptr();
                 prefetch(p);
                 prefetch(p.cast::<u8>().wrapping_add(64));
+                prefetch(p.cast::<u8>().wrapping_add(128));
             }
         }
-        if let Some(entry) = task_at(PEEK / 2) {
+        if let Some(entry) = task_at(SLAB_AHEAD) {
             prefetch(entry as *const Option<Task>);
         }
         if let Some(q) = self.run_queue.get(index(PEEK - 1)) {
