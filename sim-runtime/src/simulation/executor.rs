@@ -1825,4 +1825,22 @@ mod tests {
         // And the order is a random one, not the spawn order.
         assert!(with.0[..n].windows(2).any(|w| w[0] > w[1]));
     }
+
+    /// Enough tasks that the slab and the run queue move to huge-page
+    /// mappings of their own (`mem::HugeVec` past `mem::HUGE_MIN`): every
+    /// task still runs each round, and a second run in the same process
+    /// (reusing the mappings the first let go of) runs the same schedule.
+    #[test]
+    fn many_tasks_run_on_the_huge_page_slab() {
+        let n = 40_000;
+        assert!(n * std::mem::size_of::<Option<Task>>() > mem::HUGE_MIN);
+        let first = poll_order(n, 2, true);
+        let mut seen = first.0.clone();
+        seen.sort_unstable();
+        let expected: Vec<u32> = (0..n as u32).flat_map(|i| [i, i]).collect();
+        assert_eq!(seen, expected);
+        let second = poll_order(n, 2, true);
+        assert!(first.0 == second.0, "the same seed ran another schedule");
+        assert_eq!(first.1, second.1);
+    }
 }
