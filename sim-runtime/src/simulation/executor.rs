@@ -1264,8 +1264,10 @@ impl Exec {
     fn next(&self, when_idle: WhenIdle) -> Next {
         let mut core = self.core.borrow_mut();
         loop {
-            if let Some(f) = core.failure.take() {
-                return Next::Fail(f);
+            // Checked before taken: `take` on every step copied the
+            // (absent) failure out and wrote it back.
+            if core.failure.is_some() {
+                return Next::Fail(core.failure.take().expect("checked"));
             }
             if let Some(limit) = core.config.step_limit {
                 if core.step >= limit {
