@@ -533,12 +533,9 @@ mod tests {
         let drops = Rc::new(());
         let mut h: HugeVec<(u64, Rc<()>, [u8; 48])> = HugeVec::new();
         let mut v: Vec<(u64, Rc<()>, [u8; 48])> = Vec::new();
-        let mut x: u64 = 3;
+        let mut draw = crate::simulation::seed::test_draws(3);
         for step in 0..60_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (x >> 33) as usize;
+            let r = draw();
             match r % 8 {
                 0..=4 => {
                     h.push((step, drops.clone(), [step as u8; 48]));

@@ -35,6 +35,19 @@ pub(crate) fn below(x: u64, n: u64) -> u64 {
     ((u128::from(x) * u128::from(n)) >> 64) as u64
 }
 
+/// A cheap pseudo-random sequence for tests that drive a data structure
+/// with random operations (not the simulation's randomness: no seed tree).
+#[cfg(test)]
+pub(crate) fn test_draws(seed: u64) -> impl FnMut() -> usize {
+    let mut x = seed;
+    move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,12 +100,9 @@ mod tests {
     fn behaves_as_a_vecdeque() {
         let mut q = RunQueue::default();
         let mut d = VecDeque::new();
-        let mut x: u64 = 7;
+        let mut draw = crate::simulation::seed::test_draws(7);
         for step in 0..20_000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (x >> 33) as usize;
+            let r = draw();
             match r % 5 {
                 0 | 1 => {
                     q.push_back((step as u32, step));
