@@ -12,7 +12,8 @@
 //!
 //! - [`alloc`]/[`dealloc`]: task allocations of up to [`MAX_BLOCK`] bytes
 //!   come from per-thread free lists of 16-byte size classes, refilled from
-//!   2 MiB spans mapped for the purpose. A block may be freed on any thread
+//!   2 MiB spans mapped for the purpose (a thread's first span is 256 KiB
+//!   of ordinary pages, so a small simulation holds only what it touches). A block may be freed on any thread
 //!   (a waker can outlive its run on another thread): it joins that thread's
 //!   list. A thread's lists and the rest of its span go to a process-wide
 //!   pool when it exits, for the next thread. The memory is kept for reuse,
@@ -41,17 +42,20 @@ const GRAIN: usize = 16;
 /// ones aligned to more than [`GRAIN`]) go to the global allocator.
 pub(crate) const MAX_BLOCK: usize = 1024;
 const CLASSES: usize = MAX_BLOCK / GRAIN;
+/// A thread's first span: ordinary pages (see `Lists::mapped`).
+const FIRST_SPAN: usize = 256 << 10;
 /// A [`HugeVec`] moves to a mapping of its own from this many bytes on.
 pub(crate) const HUGE_MIN: usize = 1 << 20;
 
-/// Maps `len` bytes (a multiple of [`HUGE`]) at a [`HUGE`]-aligned address,
-/// advised as huge pages. Aborts, as the global allocator does, if the
-/// system has no memory left.
-fn map(len: usize) -> NonNull<u8> {
-    debug_assert!(len % HUGE == 0);
+/// Maps `len` bytes: if `huge`, a multiple of [`HUGE`] at a
+/// [`HUGE`]-aligned address, advised as huge pages; otherwise whole
+/// ordinary pages. Aborts, as the global allocator does, if the system has
+/// no memory left.
+fn map(len: usize, huge: bool) -> NonNull<u8> {
+    debug_assert!(len % if huge { HUGE } else { 4096 } == 0);
     // Over-map by one huge page and trim, so the start is aligned (a huge
     // page backs only an aligned 2 MiB range).
-    let over = len + HUGE;
+    let over = if huge { len + HUGE } else { len };
     // SAFETY: an anonymous private mapping at an address of the kernel's
     // choosing; no existing memory is affected.
     let raw = unsafe {
@@ -68,7 +72,11 @@ fn map(len: usize) -> NonNull<u8> {
         std::alloc::handle_alloc_error(Layout::from_size_align(len, HUGE).expect("valid layout"));
     }
     let raw = raw as usize;
-    let start = (raw + HUGE - 1) & !(HUGE - 1);
+    let start = if huge {
+        (raw + HUGE - 1) & !(HUGE - 1)
+    } else {
+        raw
+    };
     // SAFETY: both ranges lie inside the mapping just made, outside
     // [start, start + len).
     unsafe {
@@ -81,11 +89,15 @@ fn map(len: usize) -> NonNull<u8> {
         }
     }
     #[cfg(target_os = "linux")]
-    // SAFETY: advice on memory this function owns; a failure (THP compiled
-    // out) leaves ordinary pages.
-    unsafe {
-        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    if huge {
+        // SAFETY: advice on memory this function owns; a failure (THP
+        // compiled out) leaves ordinary pages.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = huge;
     // SAFETY: inside a successful mapping, so not null.
     unsafe { NonNull::new_unchecked(start as *mut u8) }
 }
@@ -119,7 +131,7 @@ fn map_reusing(len: usize) -> NonNull<u8> {
     match kept {
         // SAFETY: a mapping made by `map`, unused since it was kept.
         Some(addr) => unsafe { NonNull::new_unchecked(addr as *mut u8) },
-        None => map(len),
+        None => map(len, true),
     }
 }
 
@@ -161,6 +173,11 @@ struct Lists {
     /// The span blocks are carved from: `[next, end)`.
     next: usize,
     end: usize,
+    /// How many spans this thread has mapped. Its first is [`FIRST_SPAN`]
+    /// bytes of ordinary pages: a thread that runs a small simulation then
+    /// holds only the pages it touched (a huge page is 2 MiB of memory at
+    /// first touch); only one that needs more maps huge spans.
+    mapped: u32,
 }
 
 impl Lists {
@@ -169,6 +186,7 @@ impl Lists {
         tail: [std::ptr::null_mut(); CLASSES],
         next: 0,
         end: 0,
+        mapped: 0,
     };
 
     #[inline]
@@ -305,9 +323,15 @@ fn refill(lists: &mut Lists, c: usize, size: usize) -> NonNull<u8> {
         }
     }
     drop(pool);
-    let span = map(HUGE);
+    let (len, huge) = if lists.mapped == 0 {
+        (FIRST_SPAN, false)
+    } else {
+        (HUGE, true)
+    };
+    let span = map(len, huge);
+    lists.mapped += 1;
     lists.next = span.as_ptr() as usize;
-    lists.end = lists.next + HUGE;
+    lists.end = lists.next + len;
     lists.carve(size).expect("a new span holds any block")
 }
 
