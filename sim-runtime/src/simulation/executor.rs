@@ -242,7 +242,7 @@ fn set_current(new: Option<Rc<Exec>>) -> Option<Rc<Exec>> {
 /// drop the executor.
 #[inline]
 pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
-    let ptr = CURRENT_PTR.try_with(Cell::get).ok()?;
+    let ptr = current_ptr();
     // SAFETY: `CURRENT_PTR` is non-null only while `CURRENT` holds an `Rc`
     // of that executor (both are written by `set_current` only), and `f`
     // does not change `CURRENT` (see above), so the executor outlives `f`.

@@ -366,6 +366,13 @@ mod tests {
         WakeRef::Other(Waker::noop().clone())
     }
 
+    /// Fires every timer due at `now`; their sequence numbers in firing order.
+    fn fire(t: &mut Timers, now: u64, r: &mut ChaCha8Rng) -> Vec<u64> {
+        std::iter::from_fn(|| t.pop_due(now, r))
+            .map(|f| f.seq)
+            .collect()
+    }
+
     fn rng() -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(7)
     }
@@ -391,9 +398,7 @@ mod tests {
         let c = t.insert(10, noop(), NodeId::MAIN);
         t.remove(b);
         let mut r = rng();
-        let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(10, &mut r))
-            .map(|f| f.seq)
-            .collect();
+        let seqs: Vec<u64> = fire(&mut t, 10, &mut r);
         assert_eq!(seqs.len(), 2);
         assert!(!seqs.contains(&1), "the cancelled timer fired: {seqs:?}");
         assert!(t.is_fired(a) && t.is_fired(c));
@@ -406,9 +411,7 @@ mod tests {
         t.insert(10, noop(), NodeId::MAIN);
         t.insert(20, noop(), NodeId::MAIN);
         let mut r = rng();
-        let seqs: Vec<u64> = std::iter::from_fn(|| t.pop_due(30, &mut r))
-            .map(|f| f.seq)
-            .collect();
+        let seqs: Vec<u64> = fire(&mut t, 30, &mut r);
         assert_eq!(seqs, vec![1, 2, 0]);
     }
 
@@ -420,9 +423,7 @@ mod tests {
                 t.insert(5, noop(), NodeId::MAIN);
             }
             let mut r = ChaCha8Rng::seed_from_u64(seed);
-            std::iter::from_fn(|| t.pop_due(5, &mut r))
-                .map(|f| f.seq)
-                .collect::<Vec<u64>>()
+            fire(&mut t, 5, &mut r)
         };
         assert_eq!(order(1), order(1), "same stream, same order");
         let mut sorted = order(1);
@@ -451,9 +452,7 @@ mod tests {
         t.remove(c);
         assert_eq!(t.next_deadline(), Some(10));
         let mut r = rng();
-        let mut at_10: Vec<u64> = std::iter::from_fn(|| t.pop_due(10, &mut r))
-            .map(|f| f.seq)
-            .collect();
+        let mut at_10: Vec<u64> = fire(&mut t, 10, &mut r);
         at_10.sort_unstable();
         assert_eq!(at_10, vec![0, 1, 3]);
         assert_eq!(t.next_deadline(), Some(20));

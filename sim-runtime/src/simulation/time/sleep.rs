@@ -80,13 +80,11 @@ fn check_enabled(exec: &crate::simulation::executor::Exec) {
 impl Sleep {
     #[track_caller]
     fn new(deadline: Instant, exact: bool) -> Sleep {
-        let exec = expect_current();
-        check_enabled(&exec);
         Sleep {
             deadline: Deadline::At(deadline),
             exact,
             key: None,
-            exec_id: exec.id,
+            exec_id: Sleep::exec_id_or_panic(),
             elapsed: false,
             _pin: PhantomPinned,
         }
