@@ -348,6 +348,9 @@ struct Task {
     /// A `spawn_blocking` closure's task: polled outside real Tokio's
     /// context (executor/context.rs).
     blocking: bool,
+    /// Woken by the clock (a timer or a delivery fired) and not polled
+    /// since: counted in `Core::clock_woken` (runs with early timers only).
+    clock_woken: bool,
 }
 
 /// The cold part of a task, read only by reports and by the early-timer
@@ -417,6 +420,12 @@ pub(crate) struct Core {
     main_task: OwnedTask,
     /// The main future is in the run queue.
     main_queued: bool,
+    /// Tasks (the main future included) that the clock woke and that have
+    /// not been polled since: an early jump waits for them, so a task that
+    /// is due never first looks at a clock past a later deadline. Kept only
+    /// in runs with early timers.
+    clock_woken: usize,
+    main_clock_woken: bool,
     /// The data pointer of the waker of the task being polled, with its
     /// slot and id: `wake_ref` of that waker (a task keeping its own waker)
     /// reads neither the header nor the slab.
@@ -594,6 +603,9 @@ impl Core {
     fn remove_task(&mut self, slot: u32) -> Option<Task> {
         let task = self.tasks[slot as usize].take();
         debug_assert!(task.is_some(), "removing a free slot");
+        if task.as_ref().is_some_and(|t| t.clock_woken) {
+            self.clock_woken -= 1;
+        }
         if self.polling.1 == slot {
             self.polling = (std::ptr::null(), 0, 0);
         }
@@ -603,6 +615,23 @@ impl Core {
         // the slot is reused: it is left alone here (with many tasks its line
         // is not in the cache, and writing it cost 6% of spawn_yield).
         task
+    }
+
+    /// Notes that a timer that fired woke this task (`clock_woken`).
+    fn mark_clock_woken(&mut self, slot: u32, id: u64) {
+        if slot == MAIN_SLOT {
+            if !self.main_clock_woken {
+                self.main_clock_woken = true;
+                self.clock_woken += 1;
+            }
+            return;
+        }
+        if let Some(Some(t)) = self.tasks.get_mut(slot as usize) {
+            if t.id == id && !t.clock_woken {
+                t.clock_woken = true;
+                self.clock_woken += 1;
+            }
+        }
     }
 
     pub(crate) fn alive_tasks(&self) -> usize {
@@ -780,6 +809,8 @@ impl Exec {
             exec_id: id,
             main_task,
             main_queued: false,
+            clock_woken: 0,
+            main_clock_woken: false,
             polling: (std::ptr::null(), 0, 0),
             block_ons: 0,
             config,
@@ -945,6 +976,7 @@ impl Exec {
             node,
             incarnation,
             blocking,
+            clock_woken: false,
         });
         core.meta[slot as usize] = TaskMeta { name, location };
         core.alive += 1;
@@ -1359,11 +1391,17 @@ impl Exec {
                 // A scripted action due now (`sim::at`) runs at its time:
                 // the jump waits until it has run. Never past the time
                 // limit: that is a livelock only when nothing is runnable.
+                // Never past a deadline whose timer fired but whose owner
+                // has not yet looked: `timeout(150ms, sleep(600ms))` would
+                // find both done and return the sleep's `Ok`, an order no
+                // runtime produces.
                 let limit = core.config.time_limit.map(|l| l.as_nanos() as u64);
-                if core
-                    .timers
-                    .next_deadline()
-                    .is_some_and(|d| d > now && limit.is_none_or(|l| d <= l))
+                if core.timers.unseen() == 0
+                    && core.clock_woken == 0
+                    && core
+                        .timers
+                        .next_deadline()
+                        .is_some_and(|d| d > now && limit.is_none_or(|l| d <= l))
                     && !core.scripted_runnable()
                 {
                     match self.advance(core) {
@@ -1399,6 +1437,10 @@ impl Exec {
             .expect("run queue is not empty");
             if slot == MAIN_SLOT {
                 core.main_queued = false;
+                if core.main_clock_woken {
+                    core.main_clock_woken = false;
+                    core.clock_woken -= 1;
+                }
                 self.park_hook_ran.set(false);
                 return Next::Main;
             }
@@ -1473,6 +1515,10 @@ impl Exec {
                 continue;
             }
             core.decide(Kind::Fire, fired.seq);
+            if let (Some(WakeRef::Task { slot, id }), Some(_)) = (&fired.waker, &core.early) {
+                let (slot, id) = (*slot, *id);
+                core.mark_clock_woken(slot, id & !ABORT_BIT);
+            }
             match fired.waker {
                 Some(WakeRef::Task { slot, id }) if wakers.is_empty() => {
                     core.take_request(slot, id)
@@ -1537,9 +1583,13 @@ impl Exec {
             let fut = task.future.take().expect("task is not being polled");
             // Wakes from now on queue it again.
             task.queued = false;
+            let seen = std::mem::take(&mut task.clock_woken);
             let ptr = fut.task().as_ptr();
             let node = task.node;
             let incarnation = task.incarnation;
+            if seen {
+                core.clock_woken -= 1;
+            }
             core.step += 1;
             core.decide(Kind::Poll, id);
             core.polling = (ptr.cast(), slot, id);
@@ -1844,5 +1894,28 @@ mod tests {
         let second = poll_order(n, 2, true);
         assert!(first.0 == second.0, "the same seed ran another schedule");
         assert_eq!(first.1, second.1);
+    }
+
+    /// A socket's wake-up timers are freed once they fired and the socket
+    /// waits again, and, being unwatched, never hold back an early jump: a
+    /// long run of deliveries keeps neither slots nor unseen timers.
+    #[test]
+    fn delivery_timers_do_not_pile_up() {
+        use crate::simulation::net::UdpSocket;
+        let exec = Exec::new(Config::from_env(7));
+        let _entered = exec.enter();
+        exec.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:1").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:2").await.unwrap();
+            let mut buf = [0u8; 8];
+            for i in 0..2_000u32 {
+                a.send_to(&i.to_le_bytes(), "127.0.0.1:2").await.unwrap();
+                let (n, _) = b.recv_from(&mut buf).await.unwrap();
+                assert_eq!(n, 4);
+            }
+        });
+        let slots = exec.core.borrow().timers.slots();
+        assert!(slots < 16, "2,000 deliveries left {slots} timer slots");
+        assert_eq!(exec.core.borrow().timers.unseen(), 0);
     }
 }

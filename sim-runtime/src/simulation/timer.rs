@@ -40,6 +40,10 @@ enum State {
 struct Slot {
     gen: u32,
     state: State,
+    /// A sleep's timer, whose owner looks at it when woken (counted in
+    /// `unseen` while fired and not yet looked at); a socket's wake-up
+    /// timer is not: its owner looks at the socket.
+    watched: bool,
 }
 
 /// What a pending timer holds.
@@ -75,6 +79,9 @@ pub(crate) struct Timers {
     /// Entries in the buckets, live or stale.
     entries: usize,
     live: usize,
+    /// Timers that fired and whose owner has not yet seen it (taken it or
+    /// dropped it): deadlines that are still live for an early jump.
+    unseen: usize,
     next_seq: u64,
     /// The bucket being fired, in its drawn order, and how far it got.
     firing: Vec<TimerKey>,
@@ -100,6 +107,28 @@ impl Timers {
     // stall that was a tenth of the `sleep` bench).
     #[inline(always)]
     pub(crate) fn insert(&mut self, deadline: u64, waker: WakeRef, node: NodeId) -> TimerKey {
+        self.insert_as(deadline, waker, node, true)
+    }
+
+    /// Registers a wake-up that nobody looks at as a timer (a socket's next
+    /// delivery): it never holds back an early jump once fired.
+    pub(crate) fn insert_unwatched(
+        &mut self,
+        deadline: u64,
+        waker: WakeRef,
+        node: NodeId,
+    ) -> TimerKey {
+        self.insert_as(deadline, waker, node, false)
+    }
+
+    #[inline(always)]
+    fn insert_as(
+        &mut self,
+        deadline: u64,
+        waker: WakeRef,
+        node: NodeId,
+        watched: bool,
+    ) -> TimerKey {
         let seq = self.next_seq;
         self.next_seq += 1;
         let slot = match self.free.pop() {
@@ -108,6 +137,7 @@ impl Timers {
                 self.slots.push(Slot {
                     gen: 0,
                     state: State::Free,
+                    watched,
                 });
                 self.pending.push(Pending {
                     waker: None,
@@ -120,6 +150,7 @@ impl Timers {
         let s = &mut self.slots[slot as usize];
         debug_assert!(s.state == State::Free);
         s.state = State::Pending;
+        s.watched = watched;
         let key = TimerKey { slot, gen: s.gen };
         let p = &mut self.pending[slot as usize];
         // A free slot holds no waker (firing and removal take it), so there
@@ -207,11 +238,20 @@ impl Timers {
         match s.state {
             State::Pending => false,
             State::Fired => {
+                self.unseen -= usize::from(s.watched);
                 self.free_slot(key.slot);
                 true
             }
             State::Free => true,
         }
+    }
+
+    /// Timers that fired whose owners have not yet seen it. While there is
+    /// one, the clock must not jump early: its owner would first look at a
+    /// clock past a later deadline (a 600 ms sleep done before the 150 ms
+    /// timeout around it, which fired first, was seen).
+    pub(crate) fn unseen(&self) -> usize {
+        self.unseen
     }
 
     /// Frees `slot` (a new generation, so its keys go stale); returns the
@@ -238,13 +278,17 @@ impl Timers {
     /// Frees the timer's slot. Returns the waker it held, which the caller
     /// drops outside any borrow of the executor.
     pub(crate) fn remove(&mut self, key: TimerKey) -> Option<WakeRef> {
-        self.slot(key)?;
+        let watched = self.slot(key)?.watched;
         let waker = match self.free_slot(key.slot) {
             State::Pending => {
                 self.live -= 1;
                 self.pending[key.slot as usize].waker.take()
             }
-            _ => None,
+            State::Fired => {
+                self.unseen -= usize::from(watched);
+                None
+            }
+            State::Free => None,
         };
         self.maybe_compact();
         waker
@@ -313,7 +357,9 @@ impl Timers {
                 if !is_live(&self.slots, k) {
                     continue;
                 }
-                self.slots[k.slot as usize].state = State::Fired;
+                let s = &mut self.slots[k.slot as usize];
+                s.state = State::Fired;
+                self.unseen += usize::from(s.watched);
                 let p = &mut self.pending[k.slot as usize];
                 self.live -= 1;
                 return Some(Fired {
@@ -352,6 +398,12 @@ impl Timers {
     #[cfg(test)]
     pub(crate) fn live(&self) -> usize {
         self.live
+    }
+
+    /// Slots ever made (free ones included): what the queue holds on to.
+    #[cfg(test)]
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -481,5 +533,126 @@ mod tests {
         assert!(t.entries < 200, "kept {} stale entries", t.entries);
         assert!(!t.is_fired(keep));
         assert_eq!(t.next_deadline(), Some(1_000));
+    }
+
+    /// The queue against a plain model, over random registrations (watched
+    /// and not, many on shared deadlines so the hot bucket is exercised),
+    /// cancellations, owners looking at fired timers, early jumps and
+    /// ordinary advances. What must always hold: timers fire in deadline
+    /// order, never before their deadline, each once, never after a
+    /// cancellation; the next deadline is the model's earliest pending
+    /// one; `unseen` counts the fired watched timers nobody has looked at;
+    /// and an early jump (allowed only while `unseen` is 0) never passes a
+    /// deadline some owner has not yet seen.
+    #[test]
+    fn the_queue_agrees_with_a_plain_model() {
+        use std::collections::BTreeMap;
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        enum M {
+            Pending(u64),
+            Fired(u64),
+        }
+        for seed in 0..40u64 {
+            let mut draw = crate::simulation::seed::test_draws(seed);
+            let mut t = Timers::default();
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            // key -> (watched, state), in registration order.
+            let mut model: BTreeMap<u64, (TimerKey, bool, M)> = BTreeMap::new();
+            let mut now = 0u64;
+            let mut last_fired = 0u64;
+            for _ in 0..3_000 {
+                match draw() % 10 {
+                    0..=3 => {
+                        // Deadlines in a narrow window: shared buckets.
+                        let d = now + 1 + (draw() % 6) as u64 * 5;
+                        let watched = draw() % 3 != 0;
+                        let k = if watched {
+                            t.insert(d, noop(), NodeId::MAIN)
+                        } else {
+                            t.insert_unwatched(d, noop(), NodeId::MAIN)
+                        };
+                        let seq = t.next_seq - 1;
+                        model.insert(seq, (k, watched, M::Pending(d)));
+                    }
+                    4 | 5 => {
+                        // An owner drops its timer (pending or fired).
+                        if let Some(&seq) = model.keys().nth(draw() % model.len().max(1)) {
+                            let (k, _, _) = model.remove(&seq).unwrap();
+                            t.remove(k);
+                        }
+                    }
+                    6 => {
+                        // An owner looks at its fired timer.
+                        let fired: Vec<u64> = model
+                            .iter()
+                            .filter(|(_, (_, _, m))| matches!(m, M::Fired(_)))
+                            .map(|(s, _)| *s)
+                            .collect();
+                        if let Some(&seq) = fired.get(draw() % fired.len().max(1)) {
+                            let (k, _, _) = model.remove(&seq).unwrap();
+                            assert!(t.take_fired(k), "a fired timer reads as fired");
+                        }
+                    }
+                    _ => {
+                        // The clock moves to the next deadline and fires
+                        // what is due: an ordinary advance, or an early
+                        // jump (which the executor makes only while no
+                        // fired timer is unseen).
+                        let unseen = model
+                            .values()
+                            .filter(|(_, w, m)| *w && matches!(m, M::Fired(_)))
+                            .count();
+                        assert_eq!(t.unseen(), unseen, "seed {seed}: unseen");
+                        let earliest = model
+                            .values()
+                            .filter_map(|(_, _, m)| match m {
+                                M::Pending(d) => Some(*d),
+                                M::Fired(_) => None,
+                            })
+                            .min();
+                        assert_eq!(t.next_deadline(), earliest, "seed {seed}: next deadline");
+                        let Some(next) = earliest else { continue };
+                        let early = draw() % 2 == 0;
+                        if early && t.unseen() > 0 {
+                            continue;
+                        }
+                        if early {
+                            // Nothing fired is older than the jump's start
+                            // and still unseen.
+                            assert!(model
+                                .values()
+                                .all(|(_, w, m)| !*w || !matches!(m, M::Fired(_))));
+                        }
+                        assert!(next >= now, "the clock never goes back");
+                        now = next;
+                        while let Some(f) = t.pop_due(now, &mut r) {
+                            let (_, _, m) = model.get_mut(&f.seq).expect("a cancelled timer fired");
+                            let M::Pending(d) = *m else {
+                                panic!("seed {seed}: timer {} fired twice", f.seq)
+                            };
+                            assert!(d <= now, "seed {seed}: fired before its deadline");
+                            assert!(d >= last_fired, "seed {seed}: fired out of deadline order");
+                            last_fired = d;
+                            *m = M::Fired(d);
+                        }
+                        assert!(
+                            model.values().all(|(_, _, m)| match m {
+                                M::Pending(d) => *d > now,
+                                M::Fired(_) => true,
+                            }),
+                            "seed {seed}: a due timer did not fire"
+                        );
+                    }
+                }
+                assert_eq!(
+                    t.live(),
+                    model
+                        .values()
+                        .filter(|(_, _, m)| matches!(m, M::Pending(_)))
+                        .count(),
+                    "seed {seed}: live timers"
+                );
+            }
+        }
     }
 }

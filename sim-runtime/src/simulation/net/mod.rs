@@ -186,11 +186,13 @@ pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
                     };
                     let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
                     if live.is_none_or(|(_, at)| at > n.at) {
-                        if let Some((k, _)) = live {
+                        // A fired timer is freed too (its slot is kept
+                        // until its key is let go of).
+                        if let Some((k, _)) = timer {
                             drop(core.timers.remove(k));
                         }
                         let waker = core.wake_ref(&waker);
-                        let key = core.timers.insert(n.at, waker, node);
+                        let key = core.timers.insert_unwatched(n.at, waker, node);
                         core.net.waiters[n.socket.index()].dirs[d][i].timer = Some((key, n.at));
                     }
                     i += 1;
@@ -229,13 +231,15 @@ fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at
     let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
     match (live, wake_at) {
         (Some((_, at)), Some(want)) if at == want => {}
-        (live, want) => {
-            if let Some((k, _)) = live {
+        (_, want) => {
+            // A fired timer is freed too (its slot is kept until its key is
+            // let go of).
+            if let Some((k, _)) = timer {
                 drop(core.timers.remove(k));
             }
             core.net.waiters[i].dirs[dir as usize][pos].timer = want.map(|at| {
                 let waker = core.wake_ref(cx.waker());
-                (core.timers.insert(at, waker, node), at)
+                (core.timers.insert_unwatched(at, waker, node), at)
             });
         }
     }
