@@ -77,3 +77,16 @@ async fn a_sleep_shorter_than_its_timeout_always_finishes() {
         "a 150 ms sleep did not finish within a 600 ms timeout"
     );
 }
+
+/// A service runs on Tokio's multi-thread runtime in production: a node
+/// reports that flavor, and `block_in_place` works in it.
+#[sim::test(seeds = 0..4)]
+async fn the_body_runs_on_a_multi_thread_runtime() {
+    use sim_runtime::runtime::{Handle, RuntimeFlavor};
+    assert_eq!(
+        Handle::current().runtime_flavor(),
+        RuntimeFlavor::MultiThread
+    );
+    let v = sim_runtime::task::block_in_place(|| 7);
+    assert_eq!(v, 7);
+}

@@ -33,11 +33,16 @@ const RUNS: &[(&str, &[(&str, &str)])] = &[
     ("PCT 4", &[("SIM_SCHEDULE", "pct4")]),
     ("portfolio", &[]),
     ("portfolio, no early timers", &[("SIM_EARLY_TIMERS", "off")]),
+    ("portfolio, yields deferred", &[("SIM_YIELD_AHEAD", "off")]),
 ];
 const PORTFOLIO: &str = "portfolio";
 const NO_EARLY: &str = "portfolio, no early timers";
+const NO_YIELD_AHEAD: &str = "portfolio, yields deferred";
 /// The canary that must not be found without early timers.
 const NEEDS_EARLY_TIMERS: &str = "partial_batch";
+/// The canary that must not be found while every yield is deferred
+/// (Tokio's current-thread order).
+const NEEDS_YIELD_AHEAD: &str = "yield_ahead";
 
 /// Variables that steer a run: cleared so the caller's shell cannot skew
 /// the measurement.
@@ -47,6 +52,7 @@ const CLEARED: &[&str] = &[
     "SIM_SHARD",
     "SIM_SCHEDULE",
     "SIM_EARLY_TIMERS",
+    "SIM_YIELD_AHEAD",
     "SIM_BUGGIFY",
     "SIM_TIME_LIMIT",
     "SIM_STEP_LIMIT",
@@ -172,6 +178,12 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
         if c.name == NEEDS_EARLY_TIMERS && table[NO_EARLY][&c.name].first.is_some() {
             problems.push(format!(
                 "{}: found without early timers: a timeout fired while work was runnable",
+                c.name
+            ));
+        }
+        if c.name == NEEDS_YIELD_AHEAD && table[NO_YIELD_AHEAD][&c.name].first.is_some() {
+            problems.push(format!(
+                "{}: found with every yield deferred: a yielder ran ahead in current-thread order",
                 c.name
             ));
         }
@@ -377,7 +389,8 @@ fn markdown(
         s,
         "Written by `cargo xtask canaries` ({secs} s on this machine). Each planted bug of \
          `examples/canaries` is swept over seeds 0..{seeds} once per strategy (its \
-         `#[sim::test]` in `tests/sweep.rs`, with `SIM_SCHEDULE` / `SIM_EARLY_TIMERS` set). A \
+         `#[sim::test]` in `tests/sweep.rs`, with `SIM_SCHEDULE` / `SIM_EARLY_TIMERS` / \
+         `SIM_YIELD_AHEAD` set). A \
          cell is *failing seeds / seeds (first failing seed)*. *Seeds to first failure* is the \
          portfolio's (the default a user gets); *bound* is the regression guard the command \
          enforces. *Replays*: the first portfolio failure, run again in a new process with the \
@@ -386,9 +399,9 @@ fn markdown(
     let _ = writeln!(
         s,
         "| bug | class | uniform | PCT 2 | PCT 3 | PCT 4 | portfolio | portfolio, no early timers \
-         | seeds to first failure | bound | replays |"
+         | portfolio, yields deferred | seeds to first failure | bound | replays |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in catalog {
         let get = |col: &str| &table[col][&c.name];
         let p = get(PORTFOLIO);
@@ -400,7 +413,7 @@ fn markdown(
         };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.name,
             if p.class.is_empty() { "—" } else { &p.class },
             cell(get("uniform")),
@@ -409,6 +422,7 @@ fn markdown(
             cell(get("PCT 4")),
             cell(p),
             cell(get(NO_EARLY)),
+            cell(get(NO_YIELD_AHEAD)),
             first,
             c.bound,
             replayed
@@ -444,7 +458,8 @@ const GUIDE: &str = "
 ## Which strategy when
 
 - **The portfolio (the default; no `schedule =`).** Half the seeds uniform, the rest PCT 2, 3,
-  4 in turn, early timers on half the seeds independently, fault points on three seeds in four.
+  4 in turn, early timers on half the seeds independently, yields that may run ahead on half the
+  seeds independently, fault points on three seeds in four.
   Every contiguous seed range covers every strategy, so it finds every canary here within its
   bound without knowing what kind of bug to expect. Start here, and sweep more seeds
   (`SIM_SEEDS=0..10000`, sharded with `SIM_SHARD`) before reaching for anything else.
@@ -461,6 +476,13 @@ const GUIDE: &str = "
   moves only when nothing is runnable, so work always beats a timeout and a timeout that fires
   mid-computation is never explored (`partial_batch`: none without them). Force them on when the
   code has timeouts around computation or cancellation-sensitive state.
+- **Yields ahead (`SIM_YIELD_AHEAD=on|off`; half the seeds by default).** On Tokio's
+  current-thread runtime a task that calls `yield_now` runs again only after every task runnable
+  then; on the multi-thread runtime (what services run) a busy peer worker may let it take many
+  steps while another task takes none. A seed with yields ahead lets a yielder be picked again at
+  once, so PCT can run one task far ahead across its yields (`yield_ahead`: none with every yield
+  deferred); a seed with yields deferred keeps the strict alternation that makes interleaving bugs
+  (`lost_update`, `lock_order`, `missed_wakeup`) frequent under PCT too.
 - **Fault points (`sim::buggify!`).** A bug behind a rare condition that no schedule can produce
   (an admission policy rejecting an entry, `rejected_fill`) needs its fault point; with
   `SIM_BUGGIFY=off` it is never found. Put fault points where production code has a branch the

@@ -13,6 +13,7 @@
 //! | [`unsynced_ack`] | a log acknowledges before `sync_data` (the `durable-log` example) | crash of the disk |
 //! | [`eof_as_miss`] | a client reads the server's close (EOF) as "not found" | the server's idle close |
 //! | [`rejected_fill`] | a cache fill assumes the entry it inserted is still there | a fault point |
+//! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
 //!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
 //! each module's `scenario` drives it on simulated nodes and asserts what
@@ -112,6 +113,12 @@ pub const CATALOG: &[Canary] = &[
         needs: "the fault point `cache.admission_rejects` active and firing",
         bound: 60,
     },
+    Canary {
+        name: "yield_ahead",
+        bug: "a cancel refunds at once, assuming a 20-step payment cannot finish before the cancel's second step",
+        needs: "one task 21 steps ahead of another that yielded once (multi-thread order; PCT)",
+        bound: 20,
+    },
 ];
 
 /// The scenario of the canary `name`, against `variant`.
@@ -131,6 +138,7 @@ pub fn scenario(
         "unsynced_ack" => Box::pin(unsynced_ack::scenario(variant)),
         "eof_as_miss" => Box::pin(eof_as_miss::scenario(variant)),
         "rejected_fill" => Box::pin(rejected_fill::scenario(variant)),
+        "yield_ahead" => Box::pin(yield_ahead::scenario(variant)),
         _ => panic!(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()
@@ -807,5 +815,86 @@ pub mod rejected_fill {
             let key = format!("k{}", i % 4);
             assert_eq!(cache.get(&key).await, format!("value of {key}"));
         }
+    }
+}
+
+/// A payment job does its work in 20 cooperative chunks (`yield_now`
+/// between them), then charges the customer unless the order was cancelled.
+/// A cancel, placed right after the order, lets the job start (one
+/// `yield_now`), then marks the order cancelled. The buggy cancel refunds
+/// at once, assuming the job cannot have charged yet: on Tokio's
+/// current-thread runtime a yielder runs again only after every other
+/// runnable task, so the job is 2 chunks in when the cancel takes its second
+/// step, and the bug never shows. On the multi-thread runtime the cancel's
+/// worker may be busy while the job runs all 20 chunks: the customer is
+/// charged and refunded. The fix refunds only what was not charged, in the
+/// same step as the cancel (the job checks for a cancel in the step that
+/// charges).
+pub mod yield_ahead {
+    use super::Variant;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+
+    /// Chunks of work before the charge, one `yield_now` after each.
+    pub const CHUNKS: usize = 20;
+
+    #[derive(Default)]
+    pub struct Order {
+        cancelled: AtomicBool,
+        charged: AtomicBool,
+        refunded: AtomicBool,
+    }
+
+    impl Order {
+        /// The payment job: its chunks, then the charge, unless cancelled.
+        pub async fn pay(&self) {
+            for _ in 0..CHUNKS {
+                if self.cancelled.load(SeqCst) {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+            if !self.cancelled.load(SeqCst) {
+                self.charged.store(true, SeqCst);
+            }
+        }
+
+        /// The customer's cancel, right after the order was placed.
+        pub async fn cancel(&self, variant: Variant) {
+            // Let the payment job start.
+            tokio::task::yield_now().await;
+            self.cancelled.store(true, SeqCst);
+            match variant {
+                // BUG: assumes the job cannot have charged yet.
+                Variant::Buggy => self.refunded.store(true, SeqCst),
+                Variant::Fixed => {
+                    if !self.charged.load(SeqCst) {
+                        self.refunded.store(true, SeqCst);
+                    }
+                }
+            }
+        }
+
+        /// Charged or refunded, never both and never neither.
+        pub fn settled(&self) -> Result<(), String> {
+            match (self.charged.load(SeqCst), self.refunded.load(SeqCst)) {
+                (true, true) => Err("the customer was charged and refunded".into()),
+                (false, false) => Err("the order was neither charged nor refunded".into()),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// An order, its payment job and an immediate cancel, as two tasks.
+    #[cfg(simulation)]
+    pub async fn scenario(variant: Variant) {
+        use std::sync::Arc;
+        let order = Arc::new(Order::default());
+        let o = order.clone();
+        let job = tokio::spawn(async move { o.pay().await });
+        let o = order.clone();
+        let cancel = tokio::spawn(async move { o.cancel(variant).await });
+        job.await.expect("payment job");
+        cancel.await.expect("cancel");
+        order.settled().unwrap();
     }
 }

@@ -111,6 +111,7 @@ found_and_fixed!(
     unsynced_ack,
     eof_as_miss,
     rejected_fill,
+    yield_ahead,
 );
 
 #[test]
@@ -144,6 +145,35 @@ fn run_ahead_needs_pct() {
     for depth in ["pct2", "pct3", "pct4"] {
         let report = sweep("run_ahead", Variant::Buggy, (0, 20), Some(depth), None)
             .unwrap_or_else(|| panic!("{depth} did not find the run-ahead bug in 20 seeds"));
+        assert!(report.contains(&format!("strategy {depth}")), "{report}");
+    }
+}
+
+/// The yield run-ahead bug needs the order of a multi-thread runtime: one
+/// task 21 steps ahead of another that yielded once. Uniform random (about
+/// 2^-20 per seed) misses it in 200 seeds; PCT finds it within 20 seeds.
+/// FIFO, Tokio's current-thread order, can never produce it.
+#[test]
+fn yield_ahead_needs_pct() {
+    assert_eq!(
+        sweep(
+            "yield_ahead",
+            Variant::Buggy,
+            (0, 200),
+            Some("random"),
+            None
+        ),
+        None,
+        "uniform random found the yield run-ahead bug"
+    );
+    assert_eq!(
+        sweep("yield_ahead", Variant::Buggy, (0, 50), Some("fifo"), None),
+        None,
+        "FIFO (Tokio's current-thread order) ran a yielder ahead"
+    );
+    for depth in ["pct2", "pct3", "pct4"] {
+        let report = sweep("yield_ahead", Variant::Buggy, (0, 20), Some(depth), None)
+            .unwrap_or_else(|| panic!("{depth} did not find the yield run-ahead bug in 20 seeds"));
         assert!(report.contains(&format!("strategy {depth}")), "{report}");
     }
 }

@@ -31,6 +31,7 @@ canary!(
     unsynced_ack,
     eof_as_miss,
     rejected_fill,
+    yield_ahead,
 );
 
 /// The catalog, one tab-separated line per canary, for `cargo xtask

@@ -91,6 +91,13 @@ pub(crate) struct Config {
     /// Early timers: the clock may jump to the next deadline while tasks
     /// are still runnable (as if the computation took that long).
     pub early_timers: bool,
+    /// On a multi-thread runtime under an exploring schedule: a task that
+    /// calls `yield_now` is runnable again at once (a busy peer worker
+    /// lets it run ahead), instead of after the tasks runnable when it
+    /// yielded (Tokio's current-thread order, also a multi-thread one).
+    /// Drawn per seed (`yield_ahead_for`), so both kinds of order are
+    /// explored.
+    pub yield_ahead: bool,
     /// Fault points may fire (`sim::buggify`).
     pub buggify: bool,
 }
@@ -98,9 +105,10 @@ pub(crate) struct Config {
 impl Config {
     /// Settings from the environment, with `seed` as given.
     pub(crate) fn from_env(seed: u64) -> Config {
+        let schedule = env_schedule(seed).unwrap_or(Schedule::Random);
         Config {
             seed,
-            schedule: env_schedule(seed).unwrap_or(Schedule::Random),
+            schedule,
             step_limit: env_limit("SIM_STEP_LIMIT").unwrap_or(Some(100_000_000)),
             // A century: beyond Tokio's "far future" (30 years), which
             // `sleep(Duration::MAX)` must reach.
@@ -108,6 +116,7 @@ impl Config {
                 .unwrap_or(Some(Duration::from_secs(100 * 365 * 24 * 3600))),
             unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
             early_timers: env_early_timers().unwrap_or(false),
+            yield_ahead: yield_ahead_for(seed, schedule),
             buggify: env_buggify().unwrap_or(false),
         }
     }
@@ -174,6 +183,25 @@ pub(crate) fn env_buggify() -> Option<bool> {
         "on" | "1" | "true" => true,
         "off" | "0" | "false" => false,
         _ => panic!("sim: SIM_BUGGIFY={v:?} is malformed; accepted: on, off"),
+    })
+}
+
+/// Whether yields may run ahead in a run of `seed` (`Config::yield_ahead`):
+/// `SIM_YIELD_AHEAD`, else half the seeds (drawn independently of the
+/// strategy and of early timers); never under FIFO, which keeps Tokio's
+/// current-thread order exactly.
+pub(crate) fn yield_ahead_for(seed: u64, schedule: Schedule) -> bool {
+    schedule != Schedule::Fifo
+        && env_yield_ahead().unwrap_or_else(|| super::seed::child(seed, "yield.ahead") & 1 == 1)
+}
+
+/// `SIM_YIELD_AHEAD=on|off`.
+pub(crate) fn env_yield_ahead() -> Option<bool> {
+    let v = var("SIM_YIELD_AHEAD")?;
+    Some(match v.as_str() {
+        "on" | "1" | "true" => true,
+        "off" | "0" | "false" => false,
+        _ => panic!("sim: SIM_YIELD_AHEAD={v:?} is malformed; accepted: on, off"),
     })
 }
 

@@ -348,9 +348,11 @@ struct Task {
     /// A `spawn_blocking` closure's task: polled outside real Tokio's
     /// context (executor/context.rs).
     blocking: bool,
-    /// Woken by the clock (a timer or a delivery fired) and not polled
-    /// since: counted in `Core::clock_woken` (runs with early timers only).
-    clock_woken: bool,
+    /// Owed a poll before the clock may jump early again: woken by the
+    /// clock (a timer or a delivery fired), or passed over by an early
+    /// jump, and not polled since. Counted in `Core::owed_poll` (kept in
+    /// runs with early timers only).
+    owed_poll: bool,
 }
 
 /// The cold part of a task, read only by reports and by the early-timer
@@ -420,12 +422,15 @@ pub(crate) struct Core {
     main_task: OwnedTask,
     /// The main future is in the run queue.
     main_queued: bool,
-    /// Tasks (the main future included) that the clock woke and that have
-    /// not been polled since: an early jump waits for them, so a task that
-    /// is due never first looks at a clock past a later deadline. Kept only
-    /// in runs with early timers.
-    clock_woken: usize,
-    main_clock_woken: bool,
+    /// Tasks (the main future included) owed a poll before the clock may
+    /// jump early: those the clock woke, so a task that is due never first
+    /// looks at a clock past a later deadline; and those that were
+    /// runnable at the last early jump, so one jump stands for one long
+    /// computation and no runnable task is passed over by two (a backup
+    /// that never started in 1 s of jumps). Kept only in runs with early
+    /// timers.
+    owed_poll: usize,
+    main_owed: bool,
     /// The data pointer of the waker of the task being polled, with its
     /// slot and id: `wake_ref` of that waker (a task keeping its own waker)
     /// reads neither the header nor the slab.
@@ -603,8 +608,8 @@ impl Core {
     fn remove_task(&mut self, slot: u32) -> Option<Task> {
         let task = self.tasks[slot as usize].take();
         debug_assert!(task.is_some(), "removing a free slot");
-        if task.as_ref().is_some_and(|t| t.clock_woken) {
-            self.clock_woken -= 1;
+        if task.as_ref().is_some_and(|t| t.owed_poll) {
+            self.owed_poll -= 1;
         }
         if self.polling.1 == slot {
             self.polling = (std::ptr::null(), 0, 0);
@@ -617,19 +622,20 @@ impl Core {
         task
     }
 
-    /// Notes that a timer that fired woke this task (`clock_woken`).
-    fn mark_clock_woken(&mut self, slot: u32, id: u64) {
+    /// Notes that this task must be polled before the next early jump
+    /// (`owed_poll`).
+    fn owe_poll(&mut self, slot: u32, id: u64) {
         if slot == MAIN_SLOT {
-            if !self.main_clock_woken {
-                self.main_clock_woken = true;
-                self.clock_woken += 1;
+            if !self.main_owed {
+                self.main_owed = true;
+                self.owed_poll += 1;
             }
             return;
         }
         if let Some(Some(t)) = self.tasks.get_mut(slot as usize) {
-            if t.id == id && !t.clock_woken {
-                t.clock_woken = true;
-                self.clock_woken += 1;
+            if t.id == id && !t.owed_poll {
+                t.owed_poll = true;
+                self.owed_poll += 1;
             }
         }
     }
@@ -713,8 +719,14 @@ pub(crate) struct Exec {
     pub(crate) local_depth: Cell<u32>,
     /// Built by `build_local`: `spawn_local` works anywhere in it.
     pub(crate) local_runtime: Cell<bool>,
-    /// Built as a multi-thread runtime (`block_in_place` is allowed).
+    /// Built as a multi-thread runtime (`block_in_place` is allowed, and
+    /// yields may run ahead: `defer_yield`).
     pub(crate) multi_thread: Cell<bool>,
+    /// A harness run: the test owns the one virtual clock, so
+    /// `time::pause` works although the nodes run as on a multi-thread
+    /// runtime (Tokio refuses it there because it cannot stop the worker
+    /// threads' clocks; here there is only one).
+    pub(crate) harness: Cell<bool>,
     /// Whether the `block_on` future runs "on a worker" for
     /// `runtime::worker_index` (a current-thread `Runtime::block_on`), and
     /// whether a `spawn_blocking` closure is running.
@@ -809,8 +821,8 @@ impl Exec {
             exec_id: id,
             main_task,
             main_queued: false,
-            clock_woken: 0,
-            main_clock_woken: false,
+            owed_poll: 0,
+            main_owed: false,
             polling: (std::ptr::null(), 0, 0),
             block_ons: 0,
             config,
@@ -841,6 +853,7 @@ impl Exec {
             local_depth: Cell::new(0),
             local_runtime: Cell::new(false),
             multi_thread: Cell::new(false),
+            harness: Cell::new(false),
             main_on_worker: Cell::new(false),
             in_blocking: Cell::new(false),
             spawning_blocking: Cell::new(false),
@@ -976,7 +989,7 @@ impl Exec {
             node,
             incarnation,
             blocking,
-            clock_woken: false,
+            owed_poll: false,
         });
         core.meta[slot as usize] = TaskMeta { name, location };
         core.alive += 1;
@@ -1394,16 +1407,21 @@ impl Exec {
                 // Never past a deadline whose timer fired but whose owner
                 // has not yet looked: `timeout(150ms, sleep(600ms))` would
                 // find both done and return the sleep's `Ok`, an order no
-                // runtime produces.
+                // runtime produces. And never twice over a task that stayed
+                // runnable: the tasks runnable now are owed a poll first.
                 let limit = core.config.time_limit.map(|l| l.as_nanos() as u64);
                 if core.timers.unseen() == 0
-                    && core.clock_woken == 0
+                    && core.owed_poll == 0
                     && core
                         .timers
                         .next_deadline()
                         .is_some_and(|d| d > now && limit.is_none_or(|l| d <= l))
                     && !core.scripted_runnable()
                 {
+                    let runnable: Vec<(u32, u64)> = core.run_queue.iter().copied().collect();
+                    for (slot, id) in runnable {
+                        core.owe_poll(slot, id);
+                    }
                     match self.advance(core) {
                         Ok(c) => {
                             core = c;
@@ -1437,9 +1455,9 @@ impl Exec {
             .expect("run queue is not empty");
             if slot == MAIN_SLOT {
                 core.main_queued = false;
-                if core.main_clock_woken {
-                    core.main_clock_woken = false;
-                    core.clock_woken -= 1;
+                if core.main_owed {
+                    core.main_owed = false;
+                    core.owed_poll -= 1;
                 }
                 self.park_hook_ran.set(false);
                 return Next::Main;
@@ -1517,7 +1535,7 @@ impl Exec {
             core.decide(Kind::Fire, fired.seq);
             if let (Some(WakeRef::Task { slot, id }), Some(_)) = (&fired.waker, &core.early) {
                 let (slot, id) = (*slot, *id);
-                core.mark_clock_woken(slot, id & !ABORT_BIT);
+                core.owe_poll(slot, id & !ABORT_BIT);
             }
             match fired.waker {
                 Some(WakeRef::Task { slot, id }) if wakers.is_empty() => {
@@ -1583,12 +1601,12 @@ impl Exec {
             let fut = task.future.take().expect("task is not being polled");
             // Wakes from now on queue it again.
             task.queued = false;
-            let seen = std::mem::take(&mut task.clock_woken);
+            let seen = std::mem::take(&mut task.owed_poll);
             let ptr = fut.task().as_ptr();
             let node = task.node;
             let incarnation = task.incarnation;
             if seen {
-                core.clock_woken -= 1;
+                core.owed_poll -= 1;
             }
             core.step += 1;
             core.decide(Kind::Poll, id);
@@ -1751,15 +1769,26 @@ impl Drop for Entered {
     }
 }
 
-/// `yield_now`: as in Tokio, the yielding task runs again only after the
-/// tasks that are runnable now have had their turn. Outside a simulation the
-/// waker is woken at once.
+/// `yield_now`. As in Tokio's current-thread scheduler, the yielding task
+/// runs again only after the tasks that are runnable now have had their
+/// turn; except on a multi-thread runtime (`#[tokio::main]`, `flavor =
+/// "multi_thread"`, the harness's nodes) in a run whose seed drew
+/// `yield_ahead` (half the seeds of the exploring schedules, never FIFO):
+/// there the yielder is runnable again at once, like any woken task. On
+/// Tokio's multi-thread runtime another worker may be busy, so a task may
+/// take many steps while another takes none, and the schedules must be
+/// able to produce that. Outside a simulation the waker is woken at once.
 pub(crate) fn defer_yield(waker: &Waker) {
     let deferred = with_current(|exec| {
-        let w = exec.core.borrow().wake_ref(waker);
+        let core = exec.core.borrow();
+        if exec.multi_thread.get() && core.config.yield_ahead {
+            return false;
+        }
+        let w = core.wake_ref(waker);
         exec.yielded.borrow_mut().push(w);
+        true
     });
-    if deferred.is_none() {
+    if deferred != Some(true) {
         waker.wake_by_ref();
     }
 }

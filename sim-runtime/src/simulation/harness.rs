@@ -6,7 +6,7 @@
 use super::config::{self, Config, Schedule};
 use super::executor::Exec;
 use super::report::{self, TestInfo};
-use super::runtime::Runtime;
+use super::runtime::{Runtime, RuntimeFlavor};
 use super::trace::{Decision, Trace};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -53,7 +53,7 @@ pub struct SeedOutcome {
     pub message: String,
     pub step: u64,
     pub now: Duration,
-    pub schedule: &'static str,
+    pub schedule: String,
     pub fingerprint: u64,
     pub decisions: u64,
     /// The log, when `record` was asked for.
@@ -107,14 +107,26 @@ pub fn buggify_for(seed: u64) -> bool {
     config::env_buggify().unwrap_or_else(|| super::seed::child(seed, "buggify.on") % 4 != 0)
 }
 
-/// The name of a strategy, with ` + early timers` when they are on.
+/// The name of a strategy, with ` + early timers` and ` + yields ahead`
+/// when they are on.
 pub fn strategy(seed: u64, test_schedule: Option<&str>, early: Option<bool>) -> String {
-    let s = strategy_for(seed, test_schedule).name();
-    if early_timers_for(seed, early) {
-        format!("{s} + early timers")
-    } else {
-        s.to_string()
+    let schedule = strategy_for(seed, test_schedule);
+    strategy_name(
+        schedule,
+        early_timers_for(seed, early),
+        config::yield_ahead_for(seed, schedule),
+    )
+}
+
+fn strategy_name(schedule: Schedule, early: bool, yield_ahead: bool) -> String {
+    let mut s = schedule.name().to_string();
+    if early {
+        s.push_str(" + early timers");
     }
+    if yield_ahead {
+        s.push_str(" + yields ahead");
+    }
+    s
 }
 
 /// Runs `make()` as the body of a fresh simulation of `settings.seed` on
@@ -134,6 +146,7 @@ where
     let mut config = Config::from_env(settings.seed);
     config.schedule = strategy_for(settings.seed, settings.schedule.as_deref());
     config.early_timers = early_timers_for(settings.seed, settings.early_timers);
+    config.yield_ahead = config::yield_ahead_for(settings.seed, config.schedule);
     config.buggify = buggify_for(settings.seed);
     if settings.time_limit.is_some() {
         config.time_limit = settings.time_limit;
@@ -146,7 +159,13 @@ where
         settings.compare.as_ref().map(|r| r.0.clone()),
     );
     let exec = Exec::with_trace(config, trace);
-    let rt = Runtime::with_exec(exec.clone());
+    // The nodes are services that run on Tokio's multi-thread runtime in
+    // production (`#[tokio::main]`'s default): exploring schedules may run
+    // any runnable task next, a yielder included, and `block_in_place`
+    // works.
+    exec.multi_thread.set(true);
+    exec.harness.set(true);
+    let rt = Runtime::with_exec_flavor(exec.clone(), RuntimeFlavor::MultiThread);
     // The executor prints its own report when it fails; the harness writes
     // one report per failing seed instead.
     let quiet = QuietPanics::new();
@@ -211,17 +230,11 @@ where
         message,
         step: core.step,
         now: Duration::from_nanos(core.now),
-        schedule: if core.config.early_timers {
-            match core.config.schedule {
-                Schedule::Random => "random + early timers",
-                Schedule::Fifo => "fifo + early timers",
-                Schedule::Pct(2) => "pct2 + early timers",
-                Schedule::Pct(3) => "pct3 + early timers",
-                Schedule::Pct(_) => "pct4 + early timers",
-            }
-        } else {
-            core.config.schedule.name()
-        },
+        schedule: strategy_name(
+            core.config.schedule,
+            core.config.early_timers,
+            core.config.yield_ahead,
+        ),
         fingerprint: core.trace.fingerprint(),
         decisions: core.trace.decisions(),
         recording: core.trace.take_record().map(|r| Recording(Arc::new(r))),

@@ -5,7 +5,7 @@
 use super::config::{self, Config};
 use super::executor::{self, Exec};
 use super::report::{self, Class, TestInfo};
-use super::runtime::{Builder, Runtime};
+use super::runtime::{Builder, Runtime, RuntimeFlavor};
 use super::trace::{Decision, Trace};
 use std::cell::Cell;
 use std::fmt::Debug;
@@ -136,7 +136,12 @@ where
             if let Some(name) = runtime_name {
                 let _ = exec.name.set(name.into());
             }
-            let rt = Runtime::with_exec(exec.clone());
+            let flavor = if multi_thread {
+                RuntimeFlavor::MultiThread
+            } else {
+                RuntimeFlavor::CurrentThread
+            };
+            let rt = Runtime::with_exec_flavor(exec.clone(), flavor);
             let out = rt.block_on(make());
             let outcome = out.into_outcome().map_err(|e| {
                 let core = exec.core.borrow();

@@ -73,9 +73,10 @@ pub(crate) fn set_test(info: Option<TestInfo>) {
 /// The environment variables that change what a seed does, besides the
 /// seed itself: a replay line must carry the ones that are set, or it
 /// replays a different run (`SIM_SCHEDULE=pct3` names another strategy).
-const STEERING: [&str; 6] = [
+const STEERING: [&str; 7] = [
     "SIM_SCHEDULE",
     "SIM_EARLY_TIMERS",
+    "SIM_YIELD_AHEAD",
     "SIM_BUGGIFY",
     "SIM_TIME_LIMIT",
     "SIM_STEP_LIMIT",

@@ -321,8 +321,10 @@ impl Runtime {
         }
     }
 
-    pub(crate) fn with_exec(exec: Rc<Exec>) -> Runtime {
-        Runtime::from_exec(exec, RuntimeFlavor::CurrentThread)
+    /// A runtime around a simulation made elsewhere (the test runner's,
+    /// the harness's), reporting `flavor`.
+    pub(crate) fn with_exec_flavor(exec: Rc<Exec>, flavor: RuntimeFlavor) -> Runtime {
+        Runtime::from_exec(exec, flavor)
     }
 
     /// A simulation with default settings (`SIM_SEED` or the default seed).
@@ -479,12 +481,17 @@ impl Handle {
 
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         let exec = executor::current().ok_or(TryCurrentError(()))?;
+        let flavor = if exec.multi_thread.get() {
+            RuntimeFlavor::MultiThread
+        } else {
+            RuntimeFlavor::CurrentThread
+        };
         Ok(Handle {
             exec: ExecRef {
                 exec: std::mem::ManuallyDrop::new(exec),
                 owner: std::thread::current().id(),
             },
-            flavor: RuntimeFlavor::CurrentThread,
+            flavor,
         })
     }
 

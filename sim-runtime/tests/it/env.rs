@@ -13,6 +13,7 @@ fn child(test: &str, envs: &[(&str, &str)]) -> (bool, String) {
         "SIM_CHECK_DETERMINISM",
         "SIM_SCHEDULE",
         "SIM_EARLY_TIMERS",
+        "SIM_YIELD_AHEAD",
         "RUST_BACKTRACE",
     ] {
         cmd.env_remove(var);

@@ -86,12 +86,14 @@ fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::executor::Exec> {
 /// Tokio's rules.
 ///
 /// # Panics
-/// If time is already frozen, or outside a runtime (as in Tokio).
+/// If time is already frozen, outside a runtime, or on a multi-thread
+/// runtime (as in Tokio); a harness test (`#[sim::test]`), whose nodes run
+/// as on a multi-thread runtime, may pause: it owns the one clock.
 #[track_caller]
 pub fn pause() {
     let exec = frozen_exec("frozen");
     assert!(
-        !exec.multi_thread.get(),
+        !exec.multi_thread.get() || exec.harness.get(),
         "`time::pause()` requires the `current_thread` Tokio runtime. This is the default Runtime used by `#[tokio::test]."
     );
     assert!(!exec.time_frozen.replace(true), "time is already frozen");
