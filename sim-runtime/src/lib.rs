@@ -35,15 +35,19 @@
 //! docs of the `sim` module (under `--cfg simulation`) and in ARCHITECTURE.md.
 
 // The one switch of this crate: real Tokio, or the simulation. No other file
-// tests `cfg(simulation)`.
+// tests `cfg(simulation)`. Under `cargo sim` (`--cfg sim_graph`) the `tokio`
+// this crate depends on is already the simulation, built once for the whole
+// dependency graph (cargo-sim patches `tokio` with this crate's `simulation`
+// module), so this crate is a facade over it, as in production: one
+// simulator, whichever name a crate reaches it by.
 
-#[cfg(not(simulation))]
+#[cfg(any(not(simulation), sim_graph))]
 pub use tokio::*;
 
-#[cfg(simulation)]
+#[cfg(all(simulation, not(sim_graph)))]
 mod simulation;
 
-#[cfg(simulation)]
+#[cfg(all(simulation, not(sim_graph)))]
 pub use simulation::api::*;
 
 // Not a switch: the hyper glue is written against this crate's own paths

@@ -71,6 +71,46 @@ pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// The crates whose tests also run with the whole dependency graph on the
+/// simulator (`cargo sim test`): `jobs` names plain `tokio` and uses tower,
+/// tokio-util and tokio-stream unmodified; `echo` reaches the simulation
+/// through the `sim-runtime` rename, which must keep working there too.
+const GRAPH_PACKAGES: &[&str] = &["jobs", "echo"];
+
+/// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
+/// checkout, and a check that the workspace's Cargo.lock is byte for byte
+/// what it was (production is untouched by a simulated run).
+pub fn graph() -> Result<(), String> {
+    run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
+    let lock = root().join("Cargo.lock");
+    let before = std::fs::read(&lock).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let bin = root().join("target/debug/cargo-sim");
+    let mut args = vec!["sim".to_string(), "test".to_string()];
+    for p in GRAPH_PACKAGES {
+        args.push("-p".into());
+        args.push(p.to_string());
+    }
+    eprintln!("\n==> [whole graph] tests: cargo {}", args.join(" "));
+    let status = Command::new(&bin)
+        .args(&args)
+        .current_dir(root())
+        .env_remove("RUSTFLAGS")
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let after = std::fs::read(&lock).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    if after != before {
+        return Err(
+            "`cargo sim test` changed Cargo.lock: a simulated run must leave it \
+                    byte for byte as it was (cargo-sim/src/lock.rs)"
+                .into(),
+        );
+    }
+    if !status.success() {
+        return Err(format!("[whole graph] tests failed ({status})"));
+    }
+    Ok(())
+}
+
 /// Tests in both modes. In simulation the proc-macro crate's own tests are
 /// skipped: they test token expansion, which no cfg changes.
 pub fn test() -> Result<(), String> {
@@ -85,9 +125,11 @@ pub fn test() -> Result<(), String> {
             "sim-runtime-macros",
             "--exclude",
             "xtask",
+            "--exclude",
+            "cargo-sim",
         ],
     )?;
-    Ok(())
+    graph()
 }
 
 /// Formatting, lints (both modes), tidy, the tests, the canary catalog

@@ -104,19 +104,32 @@ pub(crate) fn replay_command(seed: u64) -> String {
     let info = TEST.with(|t| t.borrow().clone());
     match info {
         Some(t) => format!(
-            "{env} RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {} -- {} --exact",
-            t.package, t.target, t.name
+            "{env} {} test -p {} {} -- {} --exact",
+            cargo(),
+            t.package,
+            t.target,
+            t.name
         ),
         None => {
             if let Some(bin) = BINARY.with(|b| b.borrow().clone()) {
-                return format!("{env} RUSTFLAGS=\"--cfg simulation\" cargo run --bin {bin}");
+                return format!("{env} {} run --bin {bin}", cargo());
             }
             let test = std::thread::current()
                 .name()
                 .unwrap_or("<test name>")
                 .to_string();
-            format!("{env} RUSTFLAGS=\"--cfg simulation\" cargo test -- {test} --exact")
+            format!("{env} {} test -- {test} --exact", cargo())
         }
+    }
+}
+
+/// How this build was made, as the start of a command: `cargo sim` (the
+/// whole graph simulated, `--cfg sim_graph`), or the cfg and plain cargo.
+fn cargo() -> &'static str {
+    if cfg!(sim_graph) {
+        "cargo sim"
+    } else {
+        "RUSTFLAGS=\"--cfg simulation\" cargo"
     }
 }
 

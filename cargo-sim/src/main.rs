@@ -1,0 +1,190 @@
+//! `cargo sim`: a crate's tests (or binaries) with the whole dependency
+//! graph on the simulated Tokio.
+//!
+//! ```text
+//! cargo install --path cargo-sim
+//! cargo sim test [cargo test arguments]     # every crate that uses tokio, simulated
+//! cargo sim run --bin server                # the same for a binary
+//! ```
+//!
+//! How: every crate in the graph that depends on `tokio = "1…"` must get the
+//! simulation, with no change to any manifest. Cargo's `[patch]` replaces
+//! the registry's `tokio` with a generated package named `tokio`
+//! (`shim.rs`) whose library is sim-runtime's simulation module and whose
+//! own real Tokio (for `sync`, `io`, the macros) is the registry's copy taken
+//! as a *path* dependency: another source, so the patch does not apply to
+//! it and the graph has no cycle. Everything is built with
+//! `--cfg simulation --cfg sim_graph` in a target directory of its own
+//! (`<target>/sim-graph`), where sim-runtime itself is a facade over that
+//! one simulation.
+//!
+//! Production is untouched: no manifest changes, and the service's
+//! `Cargo.lock` is byte for byte what it was (`lock.rs` keeps the patched
+//! lock beside the build and restores the user's after cargo exits,
+//! Ctrl-C included).
+
+mod graph;
+mod lock;
+mod shim;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "\
+usage: cargo sim <command> [cargo arguments]
+
+commands:
+  test     cargo test, with every crate that uses tokio on the simulator
+  run      cargo run, the same
+  build    cargo build, the same (tests and binaries, not run)
+
+The SIM_* variables (SIM_SEED, SIM_SEEDS, SIM_SCHEDULE, ...) pass through.
+A failure's replay line is a `cargo sim test ...` command.
+Environment: SIM_RUNTIME_DIR=<path to sim-runtime> if cargo-sim was
+installed from elsewhere than this project's checkout.
+";
+
+fn main() -> ExitCode {
+    // cargo runs `cargo-sim sim <args>`; run directly it is `cargo-sim <args>`.
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("sim") {
+        args.remove(0);
+    }
+    let Some(command) = args.first().cloned() else {
+        eprint!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    match command.as_str() {
+        "test" | "run" | "build" => match run(&args) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("cargo-sim: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        other => {
+            eprintln!("cargo-sim: unknown command `{other}`\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The cargo to run: the one that ran us (`CARGO`), else `cargo`.
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// `cargo <args>` with the graph patched; the exit code is cargo's.
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let manifest = manifest_arg(args);
+    // The user's lock, as it is now, before anything (even `cargo
+    // metadata`) may write it.
+    let root = graph::workspace_root(manifest.as_deref())?;
+    let mut guard = lock::Guard::take(&root)?;
+    let meta = graph::Metadata::read(manifest.as_deref())?;
+    let real = meta.real_tokio()?;
+    let sim_runtime = shim::sim_runtime_dir()?;
+    let shim_dir = shim::write(&real, &sim_runtime)?;
+    guard.use_sim_lock(&meta.sim_dir())?;
+    let patch = format!(
+        "patch.crates-io.tokio.path={}",
+        toml_string(&shim_dir.display().to_string())
+    );
+    let flags = |var: &str| {
+        let old = std::env::var(var).unwrap_or_default();
+        format!("{old} --cfg simulation --cfg sim_graph")
+            .trim()
+            .to_string()
+    };
+    let configure = |cmd: &mut Command| {
+        cmd.arg("--config")
+            .arg(&patch)
+            .env("RUSTFLAGS", flags("RUSTFLAGS"))
+            .env("RUSTDOCFLAGS", flags("RUSTDOCFLAGS"))
+            .env("CARGO_TARGET_DIR", meta.sim_dir().join("target"));
+    };
+    // Point the lock at the patch (only `tokio` moves; every other version
+    // stays the user's), unless the kept sim lock already does.
+    if !guard.sim_lock_is_current() {
+        let mut update = cargo();
+        update
+            .arg("update")
+            .arg("-p")
+            .arg(format!("tokio@{}", real.version));
+        if let Some(m) = &manifest {
+            update.arg("--manifest-path").arg(m);
+        }
+        configure(&mut update);
+        let status = lock::without_sigint(|| update.status())
+            .map_err(|e| format!("cannot run cargo update: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "`cargo update -p tokio@{}` with the patch failed ({status}); the output above \
+                 says why",
+                real.version
+            ));
+        }
+    }
+    let mut cmd = cargo();
+    cmd.args(args);
+    configure(&mut cmd);
+    let status =
+        lock::without_sigint(|| cmd.status()).map_err(|e| format!("cannot run cargo: {e}"))?;
+    guard.restore()?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
+}
+
+/// `--manifest-path <p>` or `--manifest-path=<p>` among cargo's arguments
+/// (before a `--`).
+fn manifest_arg(args: &[String]) -> Option<PathBuf> {
+    let mut it = args.iter().take_while(|a| *a != "--");
+    while let Some(a) = it.next() {
+        if a == "--manifest-path" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(p) = a.strip_prefix("--manifest-path=") {
+            return Some(PathBuf::from(p));
+        }
+    }
+    None
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_path_is_found_in_either_form_before_the_separator() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            manifest_arg(&v(&["test", "--manifest-path", "a/Cargo.toml"])),
+            Some(PathBuf::from("a/Cargo.toml"))
+        );
+        assert_eq!(
+            manifest_arg(&v(&["test", "--manifest-path=b/Cargo.toml", "-p", "x"])),
+            Some(PathBuf::from("b/Cargo.toml"))
+        );
+        assert_eq!(
+            manifest_arg(&v(&["test", "--", "--manifest-path", "c"])),
+            None
+        );
+    }
+
+    #[test]
+    fn toml_strings_are_escaped() {
+        assert_eq!(toml_string(r#"a"b\c"#), r#""a\"b\\c""#);
+    }
+}
