@@ -14,7 +14,6 @@ pub struct Guard {
     /// The user's lock as it was, or `None` if there was none.
     original: Option<Vec<u8>>,
     sim_dir: Option<PathBuf>,
-    sim_current: bool,
     restored: bool,
 }
 
@@ -31,7 +30,6 @@ impl Guard {
             lock,
             original,
             sim_dir: None,
-            sim_current: false,
             restored: false,
         })
     }
@@ -48,12 +46,7 @@ impl Guard {
             std::fs::copy(&kept, &self.lock)
                 .map_err(|e| format!("cannot put the simulated lock in place: {e}"))?;
         }
-        self.sim_current = current;
         Ok(current)
-    }
-
-    pub fn sim_lock_is_current(&self) -> bool {
-        self.sim_current
     }
 
     /// Keeps the simulated lock and writes the user's back.
@@ -99,6 +92,21 @@ impl Drop for Guard {
             }
         }
     }
+}
+
+/// Whether the lock file at `path` still locks the registry's `tokio` (the
+/// patch is then unused), or says the patch is unused.
+pub fn names_registry_tokio(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.split("[[").any(|entry| {
+        let is_tokio = entry.lines().any(|l| l.trim() == "name = \"tokio\"");
+        let registry = entry.lines().any(|l| {
+            l.trim().starts_with("source = \"registry+")
+                || l.trim().starts_with("source = \"sparse+")
+        });
+        let unused = entry.starts_with("patch.unused]]");
+        is_tokio && (registry || unused)
+    })
 }
 
 fn paths(sim_dir: &Path) -> (PathBuf, PathBuf) {
@@ -150,6 +158,29 @@ mod tests {
         assert!(!g.use_sim_lock(&d.join("sim")).unwrap());
         g.restore().unwrap();
         assert_eq!(std::fs::read(&lock).unwrap(), b"user v2\n");
+    }
+
+    #[test]
+    fn a_lock_with_the_registrys_tokio_or_an_unused_patch_is_caught() {
+        let d = dir("names");
+        let lock = d.join("Cargo.lock");
+        let shim = "[[package]]\nname = \"tokio\"\nversion = \"1.54.1001\"\n\n\
+                    [[package]]\nname = \"tokio\"\nversion = \"1.54.1\"\n\n\
+                    [[package]]\nname = \"tokio-util\"\nversion = \"0.7.1\"\n\
+                    source = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+        std::fs::write(&lock, shim).unwrap();
+        assert!(
+            !names_registry_tokio(&lock),
+            "the shim and a path tokio are fine"
+        );
+        let registry = "[[package]]\nname = \"tokio\"\nversion = \"1.54.1\"\n\
+                        source = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+        std::fs::write(&lock, registry).unwrap();
+        assert!(names_registry_tokio(&lock));
+        let unused =
+            format!("{shim}\n[[patch.unused]]\nname = \"tokio\"\nversion = \"1.54.1001\"\n");
+        std::fs::write(&lock, unused).unwrap();
+        assert!(names_registry_tokio(&lock));
     }
 
     #[test]

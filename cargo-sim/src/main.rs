@@ -107,24 +107,45 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             .env("RUSTDOCFLAGS", flags("RUSTDOCFLAGS"))
             .env("CARGO_TARGET_DIR", meta.sim_dir().join("target"));
     };
-    // Point the lock at the patch (only `tokio` moves; every other version
-    // stays the user's), unless the kept sim lock already does.
-    if !guard.sim_lock_is_current() {
+    // Resolve the graph with the patch (the manifests may have changed
+    // since the kept lock was made), then point the lock at the patch if it
+    // still names the registry's tokio: only `tokio` moves, every other
+    // version stays the user's. A patch cargo leaves unused would build the
+    // graph on real Tokio: that is an error, never a silent fallback.
+    let lock_path = root.join("Cargo.lock");
+    let mut resolve = cargo();
+    resolve.args(["metadata", "--format-version", "1"]);
+    if let Some(m) = &manifest {
+        resolve.arg("--manifest-path").arg(m);
+    }
+    configure(&mut resolve);
+    // Quiet: before the update below, cargo warns that the patch is unused.
+    let out = lock::without_sigint(|| resolve.output())
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "resolving the graph with the patch failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    if lock::names_registry_tokio(&lock_path) {
         let mut update = cargo();
-        update
-            .arg("update")
-            .arg("-p")
-            .arg(format!("tokio@{}", real.version));
+        update.arg("update").arg("-p").arg(format!(
+            "registry+https://github.com/rust-lang/crates.io-index#tokio@{}",
+            real.version
+        ));
         if let Some(m) = &manifest {
             update.arg("--manifest-path").arg(m);
         }
         configure(&mut update);
         let status = lock::without_sigint(|| update.status())
             .map_err(|e| format!("cannot run cargo update: {e}"))?;
-        if !status.success() {
+        if !status.success() || lock::names_registry_tokio(&lock_path) {
             return Err(format!(
-                "`cargo update -p tokio@{}` with the patch failed ({status}); the output above \
-                 says why",
+                "cargo would not put the simulated tokio in place of the registry's tokio {} \
+                 (`cargo update -p tokio` with the patch: {status}); the output above says why. \
+                 Nothing ran on real Tokio.",
                 real.version
             ));
         }

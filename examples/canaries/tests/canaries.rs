@@ -79,9 +79,8 @@ fn check(name: &'static str) {
         "{name}: the first failing seed did not reproduce:\n{report}"
     );
     assert!(
-        report.contains(&format!(
-            "cargo test -p canaries --test sweep -- {name} --exact"
-        )),
+        // `cargo test` or, under `cargo sim`, `cargo sim test`.
+        report.contains(&format!(" test -p canaries --test sweep -- {name} --exact")),
         "{name}: the replay line does not name the sweep's test:\n{report}"
     );
     assert!(first_failing_seed(&report) < canary.bound);

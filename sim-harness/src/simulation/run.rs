@@ -6,7 +6,7 @@
 
 use super::trace;
 use sim_runtime::__private::harness::{
-    replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
+    cargo_prefix, replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
 };
 use sim_runtime::__private::TestOutput;
 use std::collections::BTreeMap;
@@ -374,10 +374,11 @@ where
                     // Unbuffered, before the seed runs: it survives a crash or
                     // a kill of the process.
                     eprintln!(
-                        "sim: {name} seed {seed} (strategy {}) · replay: {} \
-                     RUSTFLAGS=\"--cfg simulation\" cargo test -p {} {target} -- {name} --exact",
+                        "sim: {name} seed {seed} (strategy {}) · replay: {} {} test -p {} \
+                         {target} -- {name} --exact",
                         strategy(seed, opts.schedule, opts.early_timers),
                         replay_env(seed),
+                        cargo_prefix(),
                         opts.package
                     );
                     let mut r = run_checked(&opts, &collector, seed, &make, check);

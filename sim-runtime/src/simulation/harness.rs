@@ -72,7 +72,7 @@ impl SeedOutcome {
     }
 }
 
-pub use super::report::replay_env;
+pub use super::report::{cargo_prefix, replay_env};
 
 /// The strategy of a harness run of `seed`: `SIM_SCHEDULE`, else the
 /// test's `schedule`, else the portfolio. Panics with the accepted values

@@ -105,27 +105,27 @@ pub(crate) fn replay_command(seed: u64) -> String {
     match info {
         Some(t) => format!(
             "{env} {} test -p {} {} -- {} --exact",
-            cargo(),
+            cargo_prefix(),
             t.package,
             t.target,
             t.name
         ),
         None => {
             if let Some(bin) = BINARY.with(|b| b.borrow().clone()) {
-                return format!("{env} {} run --bin {bin}", cargo());
+                return format!("{env} {} run --bin {bin}", cargo_prefix());
             }
             let test = std::thread::current()
                 .name()
                 .unwrap_or("<test name>")
                 .to_string();
-            format!("{env} {} test -- {test} --exact", cargo())
+            format!("{env} {} test -- {test} --exact", cargo_prefix())
         }
     }
 }
 
 /// How this build was made, as the start of a command: `cargo sim` (the
 /// whole graph simulated, `--cfg sim_graph`), or the cfg and plain cargo.
-fn cargo() -> &'static str {
+pub fn cargo_prefix() -> &'static str {
     if cfg!(sim_graph) {
         "cargo sim"
     } else {

@@ -1,0 +1,66 @@
+//! The store served with `axum::serve` and called through hyper-util's
+//! `TokioExecutor` and `TokioTimer`, with no glue: under `cargo sim test`
+//! (`--cfg sim_graph`) axum's and hyper-util's `tokio` is the simulation.
+//! (The connector is still the glue's: hyper-util's `HttpConnector` makes
+//! its socket with socket2, below Tokio, which the simulation does not
+//! serve yet.) Under `--cfg simulation` alone those crates get real Tokio,
+//! which has no runtime inside a simulation: the file is empty then.
+#![cfg(sim_graph)]
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+async fn store() {
+    let listener = TcpListener::bind("0.0.0.0:8080").await.unwrap();
+    axum::serve(listener, notes::store_app()).await.unwrap();
+}
+
+#[sim::test(seeds = 0..20, check_determinism)]
+async fn axum_serve_and_hyper_utils_runtime_run_simulated() {
+    let node = sim::node("store").start(store);
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .pool_timer(TokioTimer::new())
+        .build(tokio::hyper::Connector);
+    let call = |method: &str, body: &'static str| {
+        let req = Request::builder()
+            .method(method)
+            .uri("http://store:8080/kv/a")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let fut = client.request(req);
+        async move {
+            let resp = tokio::time::timeout(Duration::from_secs(1), fut)
+                .await
+                .ok()?
+                .ok()?;
+            let status = resp.status().as_u16();
+            let body = resp.into_body().collect().await.ok()?.to_bytes();
+            Some((status, String::from_utf8_lossy(&body).into_owned()))
+        }
+    };
+    // Until answered: the store may not listen yet, and with early timers
+    // the timeout may fire while a request is being served.
+    let answer = |method: &'static str, body: &'static str| {
+        let call = &call;
+        async move {
+            loop {
+                if let Some(r) = call(method, body).await {
+                    break r;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    let put = answer("PUT", "one").await;
+    assert!(put.0 < 300, "PUT answered {put:?}");
+    assert_eq!(answer("GET", "").await, (200, "one".into()));
+    // A crashed store does not answer within the client's timeout.
+    node.crash();
+    assert_eq!(call("GET", "").await, None);
+}
