@@ -100,12 +100,24 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             .trim()
             .to_string()
     };
-    let configure = |cmd: &mut Command| {
+    // `cargo --config <patch> <args>`: the patch is a global option, given
+    // before the subcommand (after it, it could land behind a `--`).
+    let patched = |args: &[String]| {
+        let mut cmd = cargo();
         cmd.arg("--config")
             .arg(&patch)
+            .args(args)
             .env("RUSTFLAGS", flags("RUSTFLAGS"))
             .env("RUSTDOCFLAGS", flags("RUSTDOCFLAGS"))
             .env("CARGO_TARGET_DIR", meta.sim_dir().join("target"));
+        cmd
+    };
+    let with_manifest = |mut v: Vec<String>| {
+        if let Some(m) = &manifest {
+            v.push("--manifest-path".into());
+            v.push(m.display().to_string());
+        }
+        v
     };
     // Resolve the graph with the patch (the manifests may have changed
     // since the kept lock was made), then point the lock at the patch if it
@@ -113,12 +125,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     // version stays the user's. A patch cargo leaves unused would build the
     // graph on real Tokio: that is an error, never a silent fallback.
     let lock_path = root.join("Cargo.lock");
-    let mut resolve = cargo();
-    resolve.args(["metadata", "--format-version", "1"]);
-    if let Some(m) = &manifest {
-        resolve.arg("--manifest-path").arg(m);
-    }
-    configure(&mut resolve);
+    let mut resolve = patched(&with_manifest(vec![
+        "metadata".into(),
+        "--format-version".into(),
+        "1".into(),
+    ]));
     // Quiet: before the update below, cargo warns that the patch is unused.
     let out = lock::without_sigint(|| resolve.output())
         .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
@@ -130,15 +141,14 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         ));
     }
     if lock::names_registry_tokio(&lock_path) {
-        let mut update = cargo();
-        update.arg("update").arg("-p").arg(format!(
-            "registry+https://github.com/rust-lang/crates.io-index#tokio@{}",
-            real.version
-        ));
-        if let Some(m) = &manifest {
-            update.arg("--manifest-path").arg(m);
-        }
-        configure(&mut update);
+        let mut update = patched(&with_manifest(vec![
+            "update".into(),
+            "-p".into(),
+            format!(
+                "registry+https://github.com/rust-lang/crates.io-index#tokio@{}",
+                real.version
+            ),
+        ]));
         let status = lock::without_sigint(|| update.status())
             .map_err(|e| format!("cannot run cargo update: {e}"))?;
         if !status.success() || lock::names_registry_tokio(&lock_path) {
@@ -150,12 +160,20 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             ));
         }
     }
-    let mut cmd = cargo();
-    cmd.args(args);
-    configure(&mut cmd);
+    let mut cmd = patched(args);
     let status =
         lock::without_sigint(|| cmd.status()).map_err(|e| format!("cannot run cargo: {e}"))?;
+    // Whatever cargo resolved while it ran must still be the simulation.
+    let escaped = lock::names_registry_tokio(&lock_path);
     guard.restore()?;
+    if escaped {
+        return Err(
+            "cargo resolved the registry's tokio while it ran: what it built and ran \
+                    was NOT simulated; do not trust its results. Run `cargo sim` again; if it \
+                    repeats, report it with your Cargo.toml"
+                .into(),
+        );
+    }
     Ok(match status.code() {
         Some(0) => ExitCode::SUCCESS,
         Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
