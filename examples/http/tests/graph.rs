@@ -1,10 +1,11 @@
 //! The store served with `axum::serve` and called through hyper-util's
-//! `TokioExecutor` and `TokioTimer`, with no glue: under `cargo sim test`
-//! (`--cfg sim_graph`) axum's and hyper-util's `tokio` is the simulation.
-//! (The connector is still the glue's: hyper-util's `HttpConnector` makes
-//! its socket with socket2, below Tokio, which the simulation does not
-//! serve yet.) Under `--cfg simulation` alone those crates get real Tokio,
-//! which has no runtime inside a simulation: the file is empty then.
+//! pooled client with its own `HttpConnector`, `TokioExecutor` and
+//! `TokioTimer`, with no glue: under `cargo sim test` (`--cfg sim_graph`)
+//! axum's and hyper-util's `tokio` is the simulation, the connector's
+//! socket2 socket becomes a simulated one (`TcpSocket::from_std_stream`),
+//! and its resolver's `getaddrinfo` answers with the node's address. Under
+//! `--cfg simulation` alone those crates get real Tokio, which has no
+//! runtime inside a simulation: the file is empty then.
 #![cfg(sim_graph)]
 
 use bytes::Bytes;
@@ -26,7 +27,7 @@ async fn axum_serve_and_hyper_utils_runtime_run_simulated() {
     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
-        .build(tokio::hyper::Connector);
+        .build_http();
     let call = |method: &str, body: &'static str| {
         let req = Request::builder()
             .method(method)

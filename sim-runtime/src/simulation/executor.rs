@@ -1164,6 +1164,14 @@ impl Exec {
                         }
                         match polled {
                             Ok(Poll::Ready(v)) => {
+                                // A forbidden call in the last poll fails
+                                // the run too: the body returning does not
+                                // make what it did simulated.
+                                self.after_poll();
+                                let failure = self.core.borrow_mut().failure.take();
+                                if let Some(f) = failure {
+                                    self.fail(f);
+                                }
                                 self.drain_wakes(true);
                                 self.core.borrow_mut().trace.finish();
                                 return Step::Done(v);
@@ -1288,9 +1296,11 @@ impl Exec {
         if forbidden.sockets > 0 {
             self.core.borrow_mut().fail(
                 Class::Forbidden,
-                "a simulated task tried to open a real OS socket (std::net, real DNS, or a \
-                 crate with its own networking); real sockets reach the host's network, outside \
-                 the simulation's control. Use tokio::net, which is simulated (see \
+                "a simulated task tried to open or use a real OS socket (std::net's own I/O, \
+                 or a crate with its own networking); real sockets reach the host's network, \
+                 outside the simulation's control. A socket made with socket(2) or std may be \
+                 handed to tokio::net (TcpSocket::from_std_stream, TcpListener::from_std, \
+                 UdpSocket::from_std); otherwise use tokio::net, which is simulated (see \
                  docs/breakage.md)."
                     .into(),
             );

@@ -37,6 +37,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
     RNG.with(|r| *r.borrow_mut() = Some(ChaCha8Rng::seed_from_u64(rng_seed)));
     FORBIDDEN.with(|c| c.set(Forbidden::default()));
+    super::sockfd::reset();
     ACTIVE.with(|c| c.set(true));
 }
 

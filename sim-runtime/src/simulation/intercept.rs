@@ -22,7 +22,8 @@
 //! | getrandom 0.2 (rand 0.8)                 | `syscall(SYS_getrandom, ..)`             |
 //! | getrandom 0.3 / 0.4 (rand 0.9)           | `dlsym(RTLD_DEFAULT, "getrandom")`       |
 //! | `std::thread::spawn`                     | `pthread_create`                         |
-//! | `std::net`, real DNS, any real socket     | `socket` (refused: a forbidden operation) |
+//! | `std::net`, socket2, any real socket      | `socket`: an INET stream/datagram is a stub (sockfd.rs, intercept_net.rs), else refused |
+//! | `ToSocketAddrs`, hyper-util's resolver    | `getaddrinfo`: the simulated network's names (intercept_net.rs) |
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
 //! | `libc::kill(getpid(), ..)`, nix's `kill` | `kill` (to the own process: the node's signal) |
 //! | `libc::raise`, signal-hook's `raise`     | `raise` (the node's signal)              |
@@ -80,6 +81,9 @@ pub(crate) fn with_intercept_for_test<R: Send>(seed: u64, f: impl FnOnce() -> R 
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) use linux::{set_errno, Real};
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 mod linux {
     use super::hooks;
     use libc::{c_int, c_long, c_uint, c_void, size_t, ssize_t};
@@ -132,7 +136,7 @@ instead; see docs/breakage.md.\n";
     /// Writes `parts` to stderr and aborts. Used where the process cannot
     /// continue correctly (a libc function that must exist is missing), and
     /// from inside C-ABI functions, where a panic could not unwind anyway.
-    fn fatal(parts: &[&[u8]]) -> ! {
+    pub(crate) fn fatal(parts: &[&[u8]]) -> ! {
         for part in parts {
             // SAFETY: `part` is a valid, initialised byte slice for its whole
             // length; a failed or short write to stderr is acceptable here.
@@ -144,13 +148,13 @@ instead; see docs/breakage.md.\n";
 
     /// The next definition (after this executable, so glibc's) of one libc
     /// function, looked up on first use and cached for the process.
-    struct Real {
+    pub(crate) struct Real {
         name: &'static CStr,
         ptr: AtomicPtr<c_void>,
     }
 
     impl Real {
-        const fn new(name: &'static CStr) -> Self {
+        pub(crate) const fn new(name: &'static CStr) -> Self {
             Self {
                 name,
                 ptr: AtomicPtr::new(std::ptr::null_mut()),
@@ -159,7 +163,7 @@ instead; see docs/breakage.md.\n";
 
         /// The function's address; never null.
         #[inline]
-        fn get(&self) -> *mut c_void {
+        pub(crate) fn get(&self) -> *mut c_void {
             let ptr = self.ptr.load(Ordering::Acquire);
             if ptr.is_null() {
                 self.resolve()
@@ -196,7 +200,7 @@ instead; see docs/breakage.md.\n";
     static REAL_MKDIR: Real = Real::new(c"mkdir");
 
     /// Sets the calling thread's `errno`.
-    fn set_errno(code: c_int) {
+    pub(crate) fn set_errno(code: c_int) {
         // SAFETY: `__errno_location` always returns a valid pointer to the
         // calling thread's errno.
         unsafe { *libc::__errno_location() = code };
@@ -524,10 +528,11 @@ instead; see docs/breakage.md.\n";
         }
     }
 
-    /// `socket(2)`: refused inside a simulation (`EACCES`), and recorded so
-    /// the run fails as a forbidden operation: a real socket would reach
-    /// the host's network, outside the seed's control. The simulated
-    /// network never calls it.
+    /// `socket(2)`: inside a simulation an IPv4 or IPv6 stream or datagram
+    /// socket is a stub (sockfd.rs), which Tokio's `from_std` functions turn
+    /// into a simulated socket; any other kind is refused (`EACCES`) and
+    /// recorded so the run fails as a forbidden operation: a real socket
+    /// would reach the host's network, outside the seed's control.
     ///
     /// # Safety
     ///
@@ -535,6 +540,20 @@ instead; see docs/breakage.md.\n";
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int) -> c_int {
         if hooks::active() {
+            let base = ty & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK);
+            let inet = domain == libc::AF_INET || domain == libc::AF_INET6;
+            if inet && (base == libc::SOCK_STREAM || base == libc::SOCK_DGRAM) {
+                let v6 = domain == libc::AF_INET6;
+                let nonblocking = ty & libc::SOCK_NONBLOCK != 0;
+                return match super::super::sockfd::open(v6, base == libc::SOCK_STREAM, nonblocking)
+                {
+                    Some(fd) => fd,
+                    None => {
+                        set_errno(libc::EMFILE);
+                        -1
+                    }
+                };
+            }
             hooks::note_real_socket_attempt();
             // SAFETY: the message is a valid byte slice for its whole length.
             unsafe {

@@ -17,6 +17,7 @@ pub mod harness;
 pub(crate) mod hooks;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod intercept;
+pub(crate) mod intercept_net;
 pub mod io;
 pub(crate) mod mem;
 pub mod net;
@@ -27,6 +28,7 @@ pub(crate) mod report;
 pub mod runtime;
 pub(crate) mod seed;
 pub mod signal;
+pub(crate) mod sockfd;
 pub mod task;
 pub mod time;
 pub(crate) mod timer;

@@ -150,18 +150,24 @@ fn a_panic_from_the_real_tokio_names_the_cause() {
     assert!(!own.contains("comes from the real"), "{own}");
 }
 
-/// A real OS socket (std::net here; a crate with its own networking, real
-/// DNS) inside a simulation is refused and fails the run as a forbidden
-/// operation: it would reach the host's network, outside the seed.
+/// A real OS socket's I/O (std::net's own send here; a crate with its own
+/// networking) inside a simulation is refused and fails the run as a
+/// forbidden operation: it would reach the host's network, outside the
+/// seed. Making and binding the socket is allowed (a stub that Tokio's
+/// `from_std` can take over: sockfd.rs); using it is not.
 #[test]
 fn a_real_socket_is_a_forbidden_operation() {
     let msg = run_failing(6, || async {
-        let err = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_err();
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let err = s.send_to(b"x", "127.0.0.1:9").unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
         time::sleep(Duration::from_millis(1)).await;
     });
     assert!(msg.contains("forbidden operation"), "{msg}");
-    assert!(msg.contains("tried to open a real OS socket"), "{msg}");
+    assert!(
+        msg.contains("tried to open or use a real OS socket"),
+        "{msg}"
+    );
     // Outside a simulation the real function answers.
     assert!(std::net::UdpSocket::bind("127.0.0.1:0").is_ok());
 }

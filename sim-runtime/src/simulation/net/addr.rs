@@ -176,3 +176,26 @@ where
     };
     Ok(addrs.into_iter())
 }
+
+/// For the `getaddrinfo` interposer: `name`'s addresses on the simulated
+/// network (node names, routed names in their seeded rotation, `localhost`,
+/// literals), or `None` when it names nothing (DNS's "no such name"). Never
+/// panics and never waits: when no simulation is running here, or its core
+/// is busy (a call from inside the simulator itself), it answers `None`.
+pub(crate) fn resolve_for_libc(name: &str) -> Option<Vec<IpAddr>> {
+    if let Ok(ip) = name.parse::<IpAddr>() {
+        return Some(vec![ip]);
+    }
+    let exec = crate::simulation::executor::current()?;
+    let mut core = exec.core.try_borrow_mut().ok()?;
+    let mut ips = super::model(&mut core).resolve(name)?;
+    if ips.len() > 1 {
+        let n = core.net.route_draws;
+        core.net.route_draws += 1;
+        let first = super::model(&mut core).pick_route(name, &ips, n);
+        let at = ips.iter().position(|&ip| ip == first).unwrap_or(0);
+        ips.rotate_left(at);
+        core.decide(crate::simulation::trace::Kind::Net, at as u64);
+    }
+    Some(ips)
+}

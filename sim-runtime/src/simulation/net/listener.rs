@@ -75,11 +75,24 @@ impl TcpListener {
         })
     }
 
-    /// Refused: a std listener is a real OS socket.
+    /// A listener bound (and listening) inside the simulation with std
+    /// (`std::net::TcpListener::bind`, whose `socket(2)` made a stub:
+    /// sockfd.rs), now on the simulated network. A real OS socket is
+    /// refused.
     #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        drop(listener);
-        super::refuse_std("TcpListener::from_std")
+        use std::os::fd::IntoRawFd;
+        let fd = listener.into_raw_fd();
+        match crate::simulation::sockfd::take(fd) {
+            Some(stub) if stub.stream && stub.listening.is_some() => {
+                super::socket::TcpSocket::listener_from_stub(stub)
+            }
+            Some(_) => super::refuse_std("TcpListener::from_std of a socket that is not listening"),
+            None => {
+                super::close_real(fd);
+                super::refuse_std("TcpListener::from_std")
+            }
+        }
     }
 
     /// Refused: there is no OS socket behind a simulated listener.

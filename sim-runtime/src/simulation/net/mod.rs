@@ -19,6 +19,7 @@ mod stream;
 mod udp;
 pub mod unix;
 
+pub(crate) use addr::resolve_for_libc;
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use listener::TcpListener;
 pub use socket::TcpSocket;
@@ -508,6 +509,14 @@ pub(crate) fn check_running() -> io::Result<()> {
 
 /// The error for a socket handed in from outside the simulation.
 #[track_caller]
+/// Closes a real descriptor that a `from_std` was handed before refusing it.
+pub(crate) fn close_real(fd: i32) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `fd` came from `into_raw_fd` of an owned std socket, so this
+    // is its only owner; dropping the `OwnedFd` closes it once.
+    drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+}
+
 pub(crate) fn refuse_std(what: &str) -> ! {
     // Tokio looks for its reactor first: outside any runtime, its panic.
     drop(expect_current());

@@ -238,10 +238,57 @@ impl TcpSocket {
         Ok(TcpListener::from_handle(handle))
     }
 
-    /// Refused: a std stream is a real OS socket.
+    /// A socket made inside the simulation with `socket(2)` (socket2, as
+    /// hyper-util's `HttpConnector` does), with the options and the address
+    /// its calls recorded (sockfd.rs). A real OS socket is refused.
     #[track_caller]
     pub fn from_std_stream(std_stream: std::net::TcpStream) -> TcpSocket {
-        drop(std_stream);
-        super::refuse_std("TcpSocket::from_std_stream")
+        use std::os::fd::IntoRawFd;
+        let fd = std_stream.into_raw_fd();
+        let Some(stub) = crate::simulation::sockfd::take(fd) else {
+            super::close_real(fd);
+            super::refuse_std("TcpSocket::from_std_stream")
+        };
+        if !stub.stream || stub.listening.is_some() {
+            super::refuse_std("TcpSocket::from_std_stream of a datagram or listening socket")
+        }
+        let socket = TcpSocket::new(stub.v6).expect("a new socket needs no simulation");
+        {
+            let mut st = socket.state();
+            st.reuseaddr = stub.reuseaddr;
+            st.reuseport = stub.reuseport;
+            st.keepalive = stub.keepalive;
+            st.nodelay = stub.nodelay;
+            st.linger = stub.linger;
+            st.send_buffer = stub.send_buffer;
+            st.recv_buffer = stub.recv_buffer;
+        }
+        if let Some(addr) = stub.bound {
+            // Linux bound it at `bind(2)`; here the simulated network does
+            // it now, and a refusal (the address in use) is the caller's
+            // `bind` error arriving late: a clear panic, not a silent
+            // unbound socket.
+            if let Err(e) = socket.bind(addr) {
+                panic!("sim: binding the socket made with socket(2) to {addr} failed: {e}");
+            }
+        }
+        socket
+    }
+
+    /// A listener made inside the simulation with `socket(2)`, `bind` and
+    /// `listen` (`std::net::TcpListener::bind`): the same, bound and
+    /// listening on the simulated network.
+    pub(crate) fn listener_from_stub(
+        stub: crate::simulation::sockfd::Stub,
+    ) -> io::Result<TcpListener> {
+        let socket = TcpSocket::new(stub.v6)?;
+        {
+            let mut st = socket.state();
+            st.reuseaddr = stub.reuseaddr;
+            st.reuseport = stub.reuseport;
+        }
+        let any = if stub.v6 { "[::]:0" } else { "0.0.0.0:0" };
+        socket.bind(stub.bound.unwrap_or_else(|| any.parse().expect("literal")))?;
+        socket.listen(stub.listening.unwrap_or(1024))
     }
 }

@@ -98,7 +98,8 @@ impl TcpStream {
         }))
     }
 
-    /// Refused: a std stream is a real OS socket.
+    /// Refused: a std stream is a real OS socket, or (made inside the
+    /// simulation) one whose `connect` was refused, so never connected.
     #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         drop(stream);

@@ -60,11 +60,31 @@ impl UdpSocket {
         }))
     }
 
-    /// Refused: a std socket is a real OS socket.
+    /// A socket bound inside the simulation with std
+    /// (`std::net::UdpSocket::bind`, whose `socket(2)` made a stub:
+    /// sockfd.rs), now on the simulated network. A real OS socket is
+    /// refused.
     #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        drop(socket);
-        super::refuse_std("UdpSocket::from_std")
+        use std::os::fd::IntoRawFd;
+        let fd = socket.into_raw_fd();
+        match crate::simulation::sockfd::take(fd) {
+            Some(stub) if !stub.stream => {
+                super::check_running()?;
+                let any = if stub.v6 { "[::]:0" } else { "0.0.0.0:0" };
+                let addr = stub.bound.unwrap_or_else(|| any.parse().expect("literal"));
+                let id = with_net(|net, host, _| net.udp_bind(host, addr))?;
+                Ok(UdpSocket {
+                    handle: Handle::new(id),
+                    options: Mutex::new(Options::default()),
+                })
+            }
+            Some(_) => super::refuse_std("UdpSocket::from_std of a stream socket"),
+            None => {
+                super::close_real(fd);
+                super::refuse_std("UdpSocket::from_std")
+            }
+        }
     }
 
     /// Refused: there is no OS socket behind a simulated socket.
