@@ -113,8 +113,10 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The node's IP address on the simulated network (by default the next
-    /// free one in 10.0.0.0/8: the main node is 10.0.0.1).
+    /// The node's IP address on the simulated network. Without one the node
+    /// gets an implicit address: the next free one in 198.18.0.0/15 (the
+    /// main node is 198.18.0.1), a range services never configure, so any
+    /// address outside it (10.0.0.1 included) is free for an explicit one.
     pub fn ip(mut self, ip: IpAddr) -> Self {
         self.ip = Some(ip);
         self
