@@ -1,6 +1,7 @@
 //! Node addresses: an explicit address is the node's, whatever it is (10.0.0.1
 //! included, the first one anyone picks); nodes built without one get an
-//! implicit address from 198.18.0.0/15.
+//! implicit address from 198.18.0.0/15; two nodes on one address fail the
+//! run with a message that names both.
 
 // In a production build the bodies of `#[sim::test]`s are not compiled, so
 // their helpers are unused there.
@@ -82,4 +83,100 @@ async fn the_main_node_address_is_implicit_from_198_18_0_0_15() {
     assert_eq!(seen.ip(), "198.18.0.1".parse::<IpAddr>().unwrap());
     // A node built without an address gets the next one.
     assert_eq!(local.ip(), "198.18.0.2".parse::<IpAddr>().unwrap());
+}
+
+/// Two nodes on one address: the run fails with a message that names both.
+#[cfg(simulation)]
+mod collisions {
+    use sim::__private::{run, Options, Seeds};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    fn options(name: &'static str) -> Options {
+        Options {
+            name,
+            file: file!(),
+            package: env!("CARGO_PKG_NAME"),
+            crate_name: env!("CARGO_CRATE_NAME"),
+            manifest_dir: env!("CARGO_MANIFEST_DIR"),
+            seeds: Seeds::One(1),
+            time_limit_ms: None,
+            step_limit: None,
+            strict: false,
+            check_determinism: false,
+            schedule: None,
+            coverage: false,
+            early_timers: None,
+        }
+    }
+
+    /// Runs a harness test that must fail; returns its report.
+    fn report<F, Fut>(opts: Options, body: F) -> String
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        // The runner reads these; a developer's shell must not change the test.
+        for var in [
+            "SIM_SEED",
+            "SIM_SEEDS",
+            "SIM_SHARD",
+            "SIM_CHECK_DETERMINISM",
+        ] {
+            assert!(
+                std::env::var(var).is_err(),
+                "unset {var} to run the harness's own tests"
+            );
+        }
+        let err =
+            catch_unwind(AssertUnwindSafe(|| run(opts, body))).expect_err("the run must fail");
+        err.downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "<non-string report>".into())
+    }
+
+    #[test]
+    fn two_explicit_nodes_on_one_address_name_both() {
+        let r = report(options("addresses::two_explicit"), || async {
+            sim::node("first").ip("10.0.0.7").build();
+            sim::node("second").ip("10.0.0.7").build();
+        });
+        assert!(
+            r.contains(
+                "node \"second\" cannot have the IP 10.0.0.7: node \"first\" already has it, \
+                 as its explicit address"
+            ),
+            "{r}"
+        );
+        assert!(r.contains("Pick another address for \"second\""), "{r}");
+    }
+
+    #[test]
+    fn an_explicit_address_taken_implicitly_names_both_and_says_implicit() {
+        let r = report(options("addresses::explicit_on_implicit"), || async {
+            // Built without an address, it takes 198.18.0.2 (main has .1).
+            sim::node("auto").build();
+            sim::node("late").ip("198.18.0.2").build();
+        });
+        assert!(
+            r.contains(
+                "node \"late\" cannot have the IP 198.18.0.2: node \"auto\" already has it, \
+                 as its implicit address"
+            ),
+            "{r}"
+        );
+        assert!(r.contains("Pick another address for \"late\""), "{r}");
+        assert!(r.contains("outside 198.18.0.0/15"), "{r}");
+
+        // The main node's implicit address is taken the same way.
+        let r = report(options("addresses::explicit_on_main"), || async {
+            sim::node("late").ip("198.18.0.1").build();
+        });
+        assert!(
+            r.contains(
+                "node \"late\" cannot have the IP 198.18.0.1: node \"main\" already has it, \
+                 as its implicit address"
+            ),
+            "{r}"
+        );
+    }
 }

@@ -36,6 +36,11 @@ impl std::fmt::Display for NodeId {
 pub(crate) struct NodeState {
     pub name: String,
     pub ip: Option<IpAddr>,
+    /// Whether `ip` was given with `.ip(..)` rather than drawn from
+    /// [`IMPLICIT_NET`]: a node that asks for a taken address is told which
+    /// kind its holder has, since the fix differs (an implicit holder means
+    /// the address asked for lies inside the implicit range).
+    pub ip_explicit: bool,
     pub alive: bool,
     pub paused: bool,
     pub incarnation: u32,
@@ -61,10 +66,11 @@ pub(crate) struct SignalSlot {
 }
 
 impl NodeState {
-    pub(crate) fn new(name: String, ip: Option<IpAddr>) -> NodeState {
+    pub(crate) fn new(name: String, ip: Option<IpAddr>, ip_explicit: bool) -> NodeState {
         NodeState {
             name,
             ip,
+            ip_explicit,
             alive: true,
             paused: false,
             incarnation: 0,
