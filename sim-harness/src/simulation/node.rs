@@ -31,7 +31,10 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The node's IP address (default: the next free one in 10.0.0.0/8).
+    /// The node's IP address. Without one the node gets an implicit
+    /// address, the next free one in 198.18.0.0/15 (the test body's own
+    /// node, `main`, is 198.18.0.1); any address outside that range, such as
+    /// 10.0.0.1, is never taken implicitly.
     #[track_caller]
     pub fn ip(mut self, ip: &str) -> NodeBuilder {
         match ip.parse() {

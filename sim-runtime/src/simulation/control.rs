@@ -113,14 +113,18 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The node's IP address on the simulated network (by default the next
-    /// free one in 10.0.0.0/8: the main node is 10.0.0.1).
+    /// The node's IP address on the simulated network. Without one the node
+    /// gets an implicit address: the next free one in 198.18.0.0/15 (the
+    /// main node is 198.18.0.1), a range services never configure, so any
+    /// address outside it (10.0.0.1 included) is free for an explicit one.
     pub fn ip(mut self, ip: IpAddr) -> Self {
         self.ip = Some(ip);
         self
     }
 
-    /// Creates the node. Names are unique within a simulation.
+    /// Creates the node. Names are unique within a simulation, and so are
+    /// addresses: an explicit address another node already has panics,
+    /// naming both nodes.
     #[track_caller]
     pub fn build(self) -> NodeId {
         let exec = expect_current();
@@ -130,22 +134,35 @@ impl NodeBuilder {
             "sim: a node named {:?} already exists; node names are unique",
             self.name
         );
-        let ip = match self.ip {
+        let (ip, explicit) = match self.ip {
             Some(ip) => {
                 assert!(
                     !ip.is_unspecified() && !ip.is_loopback() && !ip.is_multicast(),
                     "sim: node {:?} cannot have the IP {ip}: give it a routable unicast address",
                     self.name
                 );
-                assert!(
-                    !core.nodes.iter().any(|n| n.ip == Some(ip)),
-                    "sim: the IP {ip} already belongs to another node",
-                );
-                ip
+                if let Some(holder) = core.nodes.iter().find(|n| n.ip == Some(ip)) {
+                    let how = if holder.ip_explicit {
+                        "as its explicit address (given with .ip(..))"
+                    } else {
+                        "as its implicit address (it was built without .ip(..))"
+                    };
+                    panic!(
+                        "sim: node {:?} cannot have the IP {ip}: node {:?} already has it, \
+                         {how}. Pick another address for {:?}; one outside {} (where implicit \
+                         addresses come from) never collides with an implicit address",
+                        self.name,
+                        holder.name,
+                        self.name,
+                        super::node::implicit_net()
+                    );
+                }
+                (ip, true)
             }
-            None => super::node::auto_ip(&core.nodes),
+            None => (super::node::auto_ip(&core.nodes), false),
         };
-        core.nodes.push(NodeState::new(self.name, Some(ip)));
+        core.nodes
+            .push(NodeState::new(self.name, Some(ip), explicit));
         let id = NodeId((core.nodes.len() - 1) as u32);
         core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);
         id

@@ -805,6 +805,7 @@ impl Exec {
             nodes: vec![NodeState::new(
                 "main".into(),
                 Some(super::node::auto_ip(&[])),
+                false,
             )],
             any_paused: false,
             pct: match config.schedule {

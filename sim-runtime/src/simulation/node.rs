@@ -7,7 +7,7 @@
 //! it for a restart.
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::task::Waker;
 
 /// A node of the simulation. `NodeId::MAIN` runs the `block_on` future.
@@ -36,6 +36,11 @@ impl std::fmt::Display for NodeId {
 pub(crate) struct NodeState {
     pub name: String,
     pub ip: Option<IpAddr>,
+    /// Whether `ip` was given with `.ip(..)` rather than drawn from
+    /// [`IMPLICIT_NET`]: a node that asks for a taken address is told which
+    /// kind its holder has, since the fix differs (an implicit holder means
+    /// the address asked for lies inside the implicit range).
+    pub ip_explicit: bool,
     pub alive: bool,
     pub paused: bool,
     pub incarnation: u32,
@@ -61,10 +66,11 @@ pub(crate) struct SignalSlot {
 }
 
 impl NodeState {
-    pub(crate) fn new(name: String, ip: Option<IpAddr>) -> NodeState {
+    pub(crate) fn new(name: String, ip: Option<IpAddr>, ip_explicit: bool) -> NodeState {
         NodeState {
             name,
             ip,
+            ip_explicit,
             alive: true,
             paused: false,
             incarnation: 0,
@@ -83,15 +89,39 @@ impl NodeState {
     }
 }
 
-/// The next free address of 10.0.0.0/8 for a node without an explicit IP:
-/// 10.0.0.1 for the main node, then counting up.
+/// Where implicit addresses come from (nodes built without `.ip(..)`, the
+/// main node included): 198.18.0.0/15, which RFC 2544 sets aside for
+/// benchmarking network devices. Services never configure addresses there,
+/// so an implicit address never takes one a test gives a node explicitly
+/// (10.0.0.1, 192.168.1.10, ...), and a test that wants an address of its
+/// own only has to stay outside this range.
+pub(crate) const IMPLICIT_NET: (Ipv4Addr, u8) = (Ipv4Addr::new(198, 18, 0, 0), 15);
+
+/// [`IMPLICIT_NET`] written as `198.18.0.0/15`, for messages.
+pub(crate) fn implicit_net() -> String {
+    format!("{}/{}", IMPLICIT_NET.0, IMPLICIT_NET.1)
+}
+
+/// The implicit address of the next node: the host numbers of
+/// [`IMPLICIT_NET`] in order (198.18.0.1 for the main node, then counting
+/// up with the node's number), skipping any address a node already has.
+#[track_caller]
 pub(crate) fn auto_ip(nodes: &[NodeState]) -> IpAddr {
-    let mut n = nodes.len() as u32 + 1;
-    loop {
-        let ip = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 | (n & 0x00ff_ffff)));
+    let (net, prefix) = IMPLICIT_NET;
+    // Host numbers 1 ..= size - 2: neither the range's first address (the
+    // network's own) nor its last (its broadcast) is a host's.
+    let hosts = (1u64 << (32 - prefix)) - 2;
+    let first = nodes.len() as u64 % hosts;
+    for k in 0..hosts {
+        let host = (first + k) % hosts + 1;
+        let ip = IpAddr::V4(Ipv4Addr::from(u32::from(net) | host as u32));
         if !nodes.iter().any(|x| x.ip == Some(ip)) {
             return ip;
         }
-        n += 1;
     }
+    panic!(
+        "sim: no implicit address is left: every address of {} belongs to a node. Give \
+         nodes explicit addresses outside it with .ip(..)",
+        implicit_net()
+    )
 }

@@ -133,9 +133,9 @@ fn connect_by_name_and_by_ip_across_nodes() {
             .build();
         assert_eq!(
             sim::node_ip(sim::current_node()),
-            Some("10.0.0.1".parse().unwrap())
+            Some("198.18.0.1".parse().unwrap())
         );
-        let server_ip: IpAddr = "10.0.0.2".parse().unwrap();
+        let server_ip: IpAddr = "198.18.0.2".parse().unwrap();
         assert_eq!(sim::node_ip(server), Some(server_ip));
         echo_server(server, 80);
         echo_server(custom, 80);
@@ -146,7 +146,7 @@ fn connect_by_name_and_by_ip_across_nodes() {
         assert_eq!(c.peer_addr().unwrap(), SocketAddr::new(server_ip, 80));
         assert_eq!(
             c.local_addr().unwrap().ip(),
-            "10.0.0.1".parse::<IpAddr>().unwrap()
+            "198.18.0.1".parse::<IpAddr>().unwrap()
         );
         c.write_all(b"by name").await.unwrap();
         assert_eq!(read_n(&mut c, 7).await, b"by name");
@@ -170,7 +170,7 @@ fn connect_by_name_and_by_ip_across_nodes() {
         let c = TcpStream::connect("server:81").await.unwrap();
         let (_s, from) = l.accept().await.unwrap();
         assert_eq!(from, c.local_addr().unwrap());
-        assert_eq!(from.ip(), "10.0.0.1".parse::<IpAddr>().unwrap());
+        assert_eq!(from.ip(), "198.18.0.1".parse::<IpAddr>().unwrap());
 
         // lookup_host resolves node names (case-insensitively, as DNS).
         let addrs: Vec<SocketAddr> = lookup_host("server:80").await.unwrap().collect();
@@ -548,7 +548,7 @@ fn a_one_way_partition_cuts_one_direction() {
         assert_os(&e, io::ErrorKind::TimedOut, ETIMEDOUT);
         assert_eq!(sim::elapsed() - t0, SYN_TIMEOUT);
         let main_l = TcpListener::bind("0.0.0.0:82").await.unwrap();
-        let e = expect_err(on(server, TcpStream::connect("10.0.0.1:82")).await);
+        let e = expect_err(on(server, TcpStream::connect("198.18.0.1:82")).await);
         assert_os(&e, io::ErrorKind::TimedOut, ETIMEDOUT);
         drop(main_l);
 
@@ -1093,7 +1093,10 @@ fn udp_across_nodes_keeps_datagram_boundaries() {
             time::sleep(ms(5)).await;
         }
         let got = drain(&rx, ms(50)).await;
-        let me = SocketAddr::new("10.0.0.1".parse().unwrap(), tx.local_addr().unwrap().port());
+        let me = SocketAddr::new(
+            "198.18.0.1".parse().unwrap(),
+            tx.local_addr().unwrap().port(),
+        );
         assert_eq!(got.len(), sizes.len());
         for (i, (data, from)) in got.iter().enumerate() {
             assert_eq!(*data, pattern(i, sizes[i]));
@@ -1143,7 +1146,7 @@ fn udp_link_faults_lose_or_duplicate_every_datagram() {
         // Faults are per direction: b can still reach us.
         let back = on(b, async {
             let s = UdpSocket::bind("0.0.0.0:0").await.unwrap();
-            s.send_to(b"back", "10.0.0.1:6000").await.unwrap();
+            s.send_to(b"back", "198.18.0.1:6000").await.unwrap();
         });
         let rx = UdpSocket::bind("0.0.0.0:6000").await.unwrap();
         back.await;
@@ -1224,7 +1227,7 @@ fn udp_broadcast_needs_so_broadcast_and_reaches_every_node_on_the_port() {
             let got = drain(rx, ms(10)).await;
             assert_eq!(got.len(), 1);
             assert_eq!(got[0].0, b"hello all");
-            assert_eq!(got[0].1.ip(), "10.0.0.1".parse::<IpAddr>().unwrap());
+            assert_eq!(got[0].1.ip(), "198.18.0.1".parse::<IpAddr>().unwrap());
         }
         assert!(drain(&elsewhere, ms(10)).await.is_empty());
     });
@@ -1288,7 +1291,7 @@ fn sockets_of_a_dead_node_give_io_errors_not_panics() {
             assert!(s.shutdown().await.is_err());
             assert!(l.accept().await.is_err());
             assert!(l.local_addr().is_err());
-            assert!(u.send_to(b"x", "10.0.0.1:9").await.is_err());
+            assert!(u.send_to(b"x", "198.18.0.1:9").await.is_err());
             assert!(u.recv_from(&mut b).await.is_err());
             assert!(u.local_addr().is_err());
             // A revived node reuses the slots; the stale handles stay dead
@@ -1317,12 +1320,12 @@ fn invalid_addresses_are_errors() {
         }
         // Another node's IP is not ours to bind.
         assert_os(
-            &expect_err(TcpListener::bind("10.0.0.2:0").await),
+            &expect_err(TcpListener::bind("198.18.0.2:0").await),
             io::ErrorKind::AddrNotAvailable,
             EADDRNOTAVAIL,
         );
         assert_os(
-            &expect_err(UdpSocket::bind("10.0.0.2:0").await),
+            &expect_err(UdpSocket::bind("198.18.0.2:0").await),
             io::ErrorKind::AddrNotAvailable,
             EADDRNOTAVAIL,
         );
