@@ -718,7 +718,9 @@ impl Info {
     }
 }
 
-fn capture(program: &str, args: &[&str]) -> Option<String> {
+/// `program args` run in the workspace root: its trimmed stdout if it
+/// succeeded (also the sweep's commit line).
+pub(crate) fn capture(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program)
         .args(args)
         .current_dir(root())

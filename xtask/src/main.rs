@@ -8,6 +8,7 @@ mod compat;
 mod demo;
 mod json;
 mod proc;
+mod sweep;
 mod tidy;
 
 use std::path::PathBuf;
@@ -28,6 +29,9 @@ commands:
   compat    run Tokio's own integration tests against sim-runtime under
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
+  sweep     every example's passing #[sim::test] over many seeds (default
+            100000) with the determinism check, all cores; writes
+            docs/sweep.md (opt-in, long; cargo xtask sweep --help)
 ";
 
 fn main() -> ExitCode {
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "compat" => compat::main(&rest),
         "canaries" => canaries::main(&rest),
+        "sweep" => sweep::main(&rest),
         "ci" => ci::ci().map_err(Error::Failed),
         "test" => ci::test().map_err(Error::Failed),
         "demo" => demo::demo().map_err(Error::Failed),
