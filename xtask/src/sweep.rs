@@ -41,6 +41,9 @@ struct Test {
     target: &'static str,
     /// The test function, as libtest names it.
     name: &'static str,
+    /// Run with the whole dependency graph simulated (`cargo sim test`: the
+    /// file is `#![cfg(sim_graph)]`), not with `--cfg simulation` alone.
+    graph: bool,
 }
 
 const fn test(package: &'static str, target: &'static str, name: &'static str) -> Test {
@@ -48,6 +51,16 @@ const fn test(package: &'static str, target: &'static str, name: &'static str) -
         package,
         target,
         name,
+        graph: false,
+    }
+}
+
+const fn graph_test(package: &'static str, target: &'static str, name: &'static str) -> Test {
+    Test {
+        package,
+        target,
+        name,
+        graph: true,
     }
 }
 
@@ -73,6 +86,12 @@ const TESTS: &[Test] = &[
         "chat",
         "sim",
         "the_room_keeps_its_promises_through_faults_and_shutdown",
+    ),
+    graph_test("jobs", "sim", "every_crate_runs_on_the_simulated_clock"),
+    graph_test(
+        "notes",
+        "graph",
+        "axum_serve_and_hyper_utils_runtime_run_simulated",
     ),
 ];
 
@@ -240,14 +259,34 @@ fn run(opts: &Options) -> Result<(), String> {
     // below (one package per cargo command, so its features are unified
     // the same way): the runs then find everything fresh and their wall
     // time is the sweep's alone.
-    for package in packages(&tests) {
-        let mut args = vec!["test", "--release", "--no-run", "-p", package];
-        for t in tests.iter().filter(|t| t.package == package) {
-            if !args.contains(&t.target) {
-                args.extend(["--test", t.target]);
+    if tests.iter().any(|t| t.graph) {
+        crate::ci::run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
+    }
+    for graph in [false, true] {
+        for package in packages(&tests) {
+            let mut args = vec!["test", "--release", "--no-run", "-p", package];
+            for t in tests
+                .iter()
+                .filter(|t| t.package == package && t.graph == graph)
+            {
+                if !args.contains(&t.target) {
+                    args.extend(["--test", t.target]);
+                }
+            }
+            if args.len() == 5 {
+                continue;
+            }
+            if graph {
+                let status = graph_cargo(&args)
+                    .status()
+                    .map_err(|e| format!("cannot run cargo-sim: {e}"))?;
+                if !status.success() {
+                    return Err(format!("cargo sim build of {package} failed ({status})"));
+                }
+            } else {
+                crate::ci::run(Mode::Simulation, "build", &args)?;
             }
         }
-        crate::ci::run(Mode::Simulation, "build", &args)?;
     }
 
     // The markdown's total leaves the builds out, like each test's time.
@@ -328,7 +367,8 @@ fn verdict(o: &Outcome) -> String {
 
 /// Sweeps one test; its output is kept under `target/sweep/`.
 fn sweep(t: &Test, opts: &Options, logs: &Path) -> Result<Outcome, String> {
-    let mut cmd = sim_cargo(&[
+    let command = if t.graph { graph_cargo } else { sim_cargo };
+    let mut cmd = command(&[
         "test",
         "--release",
         "-p",
@@ -381,6 +421,20 @@ fn sweep(t: &Test, opts: &Options, logs: &Path) -> Result<Outcome, String> {
     o.wall = finished.elapsed;
     o.log = stdout;
     Ok(o)
+}
+
+/// `cargo sim <args>` (the whole graph simulated), with cargo-sim built
+/// from this checkout, none of the caller's steering variables and no
+/// backtraces.
+fn graph_cargo(args: &[&str]) -> Command {
+    let mut cmd = Command::new(crate::ci::root().join("target/debug/cargo-sim"));
+    cmd.current_dir(crate::ci::root()).arg("sim").args(args);
+    for v in CLEARED {
+        cmd.env_remove(v);
+    }
+    cmd.env_remove("RUSTFLAGS");
+    cmd.env("RUST_BACKTRACE", "0");
+    cmd
 }
 
 /// `cargo <args>` in simulation, with none of the caller's steering
