@@ -94,6 +94,7 @@ const TESTS: &[Test] = &[
         "axum_serve_and_hyper_utils_runtime_run_simulated",
     ),
     graph_test("notes", "graph", "reqwest_calls_axum_by_node_name"),
+    graph_test("notes", "graph", "tungstenite_connect_async_reaches_a_node"),
     graph_test(
         "counter",
         "graph",

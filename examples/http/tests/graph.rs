@@ -99,3 +99,34 @@ async fn reqwest_calls_axum_by_node_name() {
     node.crash();
     assert!(client.get("http://store:8080/kv/b").send().await.is_err());
 }
+
+/// tokio-tungstenite, unmodified: `connect_async` reaches a WebSocket echo
+/// server (`accept_async` on a Tokio listener) by node name.
+#[sim::test(seeds = 0..20, check_determinism)]
+async fn tungstenite_connect_async_reaches_a_node() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    sim::node("ws").start(|| async {
+        let l = TcpListener::bind("0.0.0.0:9001").await.unwrap();
+        loop {
+            let (s, _) = l.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_text() && ws.send(m).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let (mut ws, _) = loop {
+        match tokio_tungstenite::connect_async("ws://ws:9001/").await {
+            Ok(c) => break c,
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    ws.send(Message::text("hello")).await.unwrap();
+    let echoed = ws.next().await.unwrap().unwrap();
+    assert_eq!(echoed.into_text().unwrap().as_str(), "hello");
+}
