@@ -25,7 +25,7 @@ pub(super) fn manifest(root: &Path, version: &str) -> String {
     // service does, and `cargo sim` patches it (with its dev-dependencies,
     // which name `tokio` too) to the simulation.
     let tokio = if super::graph() {
-        format!(r#"tokio = {{ version = "={version}", features = ["full", "test-util"] }}"#)
+        format!(r#"tokio = {{ version = "{version}", features = ["full", "test-util"] }}"#)
     } else {
         format!(
             r#"tokio = {{ package = "sim-runtime", path = {runtime:?}, features = ["full", "test-util"] }}"#
