@@ -507,8 +507,6 @@ pub(crate) fn check_running() -> io::Result<()> {
     }
 }
 
-/// The error for a socket handed in from outside the simulation.
-#[track_caller]
 /// Closes a real descriptor that a `from_std` was handed before refusing it.
 pub(crate) fn close_real(fd: i32) {
     use std::os::fd::FromRawFd;
@@ -517,6 +515,8 @@ pub(crate) fn close_real(fd: i32) {
     drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
 }
 
+/// The error for a socket handed in from outside the simulation.
+#[track_caller]
 pub(crate) fn refuse_std(what: &str) -> ! {
     // Tokio looks for its reactor first: outside any runtime, its panic.
     drop(expect_current());
