@@ -75,10 +75,12 @@ pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
 /// simulator (`cargo sim test`): `jobs` names plain `tokio` and uses tower,
 /// tokio-util and tokio-stream unmodified; `notes` serves axum with
 /// `axum::serve` and calls it through hyper-util's `TokioExecutor` and
-/// `TokioTimer` (tests/graph.rs); `chat`'s breakage tests check that what
-/// fails without the whole graph works with it; `echo` reaches the
-/// simulation through the `sim-runtime` rename, which keeps working there.
-const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "chat", "echo"];
+/// `TokioTimer` and reqwest (tests/graph.rs); `counter` serves with tonic's
+/// `transport::Server` and connects with `Endpoint::connect`
+/// (tests/graph.rs); `chat`'s breakage tests check that what fails without
+/// the whole graph works with it; `echo` reaches the simulation through the
+/// `sim-runtime` rename, which keeps working there.
+const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "counter", "chat", "echo"];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
 /// checkout, and a check that the workspace's Cargo.lock is byte for byte

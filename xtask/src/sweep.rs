@@ -93,6 +93,13 @@ const TESTS: &[Test] = &[
         "graph",
         "axum_serve_and_hyper_utils_runtime_run_simulated",
     ),
+    graph_test("notes", "graph", "reqwest_calls_axum_by_node_name"),
+    graph_test("notes", "graph", "tungstenite_connect_async_reaches_a_node"),
+    graph_test(
+        "counter",
+        "graph",
+        "tonic_transport_server_and_endpoint_connect_run_simulated",
+    ),
 ];
 
 /// Files whose `#[sim::test]`s fail by design (each is a planted bug being

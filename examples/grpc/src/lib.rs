@@ -191,6 +191,13 @@ impl CounterClient {
         })
     }
 
+    /// A client over a channel made elsewhere (`Endpoint::connect`).
+    pub fn from_channel(channel: Channel) -> CounterClient {
+        CounterClient {
+            inner: tonic::client::Grpc::new(channel),
+        }
+    }
+
     async fn unary<M1, M2>(&mut self, message: M1, path: &'static str) -> Result<M2, Status>
     where
         M1: prost::Message + Send + Sync + 'static,

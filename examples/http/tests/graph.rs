@@ -65,3 +65,68 @@ async fn axum_serve_and_hyper_utils_runtime_run_simulated() {
     node.crash();
     assert_eq!(call("GET", "").await, None);
 }
+
+/// reqwest, unmodified, calls the axum store by node name: its hyper-util
+/// connector and resolver run on the simulated network.
+#[sim::test(seeds = 0..20, check_determinism)]
+async fn reqwest_calls_axum_by_node_name() {
+    let node = sim::node("store").start(store);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let put = loop {
+        match client
+            .put("http://store:8080/kv/b")
+            .body("two")
+            .send()
+            .await
+        {
+            Ok(r) => break r,
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    assert!(put.status().is_success(), "PUT answered {}", put.status());
+    let got = loop {
+        if let Ok(r) = client.get("http://store:8080/kv/b").send().await {
+            break r.text().await.unwrap();
+        }
+    };
+    assert_eq!(got, "two");
+    // An unknown name fails as DNS would.
+    let e = client.get("http://nowhere:8080/").send().await.unwrap_err();
+    assert!(e.is_connect(), "{e:?}");
+    node.crash();
+    assert!(client.get("http://store:8080/kv/b").send().await.is_err());
+}
+
+/// tokio-tungstenite, unmodified: `connect_async` reaches a WebSocket echo
+/// server (`accept_async` on a Tokio listener) by node name.
+#[sim::test(seeds = 0..20, check_determinism)]
+async fn tungstenite_connect_async_reaches_a_node() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    sim::node("ws").start(|| async {
+        let l = TcpListener::bind("0.0.0.0:9001").await.unwrap();
+        loop {
+            let (s, _) = l.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_text() && ws.send(m).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let (mut ws, _) = loop {
+        match tokio_tungstenite::connect_async("ws://ws:9001/").await {
+            Ok(c) => break c,
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    ws.send(Message::text("hello")).await.unwrap();
+    let echoed = ws.next().await.unwrap().unwrap();
+    assert_eq!(echoed.into_text().unwrap().as_str(), "hello");
+}

@@ -47,9 +47,13 @@ async fn every_crate_runs_on_the_simulated_clock() {
         one >= s(3600) + ms(20) && one < s(3600) + ms(100),
         "job 1 done at {one:?}"
     );
+    // Timed out no earlier than its budget after it was due; maybe later:
+    // with early timers a computation elsewhere (a heartbeat tick) may take
+    // virtual time before the buffer's worker calls the job (1.11 s on
+    // seed 195 of the long sweep), but never past job 1's hour.
     let two = at(2).expect_err("job 2 is over its budget");
     assert!(
-        two >= ms(10) + s(1) && two < ms(10) + s(1) + ms(100),
+        two >= ms(10) + s(1) && two < s(3600),
         "job 2 timed out at {two:?}"
     );
     assert!(at(3).is_ok(), "job 3 is done");

@@ -14,6 +14,12 @@
 //! | `bind`, `listen`, `getsockname` | recorded and reported; Tokio's `from_std` binds and listens on the simulated network |
 //! | `connect`, `accept`, `send*`, `recv*`, `shutdown`, `getpeername`, `dup` | refused (`EACCES`): the run fails as a forbidden operation, with a line that names the call |
 //!
+//! A simulated Tokio socket's own descriptor (`AsRawFd`/`AsFd`,
+//! `sockfd::FD_LIVE` up) takes option calls (accepted, not applied: Tokio's
+//! setters are what the simulated network models), `fcntl`/`ioctl`
+//! non-blocking queries, and a `close` that does nothing (the socket owns
+//! it); I/O through it is refused like a stub's.
+//!
 //! `getaddrinfo`, inside a simulation, answers from the simulated network's
 //! names, as `tokio::net::lookup_host` does (`EAI_NONAME` for a name no node
 //! or route has); its lists are this module's, freed by `freeaddrinfo`
@@ -23,7 +29,7 @@
 mod linux {
     use super::super::hooks;
     use super::super::intercept::{set_errno, Real};
-    use super::super::sockfd::{self, Stub, FD_BASE};
+    use super::super::sockfd::{self, Stub, FD_BASE, FD_LIVE};
     use libc::{c_char, c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t};
     use std::collections::BTreeSet;
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -79,7 +85,13 @@ mod linux {
 
     #[inline]
     fn stub(fd: c_int) -> bool {
-        fd >= FD_BASE && sockfd::is_stub(fd)
+        fd >= FD_BASE && fd < FD_LIVE && sockfd::is_stub(fd)
+    }
+
+    /// A simulated Tokio socket's descriptor (sockfd::FD_LIVE).
+    #[inline]
+    fn live(fd: c_int) -> bool {
+        fd >= FD_LIVE && hooks::active()
     }
 
     /// # Safety
@@ -88,6 +100,11 @@ mod linux {
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn close(fd: c_int) -> c_int {
         if fd >= FD_BASE && sockfd::take(fd).is_some() {
+            return 0;
+        }
+        if live(fd) {
+            // A Tokio socket's descriptor is borrowed (`AsFd`); the socket
+            // owns it and closes with its drop.
             return 0;
         }
         // SAFETY: glibc's `close`, the argument passes through.
@@ -103,6 +120,18 @@ mod linux {
     /// The C contract of `fcntl`.
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+        if live(fd) {
+            return match cmd {
+                libc::F_GETFL => libc::O_RDWR | libc::O_NONBLOCK,
+                libc::F_SETFL | libc::F_SETFD => 0,
+                libc::F_GETFD => libc::FD_CLOEXEC,
+                libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => refuse("dup (fcntl F_DUPFD)"),
+                _ => {
+                    set_errno(libc::EINVAL);
+                    -1
+                }
+            };
+        }
         if stub(fd) {
             return match cmd {
                 libc::F_GETFL => sockfd::with(fd, |s| {
@@ -135,6 +164,9 @@ mod linux {
     /// The C contract of `ioctl`.
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn ioctl(fd: c_int, request: libc::c_ulong, arg: *mut c_void) -> c_int {
+        if live(fd) && matches!(request, libc::FIONBIO | libc::FIOCLEX | libc::FIONCLEX) {
+            return 0;
+        }
         if stub(fd) {
             return match request {
                 libc::FIONBIO if !arg.is_null() => {
@@ -180,6 +212,13 @@ mod linux {
         val: *const c_void,
         len: socklen_t,
     ) -> c_int {
+        if live(fd) {
+            // Accepted, not applied: the options a crate sets by descriptor
+            // on a Tokio socket (keep-alive, no-delay, buffer sizes) have no
+            // effect the simulated network models beyond Tokio's own
+            // setters.
+            return 0;
+        }
         if !stub(fd) {
             // SAFETY: glibc's `setsockopt`, the arguments pass through.
             return unsafe {
@@ -265,6 +304,22 @@ mod linux {
         val: *mut c_void,
         len: *mut socklen_t,
     ) -> c_int {
+        if live(fd)
+            && (level, name) == (libc::SOL_SOCKET, libc::SO_ERROR)
+            && !val.is_null()
+            && !len.is_null()
+        {
+            // SAFETY: the caller's contract.
+            unsafe {
+                std::ptr::write_unaligned(val.cast::<c_int>(), 0);
+                *len = std::mem::size_of::<c_int>() as socklen_t;
+            }
+            return 0;
+        }
+        if live(fd) {
+            set_errno(libc::ENOPROTOOPT);
+            return -1;
+        }
         if !stub(fd) {
             // SAFETY: glibc's `getsockopt`, the arguments pass through.
             return unsafe {
@@ -464,6 +519,11 @@ mod linux {
         addr: *mut sockaddr,
         len: *mut socklen_t,
     ) -> c_int {
+        if live(fd) {
+            // Tokio's `local_addr` answers for a Tokio socket.
+            set_errno(libc::EOPNOTSUPP);
+            return -1;
+        }
         if !stub(fd) {
             // SAFETY: glibc's `getsockname`, the arguments pass through.
             return unsafe {
@@ -504,7 +564,7 @@ mod linux {
             /// The C contract of the function of this name.
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn $name($fd: c_int $(, $arg: $ty)*) -> $ret {
-                if stub($fd) {
+                if stub($fd) || live($fd) {
                     return refuse(stringify!($name)) as $ret;
                 }
                 // SAFETY: glibc's function of this name, the arguments pass

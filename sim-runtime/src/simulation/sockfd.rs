@@ -27,6 +27,22 @@ use std::time::Duration;
 /// the simulation's numbers never meet.
 pub(crate) const FD_BASE: i32 = 1 << 30;
 
+/// The first *live* descriptor: the number a simulated Tokio socket shows
+/// through `AsRawFd`/`AsFd` (tonic's server sets TCP keep-alive through
+/// `socket2::SockRef::from(&stream)`), `FD_LIVE` + the socket's index in
+/// the network model. No table: the number names the socket. Option calls
+/// on it are accepted (intercept_net.rs); I/O through it is refused.
+pub(crate) const FD_LIVE: i32 = FD_BASE + (1 << 29);
+
+/// The live descriptor of the simulated socket at `index`.
+pub(crate) fn live_fd(index: usize) -> i32 {
+    assert!(
+        index < (1 << 29),
+        "sim: more than 2^29 sockets in one simulation"
+    );
+    FD_LIVE + index as i32
+}
+
 /// What the calls made on a stub said.
 #[derive(Clone, Debug)]
 pub(crate) struct Stub {
@@ -63,7 +79,10 @@ pub(crate) fn reset() {
 pub(crate) fn open(v6: bool, stream: bool, nonblocking: bool) -> Option<i32> {
     let fd = NEXT.try_with(|n| {
         let fd = n.get();
-        n.set(fd.checked_add(1)?);
+        if fd >= FD_LIVE {
+            return None;
+        }
+        n.set(fd + 1);
         Some(fd)
     });
     let fd = fd.ok().flatten()?;

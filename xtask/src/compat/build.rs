@@ -39,7 +39,16 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
         .join(mode.label());
     let log_path = logs.join(format!("build-{}.log", mode.label()));
     let log = fs::File::create(&log_path).map_err(io_context(&log_path))?;
-    let mut cmd = cargo();
+    // Under `--graph`, the simulated build is `cargo sim build`: cargo-sim
+    // patches `tokio` and sets the cfgs itself (RUSTFLAGS stays empty).
+    let through_cargo_sim = super::graph() && mode == Mode::Sim;
+    let mut cmd = if through_cargo_sim {
+        let mut c = std::process::Command::new(crate::ci::root().join("target/debug/cargo-sim"));
+        c.arg("sim");
+        c
+    } else {
+        cargo()
+    };
     cmd.current_dir(dir)
         .args(["build", "--keep-going", "--message-format=json"])
         .arg("--manifest-path")
@@ -47,7 +56,7 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
         .env("CARGO_TARGET_DIR", &target_dir)
         .env(
             "RUSTFLAGS",
-            if mode == Mode::Sim {
+            if mode == Mode::Sim && !through_cargo_sim {
                 "--cfg simulation"
             } else {
                 ""
@@ -64,7 +73,9 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
     eprintln!(
         "compat: building {} test file(s) ({}; log: {})",
         files.len(),
-        if mode == Mode::Sim {
+        if through_cargo_sim {
+            "cargo sim: the whole graph simulated"
+        } else if mode == Mode::Sim {
             "RUSTFLAGS=\"--cfg simulation\""
         } else {
             "real Tokio"

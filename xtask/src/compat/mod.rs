@@ -59,6 +59,13 @@ const NET_CAUSE: &str = "net";
 const CUT_MESSAGE: &str =
     "compiled out under simulation: it uses a Tokio module that is not simulated";
 
+/// `--graph`: the files name plain `tokio` and build through `cargo sim`.
+static GRAPH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn graph() -> bool {
+    GRAPH.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn main(args: &[String]) -> Result<()> {
     let opts = Options::parse(args)?;
     if opts.list {
@@ -97,7 +104,20 @@ pub fn main(args: &[String]) -> Result<()> {
         sources.insert(name, fs::read_to_string(&path).map_err(io_context(&path))?);
     }
 
-    let dir = root.join("target/compat");
+    GRAPH.store(opts.graph, std::sync::atomic::Ordering::Relaxed);
+    let dir = root.join(if opts.graph {
+        "target/compat-graph"
+    } else {
+        "target/compat"
+    });
+    if opts.graph {
+        crate::ci::run(
+            crate::ci::Mode::Production,
+            "cargo-sim",
+            &["build", "-p", "cargo-sim"],
+        )
+        .map_err(Error::Failed)?;
+    }
     let logs = dir.join("logs");
     let generated = generate(&dir, &root, &tokio)?;
     fs::create_dir_all(&logs).map_err(io_context(&logs))?;
@@ -263,7 +283,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let partial = opts.only.is_some();
     let out = match &opts.out {
         Some(out) => root.join(out),
-        None if partial => dir.join("report.md"),
+        None if partial || opts.graph => dir.join("report.md"),
         None => root.join("docs/compat.md"),
     };
     if let Some(parent) = out.parent() {

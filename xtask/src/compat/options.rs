@@ -26,6 +26,10 @@ options:
                          runtime's default seed)
   --baseline             also run every file against real Tokio and mark the
                          failures that real Tokio shares
+  --graph                build the files naming plain `tokio` through `cargo
+                         sim` (the whole graph patched to the simulation,
+                         target/compat-graph/; the report goes to
+                         target/compat-graph/report.md unless --out)
   --out FILE             write the report to FILE (relative to the workspace
                          root) instead
   --list                 print the selected files and exit
@@ -37,6 +41,7 @@ pub(super) struct Options {
     pub(super) limits: Limits,
     pub(super) seeds: Option<String>,
     pub(super) baseline: bool,
+    pub(super) graph: bool,
     pub(super) list: bool,
     pub(super) out: Option<String>,
 }
@@ -52,6 +57,7 @@ impl Options {
             },
             seeds: None,
             baseline: false,
+            graph: false,
             list: false,
             out: None,
         };
@@ -113,6 +119,7 @@ impl Options {
                 }
                 "--seeds" => o.seeds = Some(value(flag)?),
                 "--baseline" => o.baseline = true,
+                "--graph" => o.graph = true,
                 "--list" => o.list = true,
                 "--out" => o.out = Some(value(flag)?),
                 "-h" | "--help" => {

@@ -25,6 +25,10 @@ impl fmt::Debug for TcpListener {
 }
 
 impl TcpListener {
+    pub(crate) fn id(&self) -> sim_net::SocketId {
+        self.handle.id
+    }
+
     pub(crate) fn from_handle(handle: Handle) -> TcpListener {
         TcpListener {
             handle,

@@ -507,8 +507,6 @@ pub(crate) fn check_running() -> io::Result<()> {
     }
 }
 
-/// The error for a socket handed in from outside the simulation.
-#[track_caller]
 /// Closes a real descriptor that a `from_std` was handed before refusing it.
 pub(crate) fn close_real(fd: i32) {
     use std::os::fd::FromRawFd;
@@ -517,6 +515,8 @@ pub(crate) fn close_real(fd: i32) {
     drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
 }
 
+/// The error for a socket handed in from outside the simulation.
+#[track_caller]
 pub(crate) fn refuse_std(what: &str) -> ! {
     // Tokio looks for its reactor first: outside any runtime, its panic.
     drop(expect_current());
@@ -581,3 +581,27 @@ refuse_try_from! {
     TcpStream => std::net::TcpStream, "TcpStream::try_from(std::net::TcpStream)";
     UdpSocket => std::net::UdpSocket, "UdpSocket::try_from(std::net::UdpSocket)";
 }
+
+/// `AsRawFd`/`AsFd` for the simulated sockets, as Tokio's have: the number
+/// is the socket's live descriptor (`sockfd::FD_LIVE` + its index), which
+/// the socket-level interposers answer (intercept_net.rs). Crates set
+/// options through it (tonic's server: `socket2::SockRef::from(&stream)`).
+macro_rules! live_fd {
+    ($($ty:ty),*) => {$(
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                crate::simulation::sockfd::live_fd(self.id().index())
+            }
+        }
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the number is never -1 and never a kernel
+                // descriptor: every libc call made on it inside the
+                // simulation is answered by the interposers, and it names
+                // this socket for as long as the borrow lasts.
+                unsafe { std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self)) }
+            }
+        }
+    )*};
+}
+live_fd!(TcpStream, TcpListener, UdpSocket);

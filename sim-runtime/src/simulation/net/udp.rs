@@ -93,7 +93,7 @@ impl UdpSocket {
         super::refuse_std("UdpSocket::into_std")
     }
 
-    fn id(&self) -> sim_net::SocketId {
+    pub(crate) fn id(&self) -> sim_net::SocketId {
         self.handle.id
     }
 
