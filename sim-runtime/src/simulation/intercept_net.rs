@@ -85,7 +85,7 @@ mod linux {
 
     #[inline]
     fn stub(fd: c_int) -> bool {
-        fd >= FD_BASE && fd < FD_LIVE && sockfd::is_stub(fd)
+        (FD_BASE..FD_LIVE).contains(&fd) && sockfd::is_stub(fd)
     }
 
     /// A simulated Tokio socket's descriptor (sockfd::FD_LIVE).
