@@ -33,11 +33,12 @@
 //! (its source says `rdtsc`, or it is a known TSC crate) and any of its
 //! code is linked; or when it is a known crate whose escape is in native
 //! code (SQLite's C, RocksDB's C++), which relocations do not attribute,
-//! and its code is linked into a test binary (or it is built into the tests,
-//! when it has no code of its own to tell by: a system library). Attributing calls to the calling crate is what
-//! keeps the expected ones out: libtest starts a thread per test and opens
-//! files, the real Tokio under the simulation has a blocking pool, and
-//! those are the harness's and the simulator's, not the service's. The
+//! and its code is linked into a test binary (or it is built into the
+//! tests, when it has no code of its own to tell by: a system library).
+//! Attributing calls to the calling crate is what keeps the expected ones
+//! out: libtest starts a thread per test and opens files, the real Tokio
+//! under the simulation has a blocking pool, and those are the harness's
+//! and the simulator's, not the service's. The
 //! workspace's own crates are not judged: their escapes are the tests'
 //! business. Patterns found in a crate's source whose calls are not linked
 //! are printed as notes ("in the source only"), and count for nothing.
@@ -302,20 +303,31 @@ pub fn watched(symbol: &str) -> Option<Family> {
     let after =
         |a: &str, next: &dyn Fn(&str) -> bool| p.windows(2).any(|w| w[0] == a && next(w[1]));
     let hit = |yes: bool, f: Family| yes.then_some(f);
+    let sockets = || {
+        after("TcpStream", &|s| s.starts_with("connect"))
+            || after("UnixStream", &|s| s.starts_with("connect"))
+            || ["TcpListener", "UdpSocket", "UnixListener", "UnixDatagram"]
+                .iter()
+                .any(|t| after(t, &|s| s == "bind"))
+    };
     match p.as_slice() {
         ["std", "thread", rest @ ..] => hit(
             rest.iter()
                 .any(|s| (s.starts_with("spawn") && *s != "spawnhook") || *s == "scope"),
             Family::Threads,
         ),
-        ["std", "net", ..] | ["std", "os", "unix", "net", ..] => hit(
-            after("TcpStream", &|s| s.starts_with("connect"))
-                || after("UnixStream", &|s| s.starts_with("connect"))
-                || ["TcpListener", "UdpSocket", "UnixListener", "UnixDatagram"]
-                    .iter()
-                    .any(|t| after(t, &|s| s == "bind")),
-            Family::Sockets,
-        ),
+        ["std", "net", ..] | ["std", "os", "unix", "net", ..] => hit(sockets(), Family::Sockets),
+        // std's internals, which a caller refers to directly when a test
+        // profile with optimizations inlines std's wrappers into it.
+        ["std", "sys", rest @ ..] => {
+            if rest.contains(&"thread") && after("Thread", &|s| s == "new") {
+                Some(Family::Threads)
+            } else if sockets() {
+                Some(Family::Sockets)
+            } else {
+                hit(after("File", &|s| s.starts_with("open")), Family::Files)
+            }
+        }
         ["socket2", ..] => hit(after("Socket", &|s| s.starts_with("new")), Family::Sockets),
         ["std", "fs", first, rest @ ..] => {
             let next = rest.first().copied().unwrap_or("");
@@ -1160,11 +1172,17 @@ mod tests {
             ("pthread_create", t),
             ("std::thread::spawnhook::run_spawn_hooks", None),
             ("std::thread::sleep", None),
+            ("<std::sys::thread::unix::Thread>::new", t),
+            ("std::sys::thread_local::native::eager::destroy", None),
             ("std::net::tcp::TcpStream::connect", s),
             ("<std::net::tcp::TcpStream>::connect_timeout", s),
             ("std::net::udp::UdpSocket::bind::<&str>", s),
             ("std::os::unix::net::stream::UnixStream::connect", s),
             ("std::net::tcp::TcpStream::peer_addr", None),
+            (
+                "<std::sys::net::connection::socket::TcpStream>::connect::inner",
+                s,
+            ),
             ("socket2::socket::Socket::new", s),
             ("socket", s),
             ("<std::fs::OpenOptions>::_open", f),
@@ -1172,6 +1190,8 @@ mod tests {
             ("std::fs::File::create_new", f),
             ("std::fs::read_to_string::inner", f),
             ("std::fs::Metadata::len", None),
+            ("<std::sys::fs::unix::File>::open_c", f),
+            ("<std::sys::fs::unix::File>::fsync", None),
             ("<std::fs::File as std::io::Read>::read", None),
             ("core::core_arch::x86::rdtsc::_rdtsc", Some(Family::Tsc)),
             ("tokio::spawn", None),
