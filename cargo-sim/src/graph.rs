@@ -1,8 +1,9 @@
 //! What `cargo metadata` says about the graph: where the workspace and its
-//! target directory are, and the registry's Tokio that the patch replaces.
+//! target directory are, the registry's Tokio that the patch replaces, and
+//! which packages the workspace's own code reaches (for `cargo sim doctor`).
 
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,6 +14,20 @@ const MIN_TOKIO: (u64, u64) = (1, 54);
 pub struct Metadata {
     target_directory: PathBuf,
     packages: Vec<Value>,
+    workspace_members: Vec<String>,
+    /// `resolve.nodes`: each package's resolved dependencies and features.
+    nodes: Vec<Value>,
+}
+
+/// A package of the graph, as `cargo sim doctor` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Package {
+    /// Cargo's package id, as its JSON messages name the package too.
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    /// The folder of its `Cargo.toml` (its sources are under `src/`).
+    pub dir: PathBuf,
 }
 
 /// The registry's Tokio in the user's graph.
@@ -66,17 +81,121 @@ impl Metadata {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        let v: Value = serde_json::from_slice(&out.stdout)
+        Metadata::parse(&out.stdout)
+    }
+
+    /// `cargo metadata --format-version 1`'s output, parsed.
+    pub fn parse(json: &[u8]) -> Result<Metadata, String> {
+        let v: Value = serde_json::from_slice(json)
             .map_err(|e| format!("cargo metadata printed something that is not JSON: {e}"))?;
         let path = |k: &str| {
             v[k].as_str()
                 .map(PathBuf::from)
                 .ok_or_else(|| format!("cargo metadata has no `{k}`"))
         };
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        };
         Ok(Metadata {
             target_directory: path("target_directory")?,
             packages: v["packages"].as_array().cloned().unwrap_or_default(),
+            workspace_members: strings(&v["workspace_members"]),
+            nodes: v["resolve"]["nodes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
         })
+    }
+
+    /// A package's name, from its id.
+    pub fn name_of(&self, id: &str) -> Option<&str> {
+        self.packages
+            .iter()
+            .find(|p| p["id"] == id)
+            .and_then(|p| p["name"].as_str())
+    }
+
+    /// The packages that `roots` (package ids: the workspace packages whose
+    /// tests were built) reach at run time without passing through a
+    /// package `stop` names (the simulator's: what only it depends on is its
+    /// business, e.g. mio under the real Tokio). Build-only edges and
+    /// proc-macros are not followed: they run in the compiler, never in a
+    /// test. The workspace's members themselves are not in the list.
+    pub fn reached_outside(
+        &self,
+        roots: &BTreeSet<&str>,
+        stop: impl Fn(&str) -> bool,
+    ) -> Vec<Package> {
+        let by_id: BTreeMap<&str, &Value> = self
+            .packages
+            .iter()
+            .filter_map(|p| Some((p["id"].as_str()?, p)))
+            .collect();
+        let nodes: BTreeMap<&str, &Value> = self
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n["id"].as_str()?, n)))
+            .collect();
+        let name = |id: &str| by_id.get(id).and_then(|p| p["name"].as_str()).unwrap_or("");
+        let proc_macro = |id: &str| {
+            by_id.get(id).is_some_and(|p| {
+                p["targets"].as_array().into_iter().flatten().any(|t| {
+                    t["kind"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|k| k == "proc-macro")
+                })
+            })
+        };
+        let members: BTreeSet<&str> = self.workspace_members.iter().map(String::as_str).collect();
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut queue: VecDeque<&str> = roots
+            .iter()
+            .copied()
+            .filter(|id| nodes.contains_key(id) && !stop(name(id)))
+            .collect();
+        seen.extend(queue.iter().copied());
+        while let Some(id) = queue.pop_front() {
+            let deps = nodes
+                .get(id)
+                .and_then(|n| n["deps"].as_array())
+                .into_iter()
+                .flatten();
+            for d in deps {
+                let Some(dep) = d["pkg"].as_str() else {
+                    continue;
+                };
+                let build_only = d["dep_kinds"]
+                    .as_array()
+                    .is_some_and(|k| !k.is_empty() && k.iter().all(|k| k["kind"] == "build"));
+                if build_only || stop(name(dep)) || proc_macro(dep) || !seen.insert(dep) {
+                    continue;
+                }
+                queue.push_back(dep);
+            }
+        }
+        let mut out: Vec<Package> = seen
+            .into_iter()
+            .filter(|id| !members.contains(id))
+            .filter_map(|id| {
+                let p = by_id.get(id)?;
+                Some(Package {
+                    id: id.to_string(),
+                    name: p["name"].as_str()?.to_string(),
+                    version: p["version"].as_str().unwrap_or_default().to_string(),
+                    dir: Path::new(p["manifest_path"].as_str()?)
+                        .parent()?
+                        .to_path_buf(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.name, &a.version).cmp(&(&b.name, &b.version)));
+        out
     }
 
     /// Where the simulated graph is built: a target directory of its own,
@@ -173,6 +292,49 @@ fn version_key(v: &str) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A graph in `cargo metadata`'s shape: the member `app` depends on
+    /// `tokio` (whose `mio` is the simulator's business), `helper` (whose
+    /// `deep` is reached too), the proc-macro `derive` (whose `syn` runs in
+    /// the compiler) and, for its build script only, `cc`.
+    fn sample() -> Metadata {
+        let pkg = |name: &str, kind: &str| {
+            serde_json::json!({
+                "id": format!("{name}-id"), "name": name, "version": "1.0.0",
+                "manifest_path": format!("/r/{name}/Cargo.toml"),
+                "targets": [{ "kind": [kind] }],
+            })
+        };
+        let dep = |name: &str, kind: Option<&str>| serde_json::json!({ "pkg": format!("{name}-id"), "dep_kinds": [{ "kind": kind }] });
+        let json = serde_json::json!({
+            "target_directory": "/t",
+            "workspace_members": ["app-id"],
+            "packages": [
+                pkg("app", "lib"), pkg("tokio", "lib"), pkg("mio", "lib"), pkg("helper", "lib"),
+                pkg("deep", "lib"), pkg("derive", "proc-macro"), pkg("syn", "lib"), pkg("cc", "lib"),
+            ],
+            "resolve": { "nodes": [
+                { "id": "app-id", "deps": [dep("tokio", None), dep("helper", Some("dev")),
+                                           dep("derive", None), dep("cc", Some("build"))] },
+                { "id": "tokio-id", "deps": [dep("mio", None)] },
+                { "id": "helper-id", "deps": [dep("deep", None)] },
+                { "id": "derive-id", "deps": [dep("syn", None)] },
+            ]},
+        });
+        Metadata::parse(json.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_walk_stops_at_the_simulator_proc_macros_and_build_dependencies() {
+        let meta = sample();
+        let reached = meta.reached_outside(&BTreeSet::from(["app-id"]), |n| n == "tokio");
+        let names: Vec<&str> = reached.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["deep", "helper"]);
+        assert_eq!(reached[0].dir, PathBuf::from("/r/deep"));
+        assert_eq!(reached[0].id, "deep-id");
+        // Packages whose tests were not built are not where the walk starts.
+        assert!(meta.reached_outside(&BTreeSet::new(), |_| false).is_empty());
+    }
 
     #[test]
     fn versions_compare_by_number() {

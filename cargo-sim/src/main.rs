@@ -5,6 +5,7 @@
 //! cargo install --path cargo-sim
 //! cargo sim test [cargo test arguments]     # every crate that uses tokio, simulated
 //! cargo sim run --bin server                # the same for a binary
+//! cargo sim doctor                          # what in the graph still escapes the seed
 //! ```
 //!
 //! How: every crate in the graph that depends on `tokio = "1…"` must get the
@@ -23,12 +24,13 @@
 //! lock beside the build and restores the user's after cargo exits,
 //! Ctrl-C included).
 
+mod doctor;
 mod graph;
 mod lock;
 mod shim;
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
 
 const USAGE: &str = "\
 usage: cargo sim <command> [cargo arguments]
@@ -37,6 +39,9 @@ commands:
   test     cargo test, with every crate that uses tokio on the simulator
   run      cargo run, the same
   build    cargo build, the same (tests and binaries, not run)
+  doctor   what in the graph still escapes the seed (OS threads, real sockets,
+           real files, the TSC); exits 1 if something does.
+           cargo sim doctor [--manifest-path P] [-p PKG]...
 
 The SIM_* variables (SIM_SEED, SIM_SEEDS, SIM_SCHEDULE, ...) pass through.
 A failure's replay line is a `cargo sim test ...` command.
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        "doctor" => doctor::main(&args[1..]),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -80,6 +86,29 @@ fn cargo() -> Command {
 
 /// `cargo <args>` with the graph patched; the exit code is cargo's.
 fn run(args: &[String]) -> Result<ExitCode, String> {
+    let done = run_patched(args, false)?;
+    Ok(match done.status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
+}
+
+/// What a cargo command run on the patched graph gave back.
+pub struct Patched {
+    pub status: ExitStatus,
+    /// Its standard output, when it was captured (empty otherwise).
+    pub stdout: Vec<u8>,
+    /// The patched graph, as cargo resolved it for the command, when the
+    /// output was captured.
+    pub graph: Option<graph::Metadata>,
+}
+
+/// Runs `cargo <args>` with the graph patched, the user's lock put back
+/// afterwards. With `capture`, cargo's standard output is returned instead
+/// of shown (its standard error still reaches the terminal), with the
+/// patched graph read while the patched lock was still in place.
+fn run_patched(args: &[String], capture: bool) -> Result<Patched, String> {
     let manifest = manifest_arg(args);
     // The user's lock, as it is now, before anything (even `cargo
     // metadata`) may write it.
@@ -119,17 +148,20 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         }
         v
     };
+    let metadata_args = || {
+        with_manifest(vec![
+            "metadata".into(),
+            "--format-version".into(),
+            "1".into(),
+        ])
+    };
     // Resolve the graph with the patch (the manifests may have changed
     // since the kept lock was made), then point the lock at the patch if it
     // still names the registry's tokio: only `tokio` moves, every other
     // version stays the user's. A patch cargo leaves unused would build the
     // graph on real Tokio: that is an error, never a silent fallback.
     let lock_path = root.join("Cargo.lock");
-    let mut resolve = patched(&with_manifest(vec![
-        "metadata".into(),
-        "--format-version".into(),
-        "1".into(),
-    ]));
+    let mut resolve = patched(&metadata_args());
     // Quiet: before the update below, cargo warns that the patch is unused.
     let out = lock::without_sigint(|| resolve.output())
         .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
@@ -161,8 +193,29 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     let mut cmd = patched(args);
-    let status =
-        lock::without_sigint(|| cmd.status()).map_err(|e| format!("cannot run cargo: {e}"))?;
+    let (status, stdout, graph) = if capture {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let out =
+            lock::without_sigint(|| cmd.output()).map_err(|e| format!("cannot run cargo: {e}"))?;
+        // The graph the command was built from: read now, while the
+        // patched lock is still the one in place.
+        let mut read = patched(&metadata_args());
+        let graph = lock::without_sigint(|| read.output())
+            .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+        if !graph.status.success() {
+            return Err(format!(
+                "cargo metadata failed on the patched graph ({}):\n{}",
+                graph.status,
+                String::from_utf8_lossy(&graph.stderr).trim()
+            ));
+        }
+        let graph = graph::Metadata::parse(&graph.stdout)?;
+        (out.status, out.stdout, Some(graph))
+    } else {
+        let status =
+            lock::without_sigint(|| cmd.status()).map_err(|e| format!("cannot run cargo: {e}"))?;
+        (status, Vec::new(), None)
+    };
     // Whatever cargo resolved while it ran must still be the simulation.
     let escaped = lock::names_registry_tokio(&lock_path);
     guard.restore()?;
@@ -174,10 +227,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 .into(),
         );
     }
-    Ok(match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
-        None => ExitCode::FAILURE,
+    Ok(Patched {
+        status,
+        stdout,
+        graph,
     })
 }
 
