@@ -85,53 +85,17 @@ async fn the_main_node_address_is_implicit_from_198_18_0_0_15() {
     assert_eq!(local.ip(), "198.18.0.2".parse::<IpAddr>().unwrap());
 }
 
+#[cfg(simulation)]
+mod common;
+
 /// Two nodes on one address: the run fails with a message that names both.
 #[cfg(simulation)]
 mod collisions {
-    use sim::__private::{run, Options, Seeds};
-    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use super::common::report;
+    use sim::__private::{Options, Seeds};
 
     fn options(name: &'static str) -> Options {
-        Options {
-            name,
-            file: file!(),
-            package: env!("CARGO_PKG_NAME"),
-            crate_name: env!("CARGO_CRATE_NAME"),
-            manifest_dir: env!("CARGO_MANIFEST_DIR"),
-            seeds: Seeds::One(1),
-            time_limit_ms: None,
-            step_limit: None,
-            strict: false,
-            check_determinism: false,
-            schedule: None,
-            coverage: false,
-            early_timers: None,
-        }
-    }
-
-    /// Runs a harness test that must fail; returns its report.
-    fn report<F, Fut>(opts: Options, body: F) -> String
-    where
-        F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = ()> + 'static,
-    {
-        // The runner reads these; a developer's shell must not change the test.
-        for var in [
-            "SIM_SEED",
-            "SIM_SEEDS",
-            "SIM_SHARD",
-            "SIM_CHECK_DETERMINISM",
-        ] {
-            assert!(
-                std::env::var(var).is_err(),
-                "unset {var} to run the harness's own tests"
-            );
-        }
-        let err =
-            catch_unwind(AssertUnwindSafe(|| run(opts, body))).expect_err("the run must fail");
-        err.downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_else(|| "<non-string report>".into())
+        super::common::options(name, file!(), Seeds::One(1))
     }
 
     #[test]

@@ -4,49 +4,13 @@
 
 use sim::__private::{run, Options, Seeds};
 use sim_runtime::time::{sleep, Duration};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn options(name: &'static str, seeds: Seeds) -> Options {
-    Options {
-        name,
-        file: file!(),
-        package: env!("CARGO_PKG_NAME"),
-        crate_name: env!("CARGO_CRATE_NAME"),
-        manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        seeds,
-        time_limit_ms: None,
-        step_limit: None,
-        strict: false,
-        check_determinism: false,
-        schedule: None,
-        coverage: false,
-        early_timers: None,
-    }
-}
+mod common;
+use common::report;
 
-/// Runs a harness test that must fail; returns its report.
-fn report<F, Fut>(opts: Options, body: F) -> String
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + 'static,
-{
-    // The runner reads these; a developer's shell must not change the test.
-    for var in [
-        "SIM_SEED",
-        "SIM_SEEDS",
-        "SIM_SHARD",
-        "SIM_CHECK_DETERMINISM",
-    ] {
-        assert!(
-            std::env::var(var).is_err(),
-            "unset {var} to run the harness's own tests"
-        );
-    }
-    let err = catch_unwind(AssertUnwindSafe(|| run(opts, body))).expect_err("the run must fail");
-    err.downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_else(|| "<non-string report>".into())
+fn options(name: &'static str, seeds: Seeds) -> Options {
+    common::options(name, file!(), seeds)
 }
 
 fn assert_common(r: &str, seed: u64) {

@@ -46,21 +46,7 @@ const NEEDS_YIELD_AHEAD: &str = "yield_ahead";
 
 /// Variables that steer a run: cleared so the caller's shell cannot skew
 /// the measurement.
-const CLEARED: &[&str] = &[
-    "SIM_SEED",
-    "SIM_SEEDS",
-    "SIM_SHARD",
-    "SIM_SCHEDULE",
-    "SIM_EARLY_TIMERS",
-    "SIM_YIELD_AHEAD",
-    "SIM_BUGGIFY",
-    "SIM_TIME_LIMIT",
-    "SIM_STEP_LIMIT",
-    "SIM_UNHANDLED_PANIC",
-    "SIM_CHECK_DETERMINISM",
-    "SIM_COVERAGE_PLATEAU",
-    "SIM_TRACE",
-];
+const CLEARED: &[&str] = crate::ci::SIM_STEERING;
 
 /// A canary as the sweep binary lists it.
 struct Canary {

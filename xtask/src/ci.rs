@@ -12,6 +12,25 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The variables that steer a simulated run (which seeds, how, with what
+/// limits and reports): the canary catalog and the sweep clear them, so
+/// the caller's shell cannot change what they measure.
+pub const SIM_STEERING: &[&str] = &[
+    "SIM_SEED",
+    "SIM_SEEDS",
+    "SIM_SHARD",
+    "SIM_SCHEDULE",
+    "SIM_EARLY_TIMERS",
+    "SIM_YIELD_AHEAD",
+    "SIM_BUGGIFY",
+    "SIM_TIME_LIMIT",
+    "SIM_STEP_LIMIT",
+    "SIM_UNHANDLED_PANIC",
+    "SIM_CHECK_DETERMINISM",
+    "SIM_COVERAGE_PLATEAU",
+    "SIM_TRACE",
+];
+
 /// A build mode: production (plain Tokio) or simulation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {

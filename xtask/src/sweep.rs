@@ -114,22 +114,7 @@ const FAIL_BY_DESIGN: &[&str] = &[
 /// Variables that steer a run: cleared so the caller's shell cannot change
 /// what is swept (the sweep then sets `SIM_SEEDS`, `SIM_JOBS` and
 /// `SIM_CHECK_DETERMINISM` itself).
-const CLEARED: &[&str] = &[
-    "SIM_SEED",
-    "SIM_SEEDS",
-    "SIM_SHARD",
-    "SIM_JOBS",
-    "SIM_SCHEDULE",
-    "SIM_EARLY_TIMERS",
-    "SIM_YIELD_AHEAD",
-    "SIM_BUGGIFY",
-    "SIM_TIME_LIMIT",
-    "SIM_STEP_LIMIT",
-    "SIM_UNHANDLED_PANIC",
-    "SIM_CHECK_DETERMINISM",
-    "SIM_COVERAGE_PLATEAU",
-    "SIM_TRACE",
-];
+const CLEARED: &[&str] = crate::ci::SIM_STEERING;
 
 /// Lines of a failure's report kept in the markdown, before the trace.
 const REPORT_LINES: usize = 12;
