@@ -1,0 +1,391 @@
+//! Reading what cargo built: the test executables and libraries from
+//! cargo's JSON messages, symbols with `nm`, calls with `objdump -r`.
+
+use super::known::{watched, Family};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// `nm` and `objdump`, checked before the build so a missing one costs
+/// no time.
+pub(super) struct Tools {
+    pub(super) nm: String,
+    pub(super) objdump: String,
+}
+
+impl Tools {
+    pub(super) fn find() -> Result<Tools, String> {
+        let pick = |var: &str, default: &str| -> Result<String, String> {
+            let tool = std::env::var(var).unwrap_or_else(|_| default.to_string());
+            match Command::new(&tool).arg("--version").output() {
+                Ok(o) if o.status.success() => Ok(tool),
+                Ok(o) => Err(format!(
+                    "`{tool} --version` failed ({}); doctor reads symbols with GNU binutils' \
+                     {default}: install binutils (e.g. `apt-get install binutils`) or set {var}",
+                    o.status
+                )),
+                Err(e) => Err(format!(
+                    "cannot run `{tool}` ({e}); doctor reads symbols with GNU binutils' \
+                     {default}: install binutils (e.g. `apt-get install binutils`) or set {var}"
+                )),
+            }
+        };
+        Ok(Tools {
+            nm: pick("NM", "nm")?,
+            objdump: pick("OBJDUMP", "objdump")?,
+        })
+    }
+}
+
+/// A test executable cargo built.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct TestBinary {
+    pub(super) path: PathBuf,
+    pub(super) package_id: String,
+    pub(super) target: String,
+    pub(super) kind: String,
+}
+
+/// What `cargo test --no-run --message-format=json` built.
+#[derive(Debug, Default)]
+pub(super) struct Artifacts {
+    pub(super) tests: Vec<TestBinary>,
+    /// Each package's compiled libraries (a package built for the host and
+    /// for the target has two).
+    pub(super) libs: BTreeMap<String, Vec<PathBuf>>,
+}
+
+pub(super) fn parse_artifacts(stdout: &[u8]) -> Artifacts {
+    let mut a = Artifacts::default();
+    for line in stdout.split(|b| *b == b'\n') {
+        // Every line cargo prints there is a JSON message; only
+        // `compiler-artifact` ones say what was built.
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if v["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let id = v["package_id"].as_str().unwrap_or_default().to_string();
+        if let (Some(exe), true) = (v["executable"].as_str(), v["profile"]["test"] == true) {
+            a.tests.push(TestBinary {
+                path: PathBuf::from(exe),
+                package_id: id.clone(),
+                target: v["target"]["name"].as_str().unwrap_or_default().to_string(),
+                kind: v["target"]["kind"][0]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            });
+        }
+        for f in v["filenames"].as_array().into_iter().flatten() {
+            if let Some(f) = f.as_str().filter(|f| f.ends_with(".rlib")) {
+                a.libs.entry(id.clone()).or_default().push(PathBuf::from(f));
+            }
+        }
+    }
+    a
+}
+
+/// A test binary's defined symbols.
+pub(super) struct Symbols {
+    pub(super) label: String,
+    pub(super) defined: HashSet<String>,
+    /// Raw name to demangled name, for what is printed.
+    pub(super) demangled: HashMap<String, String>,
+}
+
+pub(super) fn nm_names(nm: &str, args: &[&str], path: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new(nm)
+        .args(args)
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run {nm}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{nm} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(nm_lines(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The names in `nm` output (`address type name`; the name may hold spaces).
+pub(super) fn nm_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.splitn(3, ' ').nth(2).map(str::to_string))
+        .collect()
+}
+
+pub(super) fn read_symbols(nm: &str, path: &Path, label: String) -> Result<Symbols, String> {
+    // `-p` keeps nm's order, so the raw and demangled lists line up.
+    let raw = nm_names(nm, &["-p", "--defined-only"], path)?;
+    if raw.is_empty() {
+        return Err(
+            "it has no symbol table (stripped? set `strip = false` for the test \
+                    profile)"
+                .into(),
+        );
+    }
+    let demangled = nm_names(nm, &["-p", "-C", "--defined-only"], path)?;
+    let demangled = if demangled.len() == raw.len() {
+        raw.iter().cloned().zip(demangled).collect()
+    } else {
+        HashMap::new()
+    };
+    Ok(Symbols {
+        label,
+        defined: raw.into_iter().collect(),
+        demangled,
+    })
+}
+
+/// A function of a library that refers to a watched function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Call {
+    /// The calling function's raw symbol; `None` when its object file keeps
+    /// all its code in one `.text` section (native code built without
+    /// function sections).
+    pub(super) function: Option<String>,
+    /// The watched function, demangled.
+    pub(super) callee: String,
+    pub(super) family: Family,
+}
+
+/// What a library's relocations say.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Code {
+    pub(super) calls: Vec<Call>,
+    /// Its functions (those with relocations): whether any of them is in a
+    /// binary says whether the library is linked there.
+    pub(super) functions: BTreeSet<String>,
+}
+
+/// The function a section holds, from its name (`-ffunction-sections`).
+pub(super) fn function_of(section: &str) -> Option<&str> {
+    [
+        ".text.unlikely.",
+        ".text.hot.",
+        ".text.startup.",
+        ".text.exit.",
+        ".text.split.",
+        ".text.",
+    ]
+    .iter()
+    .find_map(|p| section.strip_prefix(p))
+    .filter(|f| !f.is_empty())
+}
+
+/// Parses `objdump -r -C` output.
+pub(super) fn parse_relocations(text: impl BufRead) -> std::io::Result<Code> {
+    enum In {
+        Function(String),
+        PlainText,
+        Other,
+    }
+    let mut code = Code::default();
+    let mut seen: HashSet<(Option<String>, String)> = HashSet::new();
+    let mut section = In::Other;
+    for line in text.lines() {
+        let line = line?;
+        if let Some(rest) = line.strip_prefix("RELOCATION RECORDS FOR [") {
+            let name = rest.strip_suffix("]:").unwrap_or(rest);
+            section = match function_of(name) {
+                Some(f) => {
+                    code.functions.insert(f.to_string());
+                    In::Function(f.to_string())
+                }
+                None if name == ".text" => In::PlainText,
+                None => In::Other,
+            };
+            continue;
+        }
+        let function = match &section {
+            In::Function(f) => Some(f.clone()),
+            In::PlainText => None,
+            In::Other => continue,
+        };
+        // `OFFSET TYPE VALUE`, the value possibly `name-0x4`.
+        let mut parts = line.splitn(3, ' ').filter(|p| !p.is_empty());
+        let (Some(offset), Some(kind)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if !offset.bytes().all(|b| b.is_ascii_hexdigit()) || !kind.starts_with("R_") {
+            continue;
+        }
+        let value = line
+            .split_once(kind)
+            .map(|(_, v)| v.trim())
+            .unwrap_or_default();
+        let value = strip_addend(value);
+        if let Some(family) = watched(value) {
+            if seen.insert((function.clone(), value.to_string())) {
+                code.calls.push(Call {
+                    function,
+                    callee: value.to_string(),
+                    family,
+                });
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// `name-0x0000000000000004` → `name`.
+pub(super) fn strip_addend(v: &str) -> &str {
+    match v.rfind(['-', '+']) {
+        Some(i)
+            if v[i + 1..].starts_with("0x")
+                && v[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            &v[..i]
+        }
+        _ => v,
+    }
+}
+
+pub(super) fn read_code(objdump: &str, rlib: &Path) -> Result<Code, String> {
+    let mut child = Command::new(objdump)
+        .args(["-r", "-C"])
+        .arg(rlib)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {objdump}: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    // stderr on a thread of its own, so neither pipe can fill and block.
+    let errors = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let parsed = parse_relocations(BufReader::new(stdout));
+    let status = child.wait().map_err(|e| format!("{objdump}: {e}"))?;
+    let errors = errors.join().unwrap_or_default();
+    let code = parsed.map_err(|e| format!("reading {objdump}'s output: {e}"))?;
+    // An object objdump cannot read (LLVM bitcode, in LTO builds) would
+    // hide its calls: not clean, unknown.
+    if !status.success() || errors.contains("not recognized") {
+        return Err(format!(
+            "{objdump} -r could not read it ({status}): {}",
+            errors.trim()
+        ));
+    }
+    Ok(code)
+}
+
+/// `objdump -r` output for the tests here and in `judge`.
+#[cfg(test)]
+pub(super) const OBJDUMP: &str = "\
+In archive libspawner-1.rlib:
+
+spawner-1.spawner.0.rcgu.o:     file format elf64-x86-64
+
+RELOCATION RECORDS FOR [.text._ZN7spawner11unused_open17hE]:
+OFFSET           TYPE              VALUE
+000000000000000e R_X86_64_GOTPCREL  std::fs::File::open-0x0000000000000004
+000000000000002b R_X86_64_GOTPCREL  core::result::Result<T,E>::is_ok-0x0000000000000004
+
+
+RELOCATION RECORDS FOR [.text._ZN7spawner5start17hE]:
+OFFSET           TYPE              VALUE
+000000000000000b R_X86_64_GOTPCREL  std::thread::functions::spawn-0x0000000000000004
+000000000000001b R_X86_64_PLT32    std::thread::functions::spawn-0x0000000000000004
+
+
+RELOCATION RECORDS FOR [.text._ZN7spawner4pure17hE]:
+OFFSET           TYPE              VALUE
+0000000000000003 R_X86_64_PC32     .rodata..Lanon.1.0-0x0000000000000004
+
+
+RELOCATION RECORDS FOR [.debug_info]:
+OFFSET           TYPE              VALUE
+0000000000000008 R_X86_64_64       std::fs::File::open
+
+RELOCATION RECORDS FOR [.text]:
+OFFSET           TYPE              VALUE
+0000000000000010 R_X86_64_PLT32    pthread_create-0x0000000000000004
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relocations_name_the_calling_function_and_skip_non_code() {
+        let code = parse_relocations(OBJDUMP.as_bytes()).unwrap();
+        assert_eq!(
+            code.calls,
+            vec![
+                Call {
+                    function: Some("_ZN7spawner11unused_open17hE".into()),
+                    callee: "std::fs::File::open".into(),
+                    family: Family::Files,
+                },
+                Call {
+                    function: Some("_ZN7spawner5start17hE".into()),
+                    callee: "std::thread::functions::spawn".into(),
+                    family: Family::Threads,
+                },
+                Call {
+                    function: None,
+                    callee: "pthread_create".into(),
+                    family: Family::Threads,
+                },
+            ]
+        );
+        let functions: Vec<&str> = code.functions.iter().map(String::as_str).collect();
+        assert_eq!(
+            functions,
+            [
+                "_ZN7spawner11unused_open17hE",
+                "_ZN7spawner4pure17hE",
+                "_ZN7spawner5start17hE"
+            ]
+        );
+    }
+
+    #[test]
+    fn nm_names_may_hold_spaces() {
+        let names = nm_lines(
+            "0000000000126160 T _ZN7spawner5start17hE\n\
+             00000000001198d0 t <std::fs::File as std::io::Read>::read\n",
+        );
+        assert_eq!(
+            names,
+            [
+                "_ZN7spawner5start17hE",
+                "<std::fs::File as std::io::Read>::read"
+            ]
+        );
+    }
+
+    #[test]
+    fn artifacts_give_test_executables_and_libraries() {
+        let out = br#"{"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["test"],"name":"t"},"profile":{"test":true},"filenames":["/d/t-1"],"executable":"/d/t-1","fresh":true}
+{"reason":"compiler-artifact","package_id":"registry+x#spawner@0.3.0","target":{"kind":["lib"],"name":"spawner"},"profile":{"test":false},"filenames":["/d/libspawner-1.rlib","/d/libspawner-1.rmeta"],"executable":null,"fresh":false}
+{"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["bin"],"name":"s"},"profile":{"test":false},"filenames":["/d/s"],"executable":"/d/s","fresh":false}
+{"reason":"build-finished","success":true}
+not json
+"#;
+        let a = parse_artifacts(out);
+        assert_eq!(
+            a.tests,
+            vec![TestBinary {
+                path: PathBuf::from("/d/t-1"),
+                package_id: "path+file:///s#0.1.0".into(),
+                target: "t".into(),
+                kind: "test".into(),
+            }]
+        );
+        assert_eq!(
+            a.libs["registry+x#spawner@0.3.0"],
+            vec![PathBuf::from("/d/libspawner-1.rlib")]
+        );
+        assert_eq!(a.libs.len(), 1);
+    }
+}
