@@ -7,7 +7,11 @@
 //!     let db = sim::node("db").ip("10.0.0.5").start(|| my_service::serve());
 //!     sim::net::partition("db", "client");
 //!     sim::at(secs(30), move || db.crash());
-//!     // … drive requests, check what the service promised …
+//!     // Chaos for a minute, then the harness heals everything …
+//!     sim::heal_after(secs(60));
+//!     // … drive requests, check what the service promised, and that it
+//!     // recovers: the bound counts from the heal.
+//!     sim::eventually("writes succeed", secs(10), || write_ok()).await;
 //! }
 //! ```
 //!

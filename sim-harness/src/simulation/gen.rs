@@ -255,8 +255,20 @@ impl Plan {
             .filter(|f| matches!(f.kind, FaultKind::Clog { .. }))
     }
 
+    /// Cuts the plan at the run time `heal` (a liveness phase's heal):
+    /// faults that would start at or after it are dropped, and faults under
+    /// way then end at it. The draws themselves do not change.
+    fn cut_at(&mut self, heal: Duration) {
+        let end = heal.saturating_sub(self.origin);
+        self.faults.retain(|f| f.at < end);
+        for f in &mut self.faults {
+            f.lasts = f.lasts.min(end - f.at);
+        }
+    }
+
     /// The global virtual time by which every fault has ended (every node
-    /// restarted, every link healed): `origin` plus the latest end.
+    /// restarted, every link healed): `origin` plus the latest end. In a
+    /// run with a liveness phase, no later than its heal.
     pub fn quiet_at(&self) -> Duration {
         self.origin
             + self
@@ -447,6 +459,9 @@ pub fn schedule_as(label: &str, nodes: &[Node], envelope: &Envelope) -> Plan {
     let names: Vec<&str> = nodes.iter().map(Node::name).collect();
     let mut plan = draw(rt::fork_seed(label), &names, envelope);
     plan.origin = rt::elapsed();
+    if let Some(heal) = super::liveness::heal_at() {
+        plan.cut_at(heal);
+    }
     tracing::info!(target: "sim", label, faults = plan.len(), "fault plan scheduled");
     apply(&plan, nodes);
     plan
@@ -495,11 +510,20 @@ fn apply(plan: &Plan, nodes: &[Node]) {
         let state = state.clone();
         let fault = fault.clone();
         rt::at(plan.origin + fault.at, move || {
+            // The heal of a liveness phase ends every plan: what has not
+            // started never starts, and what is under way was ended.
+            if super::liveness::healed() {
+                return;
+            }
             begin(&state, &fault.kind);
             // The end is scheduled once the start has happened, so a fault
             // that lasts zero time still starts before it ends.
             let lasts = fault.lasts;
-            rt::at(rt::elapsed() + lasts, move || end(&state, &fault.kind));
+            rt::at(rt::elapsed() + lasts, move || {
+                if !super::liveness::healed() {
+                    end(&state, &fault.kind);
+                }
+            });
         });
     }
 }

@@ -3,6 +3,7 @@
 pub(crate) mod coverage;
 pub mod fs;
 mod gen;
+mod liveness;
 pub mod net;
 mod node;
 mod rng;
@@ -12,6 +13,7 @@ pub mod swarm;
 mod trace;
 mod world;
 
+pub use liveness::{heal_after, heal_at, healed};
 pub use node::{node, AsNode, Node, NodeBuilder};
 pub use rng::Rng;
 pub use rollout::{rollout, rollout_with, RolloutOptions};
@@ -49,15 +51,21 @@ where
     Fut: std::future::Future<Output = bool>,
 {
     let every = (bound / 100).max(std::time::Duration::from_millis(1));
+    // In a run with a liveness phase the bound counts from the heal.
+    let heal = liveness::wait_for_heal().await;
     let start = elapsed();
     loop {
         if progress().await {
             return;
         }
         if elapsed() - start >= bound {
+            let healed = heal
+                .as_ref()
+                .map(|(at, what)| format!("; the heal at {at:?}: {what}"))
+                .unwrap_or_default();
             panic!(
                 "{LIVENESS_MARKER}{what}: no progress within {bound:?} of virtual time (checked \
-                 every {every:?} since {start:?})"
+                 every {every:?} since {start:?}){healed}"
             );
         }
         sim_runtime::time::sleep(every).await;

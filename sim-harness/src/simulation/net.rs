@@ -23,6 +23,7 @@ fn name(n: &impl AsNode) -> String {
 /// datagrams are lost.
 #[track_caller]
 pub fn partition(a: impl AsNode, b: impl AsNode) {
+    super::liveness::fault(&format!("partition {} | {}", name(&a), name(&b)));
     logged!("partition", a = name(&a), b = name(&b));
     rt::partition(a.node_id(), b.node_id());
 }
@@ -30,6 +31,7 @@ pub fn partition(a: impl AsNode, b: impl AsNode) {
 /// Cuts the direction from `from` to `to` only.
 #[track_caller]
 pub fn partition_oneway(from: impl AsNode, to: impl AsNode) {
+    super::liveness::fault(&format!("partition {} -> {}", name(&from), name(&to)));
     logged!("partition one way", from = name(&from), to = name(&to));
     rt::partition_one_way(from.node_id(), to.node_id());
 }
@@ -51,6 +53,7 @@ pub fn heal_all() {
 /// Clogs both directions between `a` and `b`: bytes queue, none are lost.
 #[track_caller]
 pub fn clog(a: impl AsNode, b: impl AsNode) {
+    super::liveness::fault(&format!("clog {} | {}", name(&a), name(&b)));
     logged!("clog", a = name(&a), b = name(&b));
     rt::clog(a.node_id(), b.node_id());
 }
@@ -58,6 +61,7 @@ pub fn clog(a: impl AsNode, b: impl AsNode) {
 /// Clogs the direction from `from` to `to` only.
 #[track_caller]
 pub fn clog_oneway(from: impl AsNode, to: impl AsNode) {
+    super::liveness::fault(&format!("clog {} -> {}", name(&from), name(&to)));
     logged!("clog one way", from = name(&from), to = name(&to));
     rt::clog_one_way(from.node_id(), to.node_id());
 }
@@ -72,6 +76,7 @@ pub fn unclog(a: impl AsNode, b: impl AsNode) {
 /// Clogs every link of `node`.
 #[track_caller]
 pub fn clog_node(node: impl AsNode) {
+    super::liveness::fault(&format!("clog node {}", name(&node)));
     logged!("clog node", node = name(&node));
     rt::clog_node(node.node_id());
 }
@@ -106,12 +111,17 @@ pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm
         loss_ppm = loss_ppm,
         dup_ppm = dup_ppm
     );
+    if loss_ppm > 0 || dup_ppm > 0 {
+        super::liveness::fault(&format!("datagram faults {} -> {}", name(&from), name(&to)));
+        super::liveness::note_udp_faults(from.node_id(), to.node_id());
+    }
     rt::set_udp_faults(from.node_id(), to.node_id(), loss_ppm, dup_ppm);
 }
 
 /// Resets every connection with an end matching `pred`; returns how many.
 #[track_caller]
 pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
+    super::liveness::fault("a connection reset");
     let n = rt::reset_connections(pred);
     tracing::info!(target: "sim", count = n, "reset connections");
     n
@@ -128,6 +138,9 @@ pub fn reset_between(a: impl AsNode, b: impl AsNode) -> usize {
 /// Sets a per-connection fault on every end matching `pred`.
 #[track_caller]
 pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault: ConnFault) -> usize {
+    if fault != ConnFault::default() {
+        super::liveness::fault("a connection fault");
+    }
     let n = rt::set_conn_fault(pred, fault);
     tracing::info!(target: "sim", count = n, "connection fault");
     n
@@ -136,6 +149,8 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault: ConnFault) -> 
 /// Connects to `port` of `node` are refused.
 #[track_caller]
 pub fn refuse_connects(node: impl AsNode, port: u16) {
+    super::liveness::fault(&format!("refused connects to {}:{port}", name(&node)));
+    super::liveness::note_port_fault(node.node_id(), port);
     logged!("refuse connects", node = name(&node), port = port);
     rt::refuse_connects(node.node_id(), port);
 }
@@ -143,6 +158,8 @@ pub fn refuse_connects(node: impl AsNode, port: u16) {
 /// Connects to `port` of `node` go unanswered (and time out).
 #[track_caller]
 pub fn blackhole_connects(node: impl AsNode, port: u16) {
+    super::liveness::fault(&format!("black-holed connects to {}:{port}", name(&node)));
+    super::liveness::note_port_fault(node.node_id(), port);
     logged!("black-hole connects", node = name(&node), port = port);
     rt::blackhole_connects(node.node_id(), port);
 }

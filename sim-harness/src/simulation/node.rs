@@ -79,14 +79,16 @@ impl NodeBuilder {
         if let Some(ip) = self.ip {
             b = b.ip(ip);
         }
-        Node {
+        let node = Node {
             inner: Rc::new(Inner {
                 id: b.build(),
                 name: self.name,
                 start: RefCell::new(start),
                 restart_on_panic: self.restart_on_panic,
             }),
-        }
+        };
+        super::liveness::register_node(&node);
+        node
     }
 }
 
@@ -169,6 +171,7 @@ impl Node {
     /// only what was synced.
     #[track_caller]
     pub fn crash(&self) {
+        super::liveness::fault(&format!("crash of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "crash");
         rt::crash(self.inner.id);
     }
@@ -177,6 +180,7 @@ impl Node {
     /// disk keeps its page cache.
     #[track_caller]
     pub fn kill(&self) {
+        super::liveness::fault(&format!("kill of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "kill");
         rt::kill(self.inner.id);
     }
@@ -210,6 +214,7 @@ impl Node {
     /// Pauses the node (no task polled, no timer fired) until [`Node::resume`].
     #[track_caller]
     pub fn pause(&self) {
+        super::liveness::fault(&format!("pause of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "pause");
         rt::pause(self.inner.id);
     }

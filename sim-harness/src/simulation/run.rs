@@ -260,6 +260,7 @@ where
     std::thread::Builder::new()
         .name(test_name(opts))
         .spawn(move || {
+            super::liveness::reset();
             let (lines, guard) = collector.install();
             let outcome = run_seed(&settings, || async move {
                 if let Err(e) = make().await.into_outcome() {

@@ -59,6 +59,7 @@ impl World {
     /// A fresh simulation of `seed` (the environment's `SIM_SEED` does not
     /// apply: the test names its seed). Time starts at zero.
     pub fn new(seed: u64) -> World {
+        super::liveness::reset();
         let rt = Builder::new_current_thread()
             .enable_all()
             .sim_seed(seed)
