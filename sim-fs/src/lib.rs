@@ -82,6 +82,30 @@
 //!   modified and changed; a directory's change of entries sets its
 //!   modified and changed. Reads never set accessed (as `noatime`).
 //! - Directory listings are in name order; a directory's length is 4096.
+//!
+//! # Failure modes
+//!
+//! What happens if a fault strikes: each row is claimed by the test that
+//! checks it (`cargo xtask failure-modes` lists them; `cargo xtask tidy`
+//! fails on a row no test claims).
+//!
+//! | failure mode | what happens if | what the simulation does |
+//! |---|---|---|
+//! | `fs.crash.unsynced` | the machine crashes with unsynced writes and entries | the writes and the unsynced entries are gone (rule 5) |
+//! | `fs.crash.rename` | the machine crashes around a rename | the rename survives once the directories are synced (rule 3) |
+//! | `fs.crash.torn` | the machine crashes with torn writes on | a seeded prefix of the unsynced writes survives, the same on replay |
+//! | `fs.kill` | the process is killed | the page cache survives, unsynced data included (rule 4) |
+//! | `fs.kill.handles` | the process dies with files open | its descriptors are closed |
+//! | `fs.eio.read` | reads under a path fail | `EIO` for those paths only |
+//! | `fs.eio.write` | writes fail on the whole disk | `EIO` on every write |
+//! | `fs.eio.sync` | a sync fails | nothing becomes durable and the changes leave the writeback (rule 6) |
+//! | `fs.sync.fail-once` | one sync fails | that sync fails, the next succeeds |
+//! | `fs.enospc` | the disk is full | a write near the limit is short, one with no room fails with `ENOSPC` |
+//! | `fs.dsync` | a file is opened `O_DSYNC` | each write is durable before it returns (rule 7) |
+//! | `fs.latency` | the disk is slow | every operation takes the set virtual time |
+//! | `fs.isolation` | two nodes use the same path | each node has its own disk |
+//! | `fs.real-disk` | a simulated run writes files | the real disk is never touched |
+//! | `fs.heal` | the harness heals (`sim::heal_after`) | every disk fault of every node ends |
 
 mod crash;
 mod errno;

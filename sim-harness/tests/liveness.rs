@@ -34,7 +34,7 @@ async fn reachable(to: &str) -> bool {
     )
 }
 
-#[sim::test(seeds = 0..8)]
+#[sim::test(seeds = 0..8, claims = ["net.heal", "fs.heal"])]
 async fn the_heal_restarts_resumes_heals_and_clears() {
     let a = sim::node("a").start(listen);
     let b = sim::node("b").start(listen);
@@ -95,6 +95,18 @@ async fn the_heal_restarts_resumes_heals_and_clears() {
         .unwrap();
     sleep(SECS(1)).await;
     assert!(got.get(), "datagrams reach c again");
+    // c's disk syncs again.
+    let synced = c
+        .spawn(async {
+            let mut f = sim_runtime::fs::File::create("/tmp/x").await.unwrap();
+            sim_runtime::io::AsyncWriteExt::write_all(&mut f, b"x")
+                .await
+                .unwrap();
+            f.sync_all().await
+        })
+        .await
+        .unwrap();
+    assert!(synced.is_ok(), "{synced:?}");
 }
 
 #[sim::test(seeds = 0..4)]

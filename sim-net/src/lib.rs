@@ -108,6 +108,39 @@
 //! an error (the end aborts: its RST follows the bytes it sent), and "hold
 //! after N bytes". No fault ever loses, duplicates, reorders or corrupts
 //! bytes inside a TCP stream.
+//!
+//! # Failure modes
+//!
+//! What happens if a fault strikes: each row is claimed by the test that
+//! checks it (`cargo xtask failure-modes` lists them; `cargo xtask tidy`
+//! fails on a row no test claims).
+//!
+//! | failure mode | what happens if | what the simulation does |
+//! |---|---|---|
+//! | `net.partition.connect` | a connect crosses a partition | the SYN is lost and retried after 1, 2, 4 … s; after `syn_retries` the connect fails with `TimedOut` |
+//! | `net.partition.stream` | an established connection is partitioned | bytes are held, none lost; they arrive one link delay after the heal |
+//! | `net.partition.retransmit-limit` | a partition outlasts `retransmit_timeout_ns` | the sender's next read or write fails with `TimedOut`; the heal delivers none of its held bytes |
+//! | `net.partition.one-way` | only one direction is cut | the other direction keeps flowing |
+//! | `net.partition.closed-peer` | a peer closes while partitioned | its RST waits for the heal; a writer in a lasting partition times out |
+//! | `net.clog` | a link is clogged | bytes queue and are released intact at the unclog; nobody times out |
+//! | `net.clog.node` | a whole host is clogged | every link of the host holds its bytes |
+//! | `net.kill` | a process is killed | its sockets close (FIN, or RST with unread data); its ports refuse |
+//! | `net.kill.backlog` | a listener's process dies with connections queued | the queued, unaccepted connections are reset |
+//! | `net.crash` | a machine crashes | its sockets vanish silently; peers time out; connects to it time out |
+//! | `net.crash.in-flight` | bytes are in flight to a crashing machine | the sender times out |
+//! | `net.restart` | a crashed machine comes back | old connections get a RST; its ports bind again |
+//! | `net.reset` | the test resets matching connections | both ends see `ConnectionReset` |
+//! | `net.conn.short-reads` | reads are short | each read returns at most N bytes; nothing is lost |
+//! | `net.conn.throttle` | a reader is slow | bytes arrive at the throttled rate |
+//! | `net.conn.hold-after` | a response is lost after the request arrived | the first N bytes arrive, the rest are held until cleared |
+//! | `net.conn.partial-write` | a write is cut and the connection aborts | the next write accepts part, the one after fails with `ConnectionReset` |
+//! | `net.conn.silent` | a connection goes silent | bytes are lost and retransmitted until cleared; a lasting silence times the sender out |
+//! | `net.port.refuse` | connects to a port are refused | `ConnectionRefused` one round trip later |
+//! | `net.port.blackhole` | connects to a port are black-holed | the connect times out |
+//! | `net.listener.paused` | a listener is paused | connects complete, `accept` waits |
+//! | `net.udp.loss-dup` | a link loses or duplicates datagrams | each datagram is dropped or doubled with the set probability |
+//! | `net.udp.no-socket` | a datagram reaches a port nobody bound | it is dropped; an unconnected sender is not told |
+//! | `net.heal` | the harness heals (`sim::heal_after`) | partitions, clogs, connection, port and datagram faults end; crashed nodes restart |
 
 mod config;
 mod errno;

@@ -6,6 +6,7 @@ mod canaries;
 mod ci;
 mod compat;
 mod demo;
+mod failure_modes;
 mod json;
 mod proc;
 mod sweep;
@@ -22,7 +23,10 @@ commands:
             tests in both build modes
   test      tests in both build modes (production, then --cfg simulation)
   demo      a simulated service finds its planted bug; the seed replays
-  tidy      check the simulator's code against the determinism rules
+  tidy      check the simulator's code against the determinism rules, and
+            that every failure-mode table row is claimed by a test
+  failure-modes
+            list every failure-mode row and the tests that claim it
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
   canaries  sweep the canary catalog (examples/canaries) with every strategy,
             check bounds and replays, write docs/canaries.md
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         "test" => ci::test().map_err(Error::Failed),
         "demo" => demo::demo().map_err(Error::Failed),
         "tidy" => tidy::tidy().map_err(Error::Failed),
+        "failure-modes" => failure_modes::run(true).map_err(Error::Failed),
         "bench" => bench::bench(&rest).map_err(Error::Failed),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");

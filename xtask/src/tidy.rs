@@ -188,7 +188,7 @@ pub fn tidy() -> Result<(), String> {
     }
     if findings.is_empty() {
         eprintln!("tidy: {} files follow the determinism rules", files.len());
-        Ok(())
+        crate::failure_modes::run(false)
     } else {
         for f in &findings {
             eprintln!("tidy: {f}");

@@ -201,6 +201,31 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                 };
                 early = quote!(::core::option::Option::Some(#v));
             }
+            Meta::NameValue(nv) if nv.path.is_ident("claims") => {
+                // Read from the source by `cargo xtask tidy`; checked here
+                // for form only.
+                let bad = || {
+                    Error::new_spanned(
+                        &nv.value,
+                        "`claims` takes an array of failure-mode ids, each a string literal \
+                         naming a row of a failure-mode table (see `cargo xtask failure-modes`)",
+                    )
+                };
+                let Expr::Array(list) = &nv.value else {
+                    return Err(bad());
+                };
+                if list.elems.is_empty() {
+                    return Err(bad());
+                }
+                for e in &list.elems {
+                    match e {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Str(_), ..
+                        }) => {}
+                        _ => return Err(bad()),
+                    }
+                }
+            }
             Meta::Path(p) if p.is_ident("strict") => strict = true,
             Meta::Path(p) if p.is_ident("check_determinism") => check = true,
             _ => {
@@ -208,7 +233,8 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     &meta,
                     "unknown argument; #[sim::test] takes `seeds = a..b`, `seed = n`, \
                      `time_limit = \"30s\"`, `step_limit = n`, `schedule = \"pct3\"`, \
-                     `coverage = \"all\"`, `early_timers = false`, `strict`, `check_determinism`",
+                     `coverage = \"all\"`, `early_timers = false`, `claims = [..]`, \
+                     `strict`, `check_determinism`",
                 ))
             }
         }

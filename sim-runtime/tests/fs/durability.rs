@@ -54,6 +54,7 @@ fn crash_and_revive(node: sim::Node) {
 
 #[test]
 fn crash_loses_unsynced_writes_and_entries() {
+    claims!("fs.crash.unsynced");
     run(1, async {
         let db = sim::node("db").build();
         let (done, written) = sim_runtime::sync::oneshot::channel();
@@ -92,6 +93,7 @@ fn crash_loses_unsynced_writes_and_entries() {
 
 #[test]
 fn kill_keeps_the_page_cache() {
+    claims!("fs.kill");
     run(2, async {
         let db = sim::node("db").build();
         sim::spawn_on(db, async {
@@ -116,6 +118,7 @@ fn kill_keeps_the_page_cache() {
 
 #[test]
 fn rename_is_durable_once_the_directory_is_synced() {
+    claims!("fs.crash.rename");
     run(3, async {
         let db = sim::node("db").build();
         on(db, async {
@@ -142,6 +145,7 @@ fn rename_is_durable_once_the_directory_is_synced() {
 
 #[test]
 fn handles_die_with_their_process() {
+    claims!("fs.kill.handles");
     run(4, async {
         let db = sim::node("db").build();
         // A file opened on `db`, handed out of it, outlives the process.
@@ -157,6 +161,7 @@ fn handles_die_with_their_process() {
 
 #[test]
 fn each_node_has_its_own_disk() {
+    claims!("fs.isolation");
     run(5, async {
         let a = sim::node("a").build();
         let b = sim::node("b").build();
@@ -214,6 +219,7 @@ fn every_operation_yields_to_the_scheduler() {
 
 #[test]
 fn latency_takes_virtual_time() {
+    claims!("fs.latency");
     run(7, async {
         let me = sim::current_node();
         sim::fs::set_latency(me, Duration::from_millis(10));
@@ -247,6 +253,7 @@ fn timestamps_come_from_the_virtual_wall_clock() {
 
 #[test]
 fn torn_writes_keep_a_seeded_prefix_and_replay() {
+    claims!("fs.crash.torn");
     let outcome = |seed: u64| {
         run(seed, async {
             let db = sim::node("db").build();
@@ -304,6 +311,7 @@ fn crash_outcomes_enter_the_fingerprint() {
 
 #[test]
 fn a_simulated_run_never_touches_the_real_disk() {
+    claims!("fs.real-disk");
     let pid = std::process::id();
     let absolute = std::path::PathBuf::from(format!("/tmp/sim-fs-probe-{pid}"));
     let relative = format!("sim-fs-probe-relative-{pid}");

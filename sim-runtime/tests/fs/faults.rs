@@ -14,6 +14,7 @@ use std::time::Duration;
 
 #[test]
 fn eio_on_reads_under_a_path() {
+    claims!("fs.eio.read");
     run(1, async {
         let me = sim::current_node();
         fs::create_dir("/bad").await.unwrap();
@@ -38,6 +39,7 @@ fn eio_on_reads_under_a_path() {
 
 #[test]
 fn eio_on_writes_for_a_whole_node() {
+    claims!("fs.eio.write");
     run(2, async {
         let me = sim::current_node();
         let mut f = File::create("/tmp/f").await.unwrap();
@@ -54,6 +56,7 @@ fn eio_on_writes_for_a_whole_node() {
 
 #[test]
 fn eio_on_sync_loses_the_writeback() {
+    claims!("fs.eio.sync");
     run(3, async {
         let db = sim::node("db").build();
         on(db, async move {
@@ -79,6 +82,7 @@ fn eio_on_sync_loses_the_writeback() {
 
 #[test]
 fn a_failing_sync_fails_once() {
+    claims!("fs.sync.fail-once");
     run(4, async {
         let me = sim::current_node();
         let f = File::create("/tmp/f").await.unwrap();
@@ -91,6 +95,7 @@ fn a_failing_sync_fails_once() {
 
 #[test]
 fn capacity_gives_enospc() {
+    claims!("fs.enospc");
     run(5, async {
         let me = sim::current_node();
         sim::fs::set_capacity(me, Some(8));
@@ -167,6 +172,7 @@ fn fault_plans_enter_the_fingerprint() {
 
 #[test]
 fn o_dsync_writes_are_durable_at_once() {
+    claims!("fs.dsync");
     run(9, async {
         let db = sim::node("db").build();
         on(db, async {

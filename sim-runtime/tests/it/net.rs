@@ -446,6 +446,7 @@ fn after_the_peer_closed_the_first_write_succeeds_the_next_is_a_broken_pipe() {
 
 #[test]
 fn connect_across_a_partition_times_out_after_the_syn_retries() {
+    claims!("net.partition.connect");
     run(8, async {
         let server = sim::node("server").build();
         let me = sim::current_node();
@@ -471,6 +472,7 @@ fn connect_across_a_partition_times_out_after_the_syn_retries() {
 
 #[test]
 fn an_established_connection_stalls_in_a_partition_and_resumes_on_heal() {
+    claims!("net.partition.stream");
     run(9, async {
         let server = sim::node("server").build();
         let me = sim::current_node();
@@ -496,6 +498,7 @@ fn an_established_connection_stalls_in_a_partition_and_resumes_on_heal() {
 
 #[test]
 fn a_partition_longer_than_the_retransmission_limit_fails_the_writer() {
+    claims!("net.partition.retransmit-limit");
     run(10, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -531,6 +534,7 @@ fn a_partition_longer_than_the_retransmission_limit_fails_the_writer() {
 
 #[test]
 fn a_one_way_partition_cuts_one_direction() {
+    claims!("net.partition.one-way");
     run(11, async {
         let server = sim::node("server").build();
         let me = sim::current_node();
@@ -561,6 +565,7 @@ fn a_one_way_partition_cuts_one_direction() {
 
 #[test]
 fn a_clog_queues_bytes_and_releases_them_intact_without_timing_out() {
+    claims!("net.clog");
     run(12, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -584,6 +589,7 @@ fn a_clog_queues_bytes_and_releases_them_intact_without_timing_out() {
 
 #[test]
 fn clog_node_holds_every_link_of_the_node() {
+    claims!("net.clog.node");
     run(13, async {
         let server = sim::node("server").build();
         let other = sim::node("other").build();
@@ -613,6 +619,7 @@ fn clog_node_holds_every_link_of_the_node() {
 
 #[test]
 fn kill_closes_the_nodes_sockets_fin_or_rst_and_its_listener_refuses() {
+    claims!("net.kill");
     run(14, async {
         let server = sim::node("server").build();
         let (tx, rx) = sim_runtime::sync::oneshot::channel();
@@ -661,6 +668,7 @@ fn kill_closes_the_nodes_sockets_fin_or_rst_and_its_listener_refuses() {
 
 #[test]
 fn kill_resets_connections_queued_but_not_accepted() {
+    claims!("net.kill.backlog");
     run(15, async {
         let server = sim::node("server").build();
         let _l = sim::spawn_on(server, async {
@@ -683,6 +691,7 @@ fn kill_resets_connections_queued_but_not_accepted() {
 
 #[test]
 fn a_crashed_machine_goes_silent() {
+    claims!("net.crash");
     run(16, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -723,6 +732,7 @@ fn a_crashed_machine_goes_silent() {
 
 #[test]
 fn after_a_crash_and_restart_old_connections_get_a_reset_and_the_port_binds_again() {
+    claims!("net.restart");
     run(17, async {
         let server = sim::node("server").build();
         echo_server(server, 80);
@@ -773,6 +783,7 @@ fn after_a_crash_and_restart_old_connections_get_a_reset_and_the_port_binds_agai
 
 #[test]
 fn reset_connections_matching_a_predicate() {
+    claims!("net.reset");
     run(18, async {
         let server = sim::node("server").build();
         let (mut c80, mut s80) = pair(server, 80).await;
@@ -803,6 +814,7 @@ fn reset_connections_matching_a_predicate() {
 
 #[test]
 fn short_reads_return_at_most_n_bytes_and_lose_nothing() {
+    claims!("net.conn.short-reads");
     run(19, async {
         let server = sim::node("server").build();
         let (mut c, mut s) = pair(server, 80).await;
@@ -833,6 +845,7 @@ fn short_reads_return_at_most_n_bytes_and_lose_nothing() {
 
 #[test]
 fn a_throttled_reader_receives_at_the_throttled_rate() {
+    claims!("net.conn.throttle");
     run(20, async {
         let server = sim::node("server").build();
         let (mut c, mut s) = pair(server, 80).await;
@@ -868,6 +881,7 @@ fn a_throttled_reader_receives_at_the_throttled_rate() {
 
 #[test]
 fn hold_after_bytes_delivers_the_request_and_loses_the_response() {
+    claims!("net.conn.hold-after");
     run(21, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -923,6 +937,7 @@ fn clearing_hold_after_bytes_releases_the_held_response() {
 
 #[test]
 fn partial_write_then_reset() {
+    claims!("net.conn.partial-write");
     run(22, async {
         let server = sim::node("server").build();
         let (mut c, mut s) = pair(server, 80).await;
@@ -952,6 +967,7 @@ fn partial_write_then_reset() {
 
 #[test]
 fn a_silent_connection_loses_bytes_until_cleared_then_retransmits() {
+    claims!("net.conn.silent");
     run(23, async {
         let server = sim::node("server").build();
         let (mut c, mut s) = pair(server, 80).await;
@@ -980,6 +996,7 @@ fn a_silent_connection_loses_bytes_until_cleared_then_retransmits() {
 
 #[test]
 fn a_silent_connection_times_the_sender_out() {
+    claims!("net.conn.silent");
     run(24, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -1009,6 +1026,7 @@ fn a_silent_connection_times_the_sender_out() {
 
 #[test]
 fn refused_and_black_holed_connects() {
+    claims!("net.port.refuse", "net.port.blackhole");
     run(25, async {
         let server = sim::node("server").build();
         let l = listen(server, 80).await;
@@ -1051,6 +1069,7 @@ fn refused_and_black_holed_connects() {
 
 #[test]
 fn a_paused_listener_completes_connects_but_accept_waits() {
+    claims!("net.listener.paused");
     run(26, async {
         let server = sim::node("server").build();
         let l = listen(server, 80).await;
@@ -1107,6 +1126,7 @@ fn udp_across_nodes_keeps_datagram_boundaries() {
 
 #[test]
 fn udp_link_faults_lose_or_duplicate_every_datagram() {
+    claims!("net.udp.loss-dup");
     run(28, async {
         let me = sim::current_node();
         let b = sim::node("b").build();
@@ -1353,6 +1373,7 @@ fn invalid_addresses_are_errors() {
 
 #[test]
 fn a_closed_peers_rst_waits_for_the_partition_to_heal() {
+    claims!("net.partition.closed-peer");
     run(40, async {
         let server = sim::node("server").build();
         let me = sim::current_node();
@@ -1407,6 +1428,7 @@ fn a_fault_predicate_may_call_sim_functions() {
 
 #[test]
 fn bytes_in_flight_to_a_crashing_machine_time_the_sender_out() {
+    claims!("net.crash.in-flight");
     run(42, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
@@ -1428,6 +1450,7 @@ fn bytes_in_flight_to_a_crashing_machine_time_the_sender_out() {
 
 #[test]
 fn a_writer_to_a_closed_peer_in_a_lasting_partition_times_out() {
+    claims!("net.partition.closed-peer");
     run(43, async {
         simnet::configure(simnet::Config {
             retransmit_timeout_ns: 5_000_000_000,
