@@ -11,6 +11,7 @@ mod rollout;
 pub(crate) mod run;
 pub mod swarm;
 mod trace;
+mod workload;
 mod world;
 
 pub use liveness::{heal_after, heal_at, healed};
@@ -19,6 +20,7 @@ pub use rng::Rng;
 pub use rollout::{rollout, rollout_with, RolloutOptions};
 pub use sim_runtime::signal::unix::SignalKind;
 pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
+pub use workload::{Op, Summary, Workload};
 pub use world::World;
 
 /// Fault plans drawn from the seed within an envelope the test bounds:
