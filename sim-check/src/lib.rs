@@ -1,0 +1,135 @@
+//! Histories of operations on a shared object, and a checker that decides
+//! whether a history is linearizable.
+//!
+//! A pure, synchronous library: no clock, no threads, no thread-locals, no
+//! randomness, no hash-order iteration. The same history always gets the
+//! same verdict and the same report. The harness records histories in
+//! virtual time (`sim::check`); here a timestamp is only a value to print.
+//!
+//! ```
+//! use sim_check::{linearizable, History, Register, RegisterOp, RegisterRet};
+//!
+//! let mut h = History::new();
+//! // Client 0 writes 1; while the write is in flight, client 1 reads 1.
+//! let w = h.invoke(0, RegisterOp::Write(1), None);
+//! let r = h.invoke(1, RegisterOp::Read, None);
+//! h.ok(r, RegisterRet::Read(1), None);
+//! h.ok(w, RegisterRet::Write, None);
+//! assert!(linearizable(&Register::new(0), &h).is_ok());
+//!
+//! // Then client 1 reads 0: the write completed before, so this is stale.
+//! let r = h.invoke(1, RegisterOp::Read, None);
+//! h.ok(r, RegisterRet::Read(0), None);
+//! let err = linearizable(&Register::new(0), &h).unwrap_err();
+//! let v = err.violation().unwrap();
+//! assert_eq!(v.unplaced(), r);
+//! assert!(v.is_minimal());
+//! println!("{v}"); // the timeline
+//! ```
+//!
+//! # Semantics (normative)
+//!
+//! **Histories.** A [`History`] is a sequence of events in one total order:
+//! each [`History::invoke`] is a call, each [`History::ok`],
+//! [`History::fail`] or [`History::unknown`] the return of an earlier
+//! call. Positions in that order, not timestamps, decide what precedes
+//! what: operation A *precedes* B when A returned before B was called. A
+//! client is sequential: it invokes only when its previous operation has
+//! ended. Misuse (ending twice, invoking while open, a timestamp going
+//! back) panics.
+//!
+//! **Outcomes.** An operation that ended [`Outcome::Ok`] took effect
+//! exactly once, at one instant between its call and its return, and
+//! answered what was recorded. [`Outcome::Fail`] means it certainly took no
+//! effect: the checker ignores it. [`Outcome::Unknown`] (a timeout, a lost
+//! connection: Jepsen's `:info`) means it took effect at most once, at any
+//! instant after its call — even after its recorded return and after its
+//! client's later operations, as a request still in flight does — or never,
+//! and its answer is not known. [`Outcome::Pending`] (never ended) is the
+//! same as unknown.
+//!
+//! **Linearizable.** A history is linearizable with respect to a [`Model`]
+//! when there is a sequence holding every completed operation, and any
+//! subset of the unknown ones, such that (1) if A precedes B and both are
+//! in it, A comes first, and (2) replaying it through [`Model::step`] from
+//! [`Model::init`] accepts every operation: a completed one with its
+//! recorded answer, an unknown one with no answer (its effect). Models
+//! must be deterministic.
+//!
+//! **Partitions.** When [`Model::partition`] gives every operation a key,
+//! each key's operations are a history of their own, checked from the
+//! initial state, in key order. For models that are independent objects
+//! per key (the [`Kv`] map) this decides exactly the same as checking the
+//! whole (linearizability is compositional), much faster.
+//!
+//! **The search** is Wing & Gong's, with Lowe's memo, as in Porcupine: it
+//! extends a linearization one operation at a time, trying the operations
+//! that may go next in event order and backtracking on a dead end, and never
+//! explores a (set of operations linearized, state) configuration twice. An
+//! unknown operation whose effect would leave the state as it is (a read,
+//! a compare-and-set that fails) is never placed: "never happened" stands
+//! for it.
+//!
+//! **Limits.** Every limit counts model steps, never time, so the verdict
+//! does not depend on the machine. A partition whose search would take more
+//! than [`Options::steps_max`] steps is *undecided*; the check then returns
+//! [`CheckError::Timeout`] — never `Ok` — unless another partition is a
+//! violation, which is returned instead.
+//!
+//! **Violations.** [`CheckError::Violation`] carries a [`Violation`],
+//! shrunk from the failing partition in three steps, each proven by a
+//! search:
+//!
+//! 1. *The cut.* The history is cut after the earliest return event `end`
+//!    such that the history up to `end` (operations called later dropped,
+//!    operations still open at `end` taken as unknown) is already not
+//!    linearizable. [`Violation::end`] is that event.
+//! 2. *The core* ([`Violation::core`]): completed operations whose recorded
+//!    answers cannot all be explained, even with every other operation of
+//!    the cut history taken as a *maybe* — it took effect between its call
+//!    and return or never, with any answer. Shrinking only ever weakens what
+//!    was recorded, never removes it: removing the write a read saw would
+//!    make "a read of a value never written" out of a correct read. An
+//!    unknown operation is never in the core. **Minimal** means
+//!    1-minimal: when [`Violation::is_minimal`] is true, taking any single
+//!    core operation as a maybe too makes the cut history linearizable. It
+//!    is not necessarily the smallest core there is. Shrinking takes at most
+//!    [`Options::shrink_steps_max`] steps; if they run out, the core is
+//!    still a proven violation, and `is_minimal` is false.
+//! 3. *The context* ([`Violation::context`]): the maybes shown beside the
+//!    core — a 1-minimal set of them without which some core operation
+//!    would no longer be needed (typically the writes its reads saw). Core
+//!    plus context is itself not linearizable.
+//!
+//! [`Violation::linearized`] is the longest order of core and context
+//! operations the search could build, and [`Violation::unplaced`] the core
+//! operation that could not follow it. `Display` draws the timeline: one
+//! line per client, each operation a bar over the event order, the
+//! unplaceable one marked.
+//!
+//! # Models
+//!
+//! [`Register`] (read, write, compare-and-set), [`Kv`] (get, put, delete;
+//! partitioned by key), [`Counter`] (add, read), [`Set`] (add, contains,
+//! read all), [`Queue`] (FIFO enqueue, dequeue). Any other object is a
+//! [`Model`]: a state, and a step that accepts or refuses an operation and
+//! its answer.
+
+mod check;
+mod history;
+mod memo;
+mod model;
+mod models;
+mod render;
+mod search;
+mod shrink;
+mod violation;
+
+pub use check::{linearizable, linearizable_with, Options};
+pub use history::{Event, History, Op, OpId, Outcome};
+pub use model::Model;
+pub use models::{
+    Counter, CounterOp, CounterRet, Kv, KvOp, KvRet, Queue, QueueOp, QueueRet, Register,
+    RegisterOp, RegisterRet, Set, SetOp, SetRet,
+};
+pub use violation::{CheckError, Timeout, Undecided, Violation};

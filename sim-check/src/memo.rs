@@ -1,0 +1,231 @@
+//! Lowe's memo: every configuration (the set of operations linearized, the
+//! state they lead to) the search has entered, so that it never explores
+//! one twice.
+//!
+//! A configuration is stored once, in arenas (no allocation per entry): its
+//! bitset in one `Vec<u64>`, its state in one `Vec<S>`, found through an
+//! open-addressing table of indices. The search refers to states by index,
+//! so it never clones one. Nothing here is iterated in hash order, and the
+//! hash is a fixed function, so the search is the same on every run.
+
+use std::hash::{Hash, Hasher};
+
+/// The bitset of linearized operations, with a hash kept up to date as bits
+/// flip (each operation has a fixed random-looking key; the hash is the xor
+/// of the keys of the bits set).
+pub(crate) struct Bits {
+    words: Vec<u64>,
+    hash: u64,
+}
+
+impl Bits {
+    pub(crate) fn new(ops: usize) -> Self {
+        Bits {
+            words: vec![0; ops.div_ceil(64).max(1)],
+            hash: 0,
+        }
+    }
+
+    pub(crate) fn set(&mut self, op: usize) {
+        let (w, b) = (op / 64, 1u64 << (op % 64));
+        assert_eq!(self.words[w] & b, 0, "operation {op} linearized twice");
+        self.words[w] |= b;
+        self.hash ^= mix(op as u64 ^ 0x6a09_e667_f3bc_c909);
+    }
+
+    pub(crate) fn clear(&mut self, op: usize) {
+        let (w, b) = (op / 64, 1u64 << (op % 64));
+        assert_ne!(
+            self.words[w] & b,
+            0,
+            "operation {op} un-linearized but not linearized"
+        );
+        self.words[w] &= !b;
+        self.hash ^= mix(op as u64 ^ 0x6a09_e667_f3bc_c909);
+    }
+}
+
+/// The configurations seen, and every state the search has reached.
+pub(crate) struct Memo<S> {
+    words: usize,
+    /// Per entry: its full hash, its bitset (`words` words), its state.
+    hashes: Vec<u64>,
+    bits: Vec<u64>,
+    states: Vec<S>,
+    /// Open addressing, linear probing: an entry index, or 0 for an empty
+    /// slot (entry 0 is the initial state, which is never looked up).
+    slots: Vec<u32>,
+}
+
+impl<S: Eq + Hash> Memo<S> {
+    /// A memo whose entry 0 is the initial configuration (nothing
+    /// linearized, `init`).
+    pub(crate) fn new(bits: &Bits, init: S) -> Self {
+        Memo {
+            words: bits.words.len(),
+            hashes: vec![0],
+            bits: bits.words.clone(),
+            states: vec![init],
+            slots: vec![0; 1024],
+        }
+    }
+
+    pub(crate) fn state(&self, index: u32) -> &S {
+        &self.states[index as usize]
+    }
+
+    /// Adds the configuration (`bits`, `state`) and returns its index, or
+    /// `None` if it was already there.
+    pub(crate) fn insert(&mut self, bits: &Bits, state: S) -> Option<u32> {
+        assert_eq!(bits.words.len(), self.words);
+        if (self.states.len() + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let hash = mix(bits.hash ^ hash_one(&state));
+        let mask = self.slots.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            let e = self.slots[slot] as usize;
+            if e == 0 {
+                let index = u32::try_from(self.states.len()).expect("at most 2^32 configurations");
+                self.hashes.push(hash);
+                self.bits.extend_from_slice(&bits.words);
+                self.states.push(state);
+                self.slots[slot] = index;
+                return Some(index);
+            }
+            if self.hashes[e] == hash
+                && self.bits[e * self.words..(e + 1) * self.words] == bits.words[..]
+                && self.states[e] == state
+            {
+                return None;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let len = self.slots.len() * 2;
+        let mask = len - 1;
+        let mut slots = vec![0u32; len];
+        for (e, &hash) in self.hashes.iter().enumerate().skip(1) {
+            let mut slot = hash as usize & mask;
+            while slots[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            slots[slot] = e as u32;
+        }
+        self.slots = slots;
+    }
+}
+
+/// A fixed hash of a state (no per-process random key: the same on every
+/// run).
+pub(crate) fn hash_one<T: Hash + ?Sized>(t: &T) -> u64 {
+    let mut h = Fold(0x243f_6a88_85a3_08d3);
+    t.hash(&mut h);
+    h.finish()
+}
+
+/// A multiply-rotate hasher over 64-bit words, finished by `mix`.
+struct Fold(u64);
+
+impl Fold {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl Hasher for Fold {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+}
+
+/// SplitMix64's finalizer: every input bit moves every output bit, so the
+/// low bits that pick a slot are well spread.
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configuration_is_entered_once() {
+        let mut bits = Bits::new(130);
+        let mut memo = Memo::new(&bits, 0u32);
+        bits.set(129);
+        assert_eq!(memo.insert(&bits, 5), Some(1));
+        assert_eq!(memo.insert(&bits, 5), None);
+        assert_eq!(memo.insert(&bits, 6), Some(2));
+        bits.clear(129);
+        bits.set(0);
+        assert_eq!(memo.insert(&bits, 5), Some(3));
+        assert_eq!(*memo.state(0), 0);
+        assert_eq!(*memo.state(3), 5);
+    }
+
+    #[test]
+    fn the_table_grows_and_keeps_every_entry() {
+        let mut bits = Bits::new(3000);
+        let mut memo = Memo::new(&bits, 0u64);
+        for op in 0..3000 {
+            bits.set(op);
+            assert!(memo.insert(&bits, op as u64).is_some());
+        }
+        for op in (0..3000).rev() {
+            assert!(memo.insert(&bits, op as u64).is_none());
+            assert!(memo.insert(&bits, op as u64 + 1).is_some());
+            bits.clear(op);
+        }
+    }
+
+    #[test]
+    fn the_bitset_hash_depends_on_the_set_only() {
+        let mut a = Bits::new(10);
+        let mut b = Bits::new(10);
+        a.set(1);
+        a.set(7);
+        b.set(7);
+        b.set(3);
+        b.set(1);
+        b.clear(3);
+        assert_eq!(a.hash, b.hash);
+        assert_eq!(a.words, b.words);
+        assert_eq!(hash_one(&"abc"), hash_one(&"abc"));
+        assert_ne!(hash_one(&1u64), hash_one(&2u64));
+    }
+}

@@ -1,0 +1,343 @@
+//! The search for a linearization of one partition: Wing & Gong's
+//! backtracking over the operations that may go next, with Lowe's memo of
+//! configurations already explored.
+//!
+//! The events (calls and returns) are a doubly linked list in event order.
+//! Walking it from the head, a call is a candidate: its operation may go
+//! next if the model accepts it; it is then *lifted* (its call and return
+//! unlinked) and the walk restarts from the head. Reaching a return means an
+//! operation that had to be linearized before that event was not: the last
+//! choice is undone (its events relinked) and the walk goes on after that
+//! choice's call. The list running out means every operation is placed.
+//!
+//! Operations without an answer come in two kinds. An *unknown* one has no
+//! return event, so it never forces anything: it may be linearized anywhere
+//! after its call, or never. A *maybe* one (a completed operation the
+//! shrinker treats as possibly without effect) keeps its return event: when
+//! the walk reaches it, "it never happened" is one more choice, made like a
+//! linearization that leaves the state as it was, and undone like one.
+
+use crate::memo::{Bits, Memo};
+use crate::model::Model;
+
+/// One operation as the search sees it.
+pub(crate) struct SearchOp<'a, M: Model> {
+    pub input: &'a M::Input,
+    /// `None`: the answer is not known, and the operation may also have
+    /// had no effect at all.
+    pub output: Option<&'a M::Output>,
+    /// Event positions. With no `output`, `ret` is `None` for an unknown
+    /// outcome (the effect may come at any time after the call) and `Some`
+    /// for a maybe (the effect comes before `ret`, or never).
+    pub call: u64,
+    pub ret: Option<u64>,
+}
+
+impl<M: Model> Clone for SearchOp<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Model> Copy for SearchOp<'_, M> {}
+
+/// What a search found. Operations are indices into the slice searched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    Linearizable,
+    /// No order works. `prefix` is the longest sequence the search could
+    /// linearize (the first such, in search order), and `unplaced` the
+    /// completed operation whose return came before it could be placed
+    /// after that prefix; `state` the model's state after `prefix`.
+    Violation {
+        prefix: Vec<usize>,
+        unplaced: usize,
+        state: String,
+    },
+    /// The step budget ran out first; `longest` is the most operations
+    /// linearized at once so far.
+    OutOfSteps {
+        longest: usize,
+    },
+}
+
+/// The result of one search, and the model steps it took.
+pub(crate) struct Search {
+    pub found: Found,
+    pub steps: u64,
+}
+
+const NIL: u32 = u32::MAX;
+
+/// The event list: node 0 is the head; each operation has a call node and,
+/// if it returned, a return node.
+struct List {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// The operation of each node, with the top bit set on return nodes.
+    node: Vec<u32>,
+    call: Vec<u32>,
+    ret: Vec<u32>,
+}
+
+const RET: u32 = 1 << 31;
+
+impl List {
+    fn new<M: Model>(ops: &[SearchOp<'_, M>]) -> Self {
+        assert!(
+            ops.len() < RET as usize,
+            "at most 2^31 operations per partition"
+        );
+        // (position, node tag); an unknown outcome has no return event.
+        let mut events: Vec<(u64, u32)> = Vec::with_capacity(ops.len() * 2);
+        for (i, op) in ops.iter().enumerate() {
+            events.push((op.call, i as u32));
+            if let Some(ret) = op.ret {
+                assert!(
+                    ret > op.call,
+                    "operation {i} returns (event {ret}) before its call (event {})",
+                    op.call
+                );
+                events.push((ret, i as u32 | RET));
+            }
+        }
+        events.sort_unstable();
+        for w in events.windows(2) {
+            assert_ne!(w[0].0, w[1].0, "two events share position {}", w[0].0);
+        }
+        let n = events.len() + 1;
+        let mut list = List {
+            next: Vec::with_capacity(n),
+            prev: Vec::with_capacity(n),
+            node: Vec::with_capacity(n),
+            call: vec![NIL; ops.len()],
+            ret: vec![NIL; ops.len()],
+        };
+        list.node.push(NIL);
+        for &(_, tag) in &events {
+            let index = list.node.len() as u32;
+            if tag & RET != 0 {
+                list.ret[(tag & !RET) as usize] = index;
+            } else {
+                list.call[tag as usize] = index;
+            }
+            list.node.push(tag);
+        }
+        for i in 0..n as u32 {
+            list.prev.push(if i == 0 { NIL } else { i - 1 });
+            list.next.push(if i + 1 == n as u32 { NIL } else { i + 1 });
+        }
+        list
+    }
+
+    fn unlink(&mut self, n: u32) {
+        let (p, x) = (self.prev[n as usize], self.next[n as usize]);
+        self.next[p as usize] = x;
+        if x != NIL {
+            self.prev[x as usize] = p;
+        }
+    }
+
+    /// Relinks `n` where it was; undoes `unlink` when done in reverse order.
+    fn relink(&mut self, n: u32) {
+        let (p, x) = (self.prev[n as usize], self.next[n as usize]);
+        self.next[p as usize] = n;
+        if x != NIL {
+            self.prev[x as usize] = n;
+        }
+    }
+
+    fn lift(&mut self, op: usize) {
+        self.unlink(self.call[op]);
+        if self.ret[op] != NIL {
+            self.unlink(self.ret[op]);
+        }
+    }
+
+    fn unlift(&mut self, op: usize) {
+        if self.ret[op] != NIL {
+            self.relink(self.ret[op]);
+        }
+        self.relink(self.call[op]);
+    }
+}
+
+/// Searches for a linearization of `ops` under `model`, taking at most
+/// `steps_max` model steps.
+pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u64) -> Search {
+    let mut list = List::new(ops);
+    let mut bits = Bits::new(ops.len());
+    let mut memo = Memo::new(&bits, model.init());
+    // The choices made: (operation, index of the state before it, whether
+    // the choice was "it never happened").
+    let mut stack: Vec<(usize, u32, bool)> = Vec::new();
+    let mut state = 0u32;
+    let mut steps = 0u64;
+    // The longest prefix seen at a dead end, and what could not follow it.
+    let mut best: Option<(Vec<usize>, usize, u32)> = None;
+    let mut entry = list.next[0];
+    loop {
+        if entry == NIL {
+            return Search {
+                found: Found::Linearizable,
+                steps,
+            };
+        }
+        let tag = list.node[entry as usize];
+        let k = (tag & !RET) as usize;
+        let maybe_gone = tag & RET != 0 && ops[k].output.is_none();
+        if (tag & RET == 0 || maybe_gone) && steps == steps_max {
+            let longest = best.as_ref().map_or(0, |b| b.0.len()).max(stack.len());
+            return Search {
+                found: Found::OutOfSteps { longest },
+                steps,
+            };
+        }
+        if tag & RET == 0 {
+            steps += 1;
+            let op = &ops[k];
+            let current = memo.state(state);
+            if let Some(next) = model.step(current, op.input, op.output) {
+                // Without an answer, an effect that changes nothing is the
+                // same as no effect, which is tried anyway.
+                if op.output.is_some() || next != *current {
+                    bits.set(k);
+                    if let Some(index) = memo.insert(&bits, next) {
+                        stack.push((k, state, false));
+                        state = index;
+                        list.lift(k);
+                        entry = list.next[0];
+                        continue;
+                    }
+                    bits.clear(k);
+                }
+            }
+            entry = list.next[entry as usize];
+            continue;
+        }
+        if maybe_gone {
+            // A maybe whose time is up: it never happened.
+            steps += 1;
+            bits.set(k);
+            let same = memo.state(state).clone();
+            if let Some(index) = memo.insert(&bits, same) {
+                stack.push((k, state, true));
+                state = index;
+                list.lift(k);
+                entry = list.next[0];
+                continue;
+            }
+            bits.clear(k);
+        } else if best.as_ref().is_none_or(|b| stack.len() > b.0.len()) {
+            // A completed operation that had to be linearized by now.
+            best = Some((
+                stack.iter().filter(|c| !c.2).map(|c| c.0).collect(),
+                k,
+                state,
+            ));
+        }
+        let Some((j, before, never)) = stack.pop() else {
+            let (prefix, unplaced, at) =
+                best.expect("a dead end at a completed operation was recorded");
+            let state = model.describe_state(memo.state(at));
+            return Search {
+                found: Found::Violation {
+                    prefix,
+                    unplaced,
+                    state,
+                },
+                steps,
+            };
+        };
+        state = before;
+        bits.clear(j);
+        list.unlift(j);
+        // After "it took effect", try the next candidate; after "it never
+        // happened", the return is reached again, found in the memo, and
+        // the choice before is undone.
+        entry = if never {
+            list.ret[j]
+        } else {
+            list.next[list.call[j] as usize]
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::{Register, RegisterOp, RegisterRet};
+
+    type M = Register<u8>;
+
+    fn op<'a>(
+        input: &'a RegisterOp<u8>,
+        output: Option<&'a RegisterRet<u8>>,
+        call: u64,
+        ret: Option<u64>,
+    ) -> SearchOp<'a, M> {
+        SearchOp {
+            input,
+            output,
+            call,
+            ret,
+        }
+    }
+
+    #[test]
+    fn a_read_overlapping_a_write_may_see_it() {
+        let (w, r) = (RegisterOp::Write(1), RegisterOp::Read);
+        let (wo, ro) = (RegisterRet::Write, RegisterRet::Read(1));
+        let ops = [op(&w, Some(&wo), 0, Some(3)), op(&r, Some(&ro), 1, Some(2))];
+        let s = search(&Register::new(0), &ops, 100);
+        assert_eq!(s.found, Found::Linearizable);
+    }
+
+    #[test]
+    fn a_stale_read_is_a_violation_with_its_prefix() {
+        let (w, r) = (RegisterOp::Write(1), RegisterOp::Read);
+        let (wo, ro) = (RegisterRet::Write, RegisterRet::Read(0));
+        let ops = [op(&w, Some(&wo), 0, Some(1)), op(&r, Some(&ro), 2, Some(3))];
+        let s = search(&Register::new(0), &ops, 100);
+        assert_eq!(
+            s.found,
+            Found::Violation {
+                prefix: vec![0],
+                unplaced: 1,
+                state: "1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_budget_is_a_distinct_answer() {
+        let (w, r) = (RegisterOp::Write(1), RegisterOp::Read);
+        let (wo, ro) = (RegisterRet::Write, RegisterRet::Read(1));
+        let ops = [op(&w, Some(&wo), 0, Some(3)), op(&r, Some(&ro), 1, Some(2))];
+        let s = search(&Register::new(0), &ops, 1);
+        assert_eq!(s.found, Found::OutOfSteps { longest: 1 });
+        assert_eq!(s.steps, 1);
+    }
+
+    #[test]
+    fn an_unknown_write_may_never_happen() {
+        let (w, r) = (RegisterOp::Write(1), RegisterOp::Read);
+        let ro = RegisterRet::Read(0);
+        let ops = [op(&w, None, 0, None), op(&r, Some(&ro), 1, Some(2))];
+        assert_eq!(
+            search(&Register::new(0), &ops, 100).found,
+            Found::Linearizable
+        );
+        let ro = RegisterRet::Read(1);
+        let ops = [op(&w, None, 0, None), op(&r, Some(&ro), 1, Some(2))];
+        assert_eq!(
+            search(&Register::new(0), &ops, 100).found,
+            Found::Linearizable
+        );
+        let ops = [op(&r, Some(&ro), 0, Some(1)), op(&w, None, 2, None)];
+        assert!(matches!(
+            search(&Register::new(0), &ops, 100).found,
+            Found::Violation { .. }
+        ));
+    }
+}
