@@ -3,6 +3,7 @@
 pub(crate) mod coverage;
 pub mod fs;
 mod gen;
+mod history;
 mod liveness;
 pub mod net;
 mod node;
@@ -14,6 +15,7 @@ mod trace;
 mod workload;
 mod world;
 
+pub use history::{Call, History};
 pub use liveness::{heal_after, heal_at, healed};
 pub use node::{node, AsNode, Node, NodeBuilder};
 pub use rng::Rng;
@@ -22,6 +24,12 @@ pub use sim_runtime::signal::unix::SignalKind;
 pub use sim_runtime::sim::{at, elapsed, fingerprint, fork_seed, seed, step};
 pub use workload::{Op, Summary, Workload};
 pub use world::World;
+
+/// What a service promises, checked on a [`History`]: the models and the
+/// linearizability checker of the `sim-check` crate.
+pub mod check {
+    pub use sim_check::*;
+}
 
 /// Fault plans drawn from the seed within an envelope the test bounds:
 /// [`faults::schedule`] draws and applies one, [`faults::draw`] only draws.
