@@ -135,4 +135,7 @@ fn a_stale_read_fails_the_run_with_the_smallest_story() {
     );
     assert!(r.contains("cannot be placed"), "{r}");
     assert!(r.contains("minimal:"), "{r}");
+    // What the clients saw is in the trace, one line per ended call.
+    assert!(r.contains("sim::history: client "), "{r}");
+    assert!(r.contains("Read -> ok Read("), "{r}");
 }

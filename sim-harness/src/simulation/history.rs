@@ -5,7 +5,9 @@
 //! run's virtual time and labelled with the node it was made on; the
 //! [`Call`] it returns ends the operation. A `Call` dropped without an end
 //! (its task was cancelled, its node crashed) records the outcome as
-//! unknown: the request may have reached the service.
+//! unknown: the request may have reached the service. Each ended operation
+//! is a line of the trace (target `sim::history`), so a failing seed's trace
+//! shows what the clients saw among the service's own events.
 //!
 //! ```ignore
 //! let history = sim::History::new();
@@ -19,15 +21,18 @@
 //! history.assert_linearizable(&sim::check::Kv::new());
 //! ```
 
-use sim_check::{CheckError, Model, OpId};
+use sim_check::{CheckError, Model, OpId, Outcome};
 use sim_runtime::sim as rt;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::rc::Rc;
 use std::sync::Arc;
 
 struct Inner<I, O> {
     history: sim_check::History<I, O>,
+    /// Writes one ended operation as a trace line.
+    line: fn(&sim_check::Op<I, O>) -> String,
     /// Each node's label, made once.
     labels: BTreeMap<rt::Node, Arc<str>>,
 }
@@ -45,11 +50,20 @@ impl<I, O> Clone for History<I, O> {
     }
 }
 
-impl<I, O> Default for History<I, O> {
+impl<I: Debug, O: Debug> Default for History<I, O> {
     fn default() -> Self {
         History {
             inner: Rc::new(RefCell::new(Inner {
                 history: sim_check::History::new(),
+                line: |op| {
+                    let outcome = match op.outcome() {
+                        Outcome::Ok(o) => format!("ok {o:?}"),
+                        Outcome::Fail => "failed".into(),
+                        Outcome::Unknown => "unknown".into(),
+                        Outcome::Pending => "pending".into(),
+                    };
+                    format!("client {} {:?} -> {outcome}", op.client(), op.input())
+                },
                 labels: BTreeMap::new(),
             })),
         }
@@ -64,12 +78,14 @@ pub struct Call<I, O> {
     id: Option<OpId>,
 }
 
-impl<I, O> History<I, O> {
+impl<I: Debug, O: Debug> History<I, O> {
     /// An empty history.
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+impl<I, O> History<I, O> {
     /// Records that `client` calls with `input`, now, on the current node.
     /// A client is sequential: its previous call must have ended.
     #[track_caller]
@@ -153,7 +169,11 @@ impl<I, O> History<I, O> {
     }
 
     fn end(&self, id: OpId, how: impl FnOnce(&mut sim_check::History<I, O>, OpId)) {
-        how(&mut self.inner.borrow_mut().history, id);
+        let mut inner = self.inner.borrow_mut();
+        how(&mut inner.history, id);
+        // Each ended operation is one line of the trace.
+        let line = (inner.line)(inner.history.op(id));
+        tracing::debug!(target: "sim::history", "{line}");
     }
 }
 
@@ -199,6 +219,8 @@ impl<I, O> Drop for Call<I, O> {
             let now = rt::is_simulation().then(rt::elapsed);
             if let Ok(mut inner) = self.history.inner.try_borrow_mut() {
                 inner.history.unknown(id, now);
+                let line = (inner.line)(inner.history.op(id));
+                tracing::debug!(target: "sim::history", "{line} (the call was dropped)");
             }
         }
     }
