@@ -32,6 +32,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::task::AbortOnDropHandle;
 use tokio_util::time::{delay_queue, DelayQueue};
 use tonic::Status;
 
@@ -71,14 +72,13 @@ pub async fn serve(listener: TcpListener, config: Config) -> Result<(), tonic::t
             .await
             .expect("inventory cannot open its sales log"),
     );
-    // The one task that polls the delay queue; `Reserve` inserts into it.
-    let expiry = tokio::spawn(expire_holds(store.clone()));
-    let served = tonic::transport::Server::builder()
+    // The one task that polls the delay queue (`Reserve` inserts into it),
+    // gone with this future.
+    let _expiry = AbortOnDropHandle::new(tokio::spawn(expire_holds(store.clone())));
+    tonic::transport::Server::builder()
         .add_service(InventoryServer::new(store))
         .serve_with_incoming(TcpListenerStream::new(listener))
-        .await;
-    expiry.abort();
-    served
+        .await
 }
 
 /// A reservation: units of one SKU set aside for one order.
