@@ -76,15 +76,15 @@ fn draw_orders(clients: usize, per_client: usize) -> Vec<Vec<(Duration, String, 
             (0..per_client)
                 .map(|n| {
                     let pause = ms(rng.below(600));
-                    let mut lines = Vec::new();
-                    for sku in ["apple", "pear"] {
-                        if lines.is_empty() || rng.ratio(1, 2) {
-                            lines.push(format!("{sku}:{}", rng.in_range(1..=3)));
-                        }
-                    }
+                    let mut skus = ["apple", "pear"];
                     if rng.ratio(1, 2) {
-                        lines.reverse();
+                        skus.reverse();
                     }
+                    let count = 1 + rng.below(2) as usize;
+                    let lines: Vec<String> = skus[..count]
+                        .iter()
+                        .map(|sku| format!("{sku}:{}", rng.in_range(1..=3)))
+                        .collect();
                     (pause, format!("c{c}-{n}"), lines.join(" "))
                 })
                 .collect()
@@ -354,7 +354,7 @@ async fn shop_under_faults() -> String {
 
 /// [`shop_under_faults`] on many seeds; each seed runs twice and must make
 /// the same decisions both times (the same fingerprint).
-#[sim::test(seeds = 0..100, check_determinism)]
+#[sim::test(seeds = 0..50, check_determinism)]
 async fn every_answer_is_final_and_stock_is_never_oversold() {
     let transcript = shop_under_faults().await;
     tracing::info!("transcript:\n{transcript}");
