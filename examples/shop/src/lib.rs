@@ -48,9 +48,14 @@
 //! - **An acknowledged order is never lost**: once `PUT /orders/{id}`
 //!   answered 201, `GET /orders/{id}` says it is confirmed, with its lines,
 //!   forever, through crashes of orders and of inventory. An order answered
-//!   409 (out of stock) is never confirmed. An order whose answer the
+//!   409 (out of stock) is never confirmed (it is aborted at inventory,
+//!   durably, before the answer, so no slower attempt of it can still sell
+//!   it). An order whose answer the
 //!   client did not get may be either; retrying it with the same id is
 //!   safe (every step is idempotent by order id) and gives the final answer.
+//! - **Abandoned reservations come back**: a hold that no commit claims
+//!   (an attempt cut off, a crash of orders) returns its units after the
+//!   hold's time to live, so stock is never stuck.
 //! - **The feed is at most once**: each confirmed order is published at most
 //!   once, ever (only by the commit that made it durable), so shipping never
 //!   receives an order twice and every order it receives is confirmed. It
