@@ -98,8 +98,10 @@ pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
 /// `transport::Server` and connects with `Endpoint::connect`
 /// (tests/graph.rs); `chat`'s breakage tests check that what fails without
 /// the whole graph works with it; `echo` reaches the simulation through the
-/// `sim-runtime` rename, which keeps working there.
-const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "counter", "chat", "echo"];
+/// `sim-runtime` rename, which keeps working there; `shop` is a service on
+/// all of them at once (tonic, axum, reqwest, tokio-tungstenite, tower,
+/// tokio-util, tokio-stream, `tokio::fs`), through crashes and partitions.
+const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "counter", "chat", "echo", "shop"];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
 /// checkout, and a check that the workspace's Cargo.lock is byte for byte

@@ -100,6 +100,12 @@ const TESTS: &[Test] = &[
         "graph",
         "tonic_transport_server_and_endpoint_connect_run_simulated",
     ),
+    graph_test("shop", "sim", "the_feed_and_the_holds_recover_from_crashes"),
+    graph_test(
+        "shop",
+        "sim",
+        "every_answer_is_final_and_stock_is_never_oversold",
+    ),
 ];
 
 /// Files whose `#[sim::test]`s fail by design (each is a planted bug being

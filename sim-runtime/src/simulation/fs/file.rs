@@ -66,10 +66,12 @@ impl File {
     }
 
     pub(crate) async fn open_with(path: &Path, flags: OpenFlags) -> io::Result<File> {
-        let exec = expect_current();
-        let node = exec.current_node();
-        let exec_id = exec.id;
-        drop(exec);
+        // In a block, not `drop(exec)`: a dropped local still counts as
+        // held across the await, which would make this future `!Send`.
+        let (node, exec_id) = {
+            let exec = expect_current();
+            (exec.current_node(), exec.id)
+        };
         Gate::new(node).await;
         let fd = with_disk(Some(node), |fs, now| fs.open(path, flags, now))?;
         Ok(File {
