@@ -5,9 +5,14 @@
 //! reactor running"); these write in place, synchronously, to the same
 //! file descriptors. Output never steers the run, so writing in place
 //! changes nothing the seed decides. `stdin()` stays Tokio's: input from
-//! outside is not part of a simulation.
+//! outside is not part of a simulation. `unix::AsyncFd` is ours too: it
+//! would register a real descriptor, so making one fails the run by name
+//! (io/unix.rs).
 
 pub use tokio::io::*;
+
+// Ours, over the glob's: `AsyncFd` refused by name (io/unix.rs).
+pub mod unix;
 
 use super::executor;
 use std::io::Write as _;

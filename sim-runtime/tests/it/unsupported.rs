@@ -76,7 +76,10 @@ fn named_pipes_and_kernel_descriptors_fail_the_run() {
 
     refused(44, "pipe::Receiver::into_blocking_fd", || async {
         let (_tx, rx) = pipe::pipe().unwrap();
-        assert_eq!(rx.into_blocking_fd().unwrap_err().kind(), ErrorKind::Unsupported);
+        assert_eq!(
+            rx.into_blocking_fd().unwrap_err().kind(),
+            ErrorKind::Unsupported
+        );
         time::sleep(Duration::from_millis(1)).await;
     });
 
@@ -112,4 +115,20 @@ fn a_descriptor_the_simulation_cannot_hand_out_fails_the_run() {
         assert!(task.await.unwrap_err().is_panic());
         time::sleep(Duration::from_millis(1)).await;
     });
+}
+
+#[test]
+fn an_async_fd_is_never_made() {
+    use sim_runtime::io::unix::AsyncFd;
+    let msg = refused(48, "AsyncFd::register", || async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        // SAFETY: the socket outlives the registration attempt.
+        let err = unsafe { AsyncFd::register(socket) }.unwrap_err();
+        let (socket, cause) = err.into_parts();
+        assert_eq!(cause.kind(), ErrorKind::Unsupported);
+        // The value handed in comes back, usable.
+        assert!(socket.local_addr().is_ok());
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    assert!(msg.contains("Use tokio::net's types"), "{msg}");
 }
