@@ -69,6 +69,9 @@ fn an_unbound_socket_round_trips_through_its_descriptor() {
         let (server, _) = listener.accept().await.unwrap();
         assert_eq!(server.peer_addr().unwrap(), client.local_addr().unwrap());
         // A stream is its own `AsRef`, as Tokio's.
-        assert_eq!(AsRef::<TcpStream>::as_ref(&client).peer_addr().unwrap(), addr);
+        assert_eq!(
+            AsRef::<TcpStream>::as_ref(&client).peer_addr().unwrap(),
+            addr
+        );
     });
 }

@@ -414,7 +414,11 @@ fn options_converted_from_std_keep_every_setting() {
         // create_new carried over: the file exists now.
         let mut again = std::fs::OpenOptions::new();
         again.write(true).create_new(true);
-        assert_err(OpenOptions::from(again).open(&p).await, ErrorKind::AlreadyExists, EEXIST);
+        assert_err(
+            OpenOptions::from(again).open(&p).await,
+            ErrorKind::AlreadyExists,
+            EEXIST,
+        );
         // append carried over: a write lands at the end.
         let mut append = std::fs::OpenOptions::new();
         append.append(true);

@@ -50,7 +50,11 @@ fn writing_after_the_receiver_is_gone_is_a_broken_pipe() {
     with_dir(|_| async {
         let (mut tx, rx) = pipe::pipe().unwrap();
         drop(rx);
-        assert_err(tx.write(b"anyone?").await, ErrorKind::BrokenPipe, errno::EPIPE);
+        assert_err(
+            tx.write(b"anyone?").await,
+            ErrorKind::BrokenPipe,
+            errno::EPIPE,
+        );
         assert_err(tx.try_write(b"x"), ErrorKind::BrokenPipe, errno::EPIPE);
     });
 }
