@@ -32,7 +32,7 @@ impl What {
             What::Item => "items (types, traits, functions, macros, modules, re-exports)",
             What::Alias => "type aliases with their targets",
             What::Signature => "function and method signatures",
-            What::Parameters => "signatures checked without their result (a type with no public path)",
+            What::Parameters => "signatures checked without their result (a result type with no public path, or an exception)",
             What::Impl => "trait implementations",
             What::Variants => "enums matched exhaustively",
             What::Field => "public fields",
@@ -203,8 +203,13 @@ impl Checks {
         // Unsized only where the type is: most traits need `Sized`.
         let unsized_param = header.generics.iter().any(|p| p.decl.contains('?'))
             || header.where_.as_deref().is_some_and(|w| w.contains('?'));
-        let unsized_ty = self_ty == "str" || self_ty.starts_with('[') || self_ty.starts_with("dyn ");
-        let maybe = if unsized_param || unsized_ty { "?std::marker::Sized + " } else { "" };
+        let unsized_ty =
+            self_ty == "str" || self_ty.starts_with('[') || self_ty.starts_with("dyn ");
+        let maybe = if unsized_param || unsized_ty {
+            "?std::marker::Sized + "
+        } else {
+            ""
+        };
         // The inner function cannot see the outer one's generics: it gets
         // copies of them, its lifetimes inferred at the call.
         let mut inner: Vec<Param> = header.generics.clone();
@@ -214,7 +219,13 @@ impl Checks {
             lifetime: false,
         });
         let mut call_args = vec![self_ty.clone()];
-        call_args.extend(header.generics.iter().filter(|p| !p.lifetime).map(|p| p.name.clone()));
+        call_args.extend(
+            header
+                .generics
+                .iter()
+                .filter(|p| !p.lifetime)
+                .map(|p| p.name.clone()),
+        );
         let mut wheres: Vec<Option<&str>> = vec![header.where_.as_deref()];
         wheres.extend(extra.iter().map(|e| Some(e.as_str())));
         let w = where_clause(&wheres);
@@ -244,8 +255,12 @@ fn plain_decls(params: &[Param]) -> String {
 /// arguments of `self_ty` (`AsyncFd<Inner>` and `AsyncFd<T: AsRawFd>` give
 /// `Inner: AsRawFd`).
 pub fn declared_bounds(decl: &[Param], self_ty: &str) -> Vec<String> {
-    let Some(open) = self_ty.find('<') else { return Vec::new() };
-    let Some(close) = sig::matching(self_ty, open) else { return Vec::new() };
+    let Some(open) = self_ty.find('<') else {
+        return Vec::new();
+    };
+    let Some(close) = sig::matching(self_ty, open) else {
+        return Vec::new();
+    };
     let args = sig::split_top(&self_ty[open + 1..close], b',');
     let mut out = Vec::new();
     for (p, arg) in decl.iter().zip(&args) {
@@ -303,7 +318,9 @@ fn is_receiver(p: &str) -> bool {
 
 /// Whether a type has an elided lifetime (`&T`, `Foo<'_>`).
 fn has_elided(t: &str) -> bool {
-    t.contains("'_") || t.match_indices('&').any(|(i, _)| !t[i + 1..].trim_start().starts_with('\''))
+    t.contains("'_")
+        || t.match_indices('&')
+            .any(|(i, _)| !t[i + 1..].trim_start().starts_with('\''))
 }
 
 /// Names the elided lifetimes of `t` `'elided_self` (only the first `&`
@@ -315,7 +332,9 @@ fn name_elided(t: &str, first_only: bool) -> String {
     while let Some(i) = rest.find('&') {
         out.push_str(&rest[..=i]);
         rest = &rest[i + 1..];
-        if !(done && first_only) && !rest.trim_start().starts_with('\'') {
+        let named = rest.trim_start().starts_with('\'');
+        let wanted = !first_only || !done;
+        if wanted && !named {
             out.push_str("'elided_self ");
             done = true;
         }
@@ -342,11 +361,18 @@ fn parameters_code(
     for p in &f.params {
         params.push(sig::param_type(p, self_ty)?);
     }
-    let own_where = f.where_.as_deref().map(|w| sig::replace_ident(w, "Self", self_ty));
+    let own_where = f
+        .where_
+        .as_deref()
+        .map(|w| sig::replace_ident(w, "Self", self_ty));
     let mut all = outer.to_vec();
     all.extend(f.generics.iter().cloned());
     let args: Vec<String> = (0..params.len()).map(|i| format!("a{i}")).collect();
-    let typed: Vec<String> = args.iter().zip(&params).map(|(a, t)| format!("{a}: {t}")).collect();
+    let typed: Vec<String> = args
+        .iter()
+        .zip(&params)
+        .map(|(a, t)| format!("{a}: {t}"))
+        .collect();
     let mut call = format!("{callee}({})", args.join(", "));
     if f.is_unsafe {
         call = format!("unsafe {{ {call} }}");
@@ -382,11 +408,16 @@ fn signature_code(
     let own_where = f.where_.as_deref().map(fix);
     let arrow = ret.as_ref().map(|r| format!(" -> {r}")).unwrap_or_default();
     let own_lifetimes: Vec<&Param> = f.generics.iter().filter(|p| p.lifetime).collect();
-    let has_impl = params.iter().chain(ret.iter()).any(|t| sig::mentions(t, "impl"));
+    let has_impl = params
+        .iter()
+        .chain(ret.iter())
+        .any(|t| sig::mentions(t, "impl"));
     let pointer = !f.is_async
         && !has_impl
         && own_where.is_none()
-        && f.generics.iter().all(|p| p.lifetime && !p.decl.contains(':'))
+        && f.generics
+            .iter()
+            .all(|p| p.lifetime && !p.decl.contains(':'))
         && own_lifetimes
             .iter()
             .all(|l| params.iter().any(|t| sig::mentions(t, &l.name)));
@@ -401,10 +432,17 @@ fn signature_code(
         let receiver = f.params.first().is_some_and(|p| is_receiver(p));
         if receiver && ret.as_deref().is_some_and(has_elided) && params[0].contains('&') {
             params[0] = name_elided(&params[0], true);
-            arrow = format!(" -> {}", name_elided(ret.as_deref().unwrap_or_default(), false));
+            arrow = format!(
+                " -> {}",
+                name_elided(ret.as_deref().unwrap_or_default(), false)
+            );
             binder.push("'elided_self".into());
         }
-        let binder = if binder.is_empty() { String::new() } else { format!("for<{}> ", binder.join(", ")) };
+        let binder = if binder.is_empty() {
+            String::new()
+        } else {
+            format!("for<{}> ", binder.join(", "))
+        };
         // The pointer's types' implied bounds (`T: 'a` of `Ref<'a, T>`)
         // come from a parameter of the same type.
         let implied = if self_ty == "Self" || self_ty == "X" {
@@ -422,7 +460,11 @@ fn signature_code(
     let mut all = outer.to_vec();
     all.extend(f.generics.iter().cloned());
     let args: Vec<String> = (0..params.len()).map(|i| format!("a{i}")).collect();
-    let typed: Vec<String> = args.iter().zip(&params).map(|(a, t)| format!("{a}: {t}")).collect();
+    let typed: Vec<String> = args
+        .iter()
+        .zip(&params)
+        .map(|(a, t)| format!("{a}: {t}"))
+        .collect();
     let mut call = format!("{callee}({})", args.join(", "));
     if f.is_async {
         call.push_str(".await");

@@ -158,8 +158,12 @@ pub fn fields(chunk: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (i, _) in chunk.match_indices("<span id=\"structfield.") {
         let s = &chunk[i..];
-        let Some(code) = s.find("<code>") else { continue };
-        let Some(end) = s[code..].find("</code>") else { continue };
+        let Some(code) = s.find("<code>") else {
+            continue;
+        };
+        let Some(end) = s[code..].find("</code>") else {
+            continue;
+        };
         let text = code_text(&s[code + 6..code + end]);
         if let Some((name, ty)) = text.split_once(':') {
             out.push((name.trim().to_string(), ty.trim().to_string()));
@@ -232,7 +236,10 @@ mod tests {
         let chunk = r#"<section id="method.a" class="method"><h4 class="code-header">pub fn a()</h4></section><section id="impl-X"><h3 class="code-header">impl X</h3></section>"#;
         let hs = headers(chunk);
         assert_eq!(hs.len(), 2);
-        assert_eq!((hs[0].level, hs[0].anchor, hs[0].html), (4, "method.a", "pub fn a()"));
+        assert_eq!(
+            (hs[0].level, hs[0].anchor, hs[0].html),
+            (4, "method.a", "pub fn a()")
+        );
         assert_eq!((hs[1].level, hs[1].anchor), (3, "impl-X"));
     }
 }

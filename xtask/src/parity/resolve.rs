@@ -35,8 +35,18 @@ pub fn resolve(checks: &mut Checks, work: &Path, bytes: &BTreeSet<String>) -> Re
     let list = std::mem::take(&mut checks.list);
     for mut c in list {
         match substitute(&c.code, &c.names, &public) {
-            Ok(code) => c.code = code,
-            Err(why) => match c.fallback.as_deref().map(|f| substitute(f, &c.names, &public)) {
+            Ok(code) => {
+                c.code = code;
+                // Kept for an exception, which may weaken the check to it.
+                c.fallback = c
+                    .fallback
+                    .and_then(|f| substitute(&f, &c.names, &public).ok());
+            }
+            Err(why) => match c
+                .fallback
+                .as_deref()
+                .map(|f| substitute(f, &c.names, &public))
+            {
                 Some(Ok(code)) => {
                     c.code = code;
                     c.what = What::Parameters;
@@ -53,12 +63,20 @@ pub fn resolve(checks: &mut Checks, work: &Path, bytes: &BTreeSet<String>) -> Re
 }
 
 /// `code` with its placeholders replaced, or why it cannot be.
-fn substitute(code: &str, names: &[String], public: &BTreeMap<String, String>) -> Result<String, String> {
+fn substitute(
+    code: &str,
+    names: &[String],
+    public: &BTreeMap<String, String>,
+) -> Result<String, String> {
     let mut code = code.to_string();
     for (whole, path) in placeholders(&code) {
         match public.get(&path) {
             Some(p) => code = code.replacen(&whole, p, 1),
-            None => return Err(format!("names `{path}`, which has no path the test can name (unstable or private)")),
+            None => {
+                return Err(format!(
+                    "names `{path}`, which has no path the test can name (unstable or private)"
+                ))
+            }
         }
     }
     if let Some(name) = undeclared(&code, names) {
@@ -74,7 +92,9 @@ fn placeholders(code: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(i) = rest.find(LINK_OPEN) {
-        let Some(j) = rest[i..].find(LINK_CLOSE) else { break };
+        let Some(j) = rest[i..].find(LINK_CLOSE) else {
+            break;
+        };
         let whole = &rest[i..i + j + LINK_CLOSE.len_utf8()];
         let inner = &whole[LINK_OPEN.len_utf8()..whole.len() - LINK_CLOSE.len_utf8()];
         let path = inner.split_once(' ').map_or(inner, |(_, p)| p);
@@ -89,8 +109,12 @@ fn placeholders(code: &str) -> Vec<(String, String)> {
 /// full path, then with module segments dropped from the right.
 fn candidates(path: &str) -> Vec<String> {
     let segs: Vec<&str> = path.split("::").collect();
-    let Some((name, rest)) = segs.split_last() else { return Vec::new() };
-    let Some((krate, mods)) = rest.split_first() else { return Vec::new() };
+    let Some((name, rest)) = segs.split_last() else {
+        return Vec::new();
+    };
+    let Some((krate, mods)) = rest.split_first() else {
+        return Vec::new();
+    };
     // `alloc` is not in a test's extern prelude; `core` is.
     let mut crates = vec![if *krate == "bytes" { "bytes" } else { "std" }];
     if *krate == "core" {
@@ -116,7 +140,10 @@ fn probe(paths: &BTreeSet<String>, work: &Path) -> Result<BTreeMap<String, Strin
     for p in paths {
         if let Some(rest) = p.strip_prefix("tokio::") {
             out.insert(p.clone(), format!("sim_runtime::{rest}"));
-        } else if ["std::", "core::", "alloc::"].iter().any(|c| p.starts_with(c)) {
+        } else if ["std::", "core::", "alloc::"]
+            .iter()
+            .any(|c| p.starts_with(c))
+        {
             for c in candidates(p) {
                 lines.push(format!("use {c} as _;"));
                 line_of.push((p.clone(), c));
@@ -125,9 +152,17 @@ fn probe(paths: &BTreeSet<String>, work: &Path) -> Result<BTreeMap<String, Strin
     }
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
     let file = work.join("probe.rs");
-    std::fs::write(&file, lines.join("\n") + "\n").map_err(|e| format!("{}: {e}", file.display()))?;
+    std::fs::write(&file, lines.join("\n") + "\n")
+        .map_err(|e| format!("{}: {e}", file.display()))?;
     let o = Command::new("rustc")
-        .args(["--edition", "2021", "--crate-type", "lib", "--emit", "metadata"])
+        .args([
+            "--edition",
+            "2021",
+            "--crate-type",
+            "lib",
+            "--emit",
+            "metadata",
+        ])
         .args(["--error-format", "short", "-o"])
         .arg(work.join("probe.rmeta"))
         .arg(&file)
@@ -169,7 +204,8 @@ fn undeclared(code: &str, declared: &[String]) -> Option<String> {
             let placeholder = start >= 1 && b[start - 1] == b'{';
             let lifetime = start >= 1 && b[start - 1] == b'\'';
             let rest = b[i..].trim_ascii_start();
-            let binding = rest.starts_with(b"=") && !rest.starts_with(b"==") && !rest.starts_with(b"=>");
+            let binding =
+                rest.starts_with(b"=") && !rest.starts_with(b"==") && !rest.starts_with(b"=>");
             let capital = word.as_bytes()[0].is_ascii_uppercase();
             if capital
                 && !after_path
@@ -202,7 +238,8 @@ mod tests {
     #[test]
     fn an_unlinked_type_is_noticed() {
         let declared = ["B".to_string(), "T".into(), "X".into()];
-        let linked = "fn {NAME}<B: bytes::BufMut>(a0: &B) -> std::io::Result<Output = T> { X::f(a0) }";
+        let linked =
+            "fn {NAME}<B: bytes::BufMut>(a0: &B) -> std::io::Result<Output = T> { X::f(a0) }";
         assert_eq!(undeclared(linked, &declared), None);
         let unlinked = "fn {NAME}<B: BufMut>(a0: &B) { X::f(a0) }";
         assert_eq!(undeclared(unlinked, &declared), Some("BufMut".into()));

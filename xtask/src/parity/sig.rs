@@ -230,7 +230,9 @@ pub fn param_type(param: &str, self_ty: &str) -> Result<String, String> {
         Some(i) => p[i + 1..].trim().to_string(),
         None => {
             // `self`, `mut self`, `&self`, `&'a mut self`.
-            let body = p.strip_suffix("self").ok_or_else(|| format!("parameter `{p}`"))?;
+            let body = p
+                .strip_suffix("self")
+                .ok_or_else(|| format!("parameter `{p}`"))?;
             let body = body.trim().trim_end_matches("mut").trim();
             if body.is_empty() {
                 "Self".into()
@@ -352,7 +354,10 @@ mod tests {
         assert_eq!(f.where_.as_deref(), Some("B: Send"));
         assert_eq!(param_type(&f.params[0], "X").unwrap(), "&'a X");
         assert_eq!(param_type(&f.params[1], "X").unwrap(), "&mut [u8]");
-        assert_eq!(param_type("self: Pin<&mut Self>", "X").unwrap(), "Pin<&mut X>");
+        assert_eq!(
+            param_type("self: Pin<&mut Self>", "X").unwrap(),
+            "Pin<&mut X>"
+        );
         assert_eq!(param_type("mut self", "X").unwrap(), "X");
         assert_eq!(param_type("&mut self", "X").unwrap(), "& mut X");
     }
@@ -372,7 +377,10 @@ mod tests {
 
     #[test]
     fn replacing_an_identifier_spares_longer_words() {
-        assert_eq!(replace_ident("Self, SelfX, <Self>", "Self", "T"), "T, SelfX, <T>");
+        assert_eq!(
+            replace_ident("Self, SelfX, <Self>", "Self", "T"),
+            "T, SelfX, <T>"
+        );
         assert!(mentions("&'a X", "'a"));
     }
 }
