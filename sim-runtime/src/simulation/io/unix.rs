@@ -24,9 +24,11 @@ const WHY: &str = "an AsyncFd registers a real descriptor with the OS's readines
 const INSTEAD: &str = "Use tokio::net's types, which are simulated; put other descriptor-based \
      I/O behind a trait of the service and give the simulation a fake";
 
-/// Refuses to make an `AsyncFd` (the run fails).
+/// Refuses to make an `AsyncFd` (the run fails). On a runtime built
+/// without `enable_io`, Tokio's panic at the caller comes first, as Tokio's.
 #[track_caller]
 fn register_error<T>(call: &str, inner: T) -> AsyncFdRegisterError<T> {
+    crate::simulation::runtime::check_io();
     AsyncFdRegisterError {
         inner,
         cause: refuse(call, WHY, INSTEAD),
