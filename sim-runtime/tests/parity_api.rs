@@ -16,6 +16,7 @@
 //!  1153 trait implementations
 //!    10 enums matched exhaustively
 //!    11 public fields
+//!    13 associated constants
 //!
 //! Dropped by rule (476; listed at the end):
 //!    41 a Drop impl: no code can rely on one (drop glue runs either way)
@@ -455,6 +456,14 @@ fn impl_Unpin_for_Empty(_: std::marker::PhantomData<sim_runtime::io::Empty>) { f
 fn impl_UnwindSafe_for_Empty(_: std::marker::PhantomData<sim_runtime::io::Empty>) { fn is<X: std::panic::UnwindSafe>(_: std::marker::PhantomData<sim_runtime::io::Empty>) {} is::<sim_runtime::io::Empty>(std::marker::PhantomData); }
 // io::Interest
 type io_Interest = sim_runtime::io::Interest;
+// io::Interest::READABLE
+fn io_Interest_READABLE() { let _: sim_runtime::io::Interest = <sim_runtime::io::Interest>::READABLE; }
+// io::Interest::WRITABLE
+fn io_Interest_WRITABLE() { let _: sim_runtime::io::Interest = <sim_runtime::io::Interest>::WRITABLE; }
+// io::Interest::ERROR
+fn io_Interest_ERROR() { let _: sim_runtime::io::Interest = <sim_runtime::io::Interest>::ERROR; }
+// io::Interest::PRIORITY
+fn io_Interest_PRIORITY() { let _: sim_runtime::io::Interest = <sim_runtime::io::Interest>::PRIORITY; }
 // io::Interest::is_readable
 fn io_Interest_is_readable(_: std::marker::PhantomData<sim_runtime::io::Interest>) { let _: fn(sim_runtime::io::Interest) -> bool = <sim_runtime::io::Interest>::is_readable; }
 // io::Interest::is_writable
@@ -617,6 +626,22 @@ fn impl_T_Unpin_for_ReadHalf_T<T>(_: std::marker::PhantomData<sim_runtime::io::R
 fn impl_T_UnwindSafe_for_ReadHalf_T<T>(_: std::marker::PhantomData<sim_runtime::io::ReadHalf<T>>) { fn is<X: std::panic::UnwindSafe, T>(_: std::marker::PhantomData<sim_runtime::io::ReadHalf<T>>) {} is::<sim_runtime::io::ReadHalf<T>, T>(std::marker::PhantomData); }
 // io::Ready
 type io_Ready = sim_runtime::io::Ready;
+// io::Ready::EMPTY
+fn io_Ready_EMPTY() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::EMPTY; }
+// io::Ready::READABLE
+fn io_Ready_READABLE() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::READABLE; }
+// io::Ready::WRITABLE
+fn io_Ready_WRITABLE() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::WRITABLE; }
+// io::Ready::READ_CLOSED
+fn io_Ready_READ_CLOSED() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::READ_CLOSED; }
+// io::Ready::WRITE_CLOSED
+fn io_Ready_WRITE_CLOSED() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::WRITE_CLOSED; }
+// io::Ready::PRIORITY
+fn io_Ready_PRIORITY() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::PRIORITY; }
+// io::Ready::ERROR
+fn io_Ready_ERROR() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::ERROR; }
+// io::Ready::ALL
+fn io_Ready_ALL() { let _: sim_runtime::io::Ready = <sim_runtime::io::Ready>::ALL; }
 // io::Ready::is_empty
 fn io_Ready_is_empty(_: std::marker::PhantomData<sim_runtime::io::Ready>) { let _: fn(sim_runtime::io::Ready) -> bool = <sim_runtime::io::Ready>::is_empty; }
 // io::Ready::is_readable
@@ -2967,6 +2992,8 @@ fn impl_T_Sync_for_RwLockWriteGuard_T_where_T_Sized_Send_Sync<'elided0, T>(_: st
 fn impl_a_T_Unpin_for_RwLockWriteGuard_a_T_where_T_Sized<'a, T>(_: std::marker::PhantomData<sim_runtime::sync::RwLockWriteGuard<'a, T>>) where T: ?std::marker::Sized { fn is<'a, X: ?std::marker::Sized + std::marker::Unpin, T>(_: std::marker::PhantomData<sim_runtime::sync::RwLockWriteGuard<'a, T>>) where T: ?std::marker::Sized {} is::<sim_runtime::sync::RwLockWriteGuard<'a, T>, T>(std::marker::PhantomData); }
 // sync::Semaphore
 type sync_Semaphore = sim_runtime::sync::Semaphore;
+// sync::Semaphore::MAX_PERMITS
+fn sync_Semaphore_MAX_PERMITS() { let _: usize = <sim_runtime::sync::Semaphore>::MAX_PERMITS; }
 // sync::Semaphore::new
 fn sync_Semaphore_new(_: std::marker::PhantomData<sim_runtime::sync::Semaphore>) { let _: fn(usize) -> sim_runtime::sync::Semaphore = <sim_runtime::sync::Semaphore>::new; }
 // sync::Semaphore::const_new

@@ -338,6 +338,18 @@ fn inherent(checks: &mut Checks, path: &str, header: &str, items: &[(String, Str
         }
     };
     for (anchor, text) in items {
+        if let Some(name) = anchor.strip_prefix("associatedconstant.") {
+            let key = format!("{path}::{name}");
+            match text.split_once(": ") {
+                // The type, without the value rustdoc may print after it.
+                Some((_, ty)) => match sig::split_top(ty, b'=').first() {
+                    Some(ty) => checks.constant(key, &imp, name, ty),
+                    None => checks.drop(key, "unread associated constant"),
+                },
+                None => checks.drop(key, "unread associated constant"),
+            }
+            continue;
+        }
         let Some(name) = anchor.strip_prefix("method.") else {
             continue;
         };

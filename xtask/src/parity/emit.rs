@@ -24,6 +24,8 @@ pub enum What {
     Variants,
     /// A public field and its type.
     Field,
+    /// An associated constant and its type.
+    Constant,
 }
 
 impl What {
@@ -36,6 +38,7 @@ impl What {
             What::Impl => "trait implementations",
             What::Variants => "enums matched exhaustively",
             What::Field => "public fields",
+            What::Constant => "associated constants",
         }
     }
 }
@@ -148,6 +151,18 @@ impl Checks {
             sig::args(generics)
         );
         self.push(key, What::Field, code, names(generics));
+    }
+
+    /// An associated constant and its type.
+    pub fn constant(&mut self, key: String, imp: &sig::ImplHeader, name: &str, ty: &str) {
+        let ty = sig::replace_ident(ty, "Self", &imp.self_ty);
+        let code = format!(
+            "fn {{NAME}}{}(){} {{ let _: {ty} = <{}>::{name}; }}",
+            sig::decls(&imp.generics),
+            where_clause(&[imp.where_.as_deref()]),
+            imp.self_ty
+        );
+        self.push(key, What::Constant, code, names(&imp.generics));
     }
 
     /// A function's signature: `callee` is what to call (`path::f`,
