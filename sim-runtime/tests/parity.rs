@@ -4,8 +4,10 @@
 //! simulation (`--cfg simulation`). Under `cargo sim` every crate in the
 //! graph compiles against the simulation, so a missing impl is a build
 //! error in a crate the user does not own (tonic's server needs `AsFd` on
-//! `TcpStream`). This is a list of what the ecosystem crates we build were
-//! found to need, not yet a check of Tokio's whole public API.
+//! `TcpStream`). This file keeps, by hand, what the ecosystem crates we
+//! build were found to need, each a regression test with its reason;
+//! Tokio's whole public API is checked mechanically by `parity_api.rs`,
+//! generated from Tokio's own rustdoc by `cargo xtask parity`.
 
 use sim_runtime::net::{TcpListener, TcpSocket, TcpStream, UdpSocket};
 use std::io;

@@ -158,13 +158,18 @@ pub fn test() -> Result<(), String> {
     graph()
 }
 
-/// Formatting, lints (both modes), tidy, the tests, the canary catalog
+/// Formatting, lints (both modes), tidy, the Tokio API parity file (`cargo
+/// xtask parity --check`, about 15 s: regenerated from Tokio's rustdoc and
+/// compared with the committed one), the tests, the canary catalog
 /// (its report to target/canaries/report.md), then Tokio's own tests
 /// under simulation with a pass-rate floor (`cargo xtask compat`; the report
 /// goes to target/compat/report.md, leaving docs/compat.md alone).
 pub fn ci() -> Result<(), String> {
     run(Mode::Production, "format", &["fmt", "--all", "--check"])?;
     crate::tidy::tidy()?;
+    eprintln!("\n==> [production] Tokio API parity: cargo xtask parity --check");
+    crate::parity::main(&["--check".into()])
+        .map_err(|(crate::Error::Usage(e) | crate::Error::Failed(e))| e)?;
     const CLIPPY: &[&str] = &[
         "clippy",
         "--workspace",

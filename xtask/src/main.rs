@@ -8,6 +8,7 @@ mod compat;
 mod demo;
 mod failure_modes;
 mod json;
+mod parity;
 mod proc;
 mod sweep;
 mod tidy;
@@ -33,6 +34,8 @@ commands:
   compat    run Tokio's own integration tests against sim-runtime under
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
+  parity    read Tokio's public API from its rustdoc and write
+            sim-runtime/tests/parity_api.rs (--check: fail if it is stale)
   sweep     every example's passing #[sim::test] over many seeds (default
             100000) with the determinism check, all cores; writes
             docs/sweep.md (opt-in, long; cargo xtask sweep --help)
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         "compat" => compat::main(&rest),
         "canaries" => canaries::main(&rest),
         "sweep" => sweep::main(&rest),
+        "parity" => parity::main(&rest),
         "ci" => ci::ci().map_err(Error::Failed),
         "test" => ci::test().map_err(Error::Failed),
         "demo" => demo::demo().map_err(Error::Failed),

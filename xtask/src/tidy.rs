@@ -71,6 +71,13 @@ const RULES: &[Rule] = &[
             // Names std's File only in the signatures of the refused
             // conversions (`into_std`, `from_std`), as Tokio's File does.
             "sim-runtime/src/simulation/fs/file.rs",
+            // Names std's OpenOptions only as the value Tokio's
+            // `From<std::fs::OpenOptions>` converts (its settings read from
+            // its `Debug` text; nothing is opened).
+            "sim-runtime/src/simulation/fs/options.rs",
+            // Names std's File only in the signatures of the refused
+            // `pipe::{Sender, Receiver}::from_file`, as Tokio's do.
+            "sim-runtime/src/simulation/net/unix/pipe.rs",
             // Writes a failing seed's trace file, on the runner's thread,
             // after the seed's simulation has ended.
             "sim-harness/src/simulation/run.rs",

@@ -8,6 +8,9 @@ pub use crate::simulation::net;
 pub use crate::simulation::process;
 pub use crate::simulation::runtime;
 pub use crate::simulation::signal;
+/// Tokio's `stream` module: empty (the `Stream` utilities live in the
+/// `tokio-stream` crate).
+pub mod stream {}
 pub use crate::simulation::task;
 pub use crate::simulation::task::spawn;
 pub use crate::simulation::time;

@@ -76,6 +76,12 @@ pub(crate) const MAIN_SLOT: u32 = u32::MAX;
 
 static NEXT_EXEC_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A new runtime id, from the space executors take theirs from (a
+/// `LocalSet` has one too, as in Tokio). Ids are names, never decisions.
+pub(crate) fn next_runtime_id() -> u64 {
+    NEXT_EXEC_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The start of a task's allocation (task/raw.rs), what wakers hold. Waking
 /// does not read or write the task's own state: a wake is a (slot, id)
 /// request, and whether the task is already queued is decided by the

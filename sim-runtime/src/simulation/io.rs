@@ -5,9 +5,14 @@
 //! reactor running"); these write in place, synchronously, to the same
 //! file descriptors. Output never steers the run, so writing in place
 //! changes nothing the seed decides. `stdin()` stays Tokio's: input from
-//! outside is not part of a simulation.
+//! outside is not part of a simulation. `unix::AsyncFd` is ours too: it
+//! would register a real descriptor, so making one fails the run by name
+//! (io/unix.rs).
 
 pub use tokio::io::*;
+
+// Ours, over the glob's: `AsyncFd` refused by name (io/unix.rs).
+pub mod unix;
 
 use super::executor;
 use std::io::Write as _;
@@ -82,3 +87,27 @@ macro_rules! write_in_place {
 
 write_in_place!(Stdout, std::io::stdout);
 write_in_place!(Stderr, std::io::stderr);
+
+/// The descriptors they write to, as Tokio's report: the process's own.
+macro_rules! std_descriptor {
+    ($ty:ty, $std:path) => {
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(&$std())
+            }
+        }
+
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the process's standard output or error, open for
+                // as long as the process runs, as std's own `as_fd` of it.
+                unsafe {
+                    std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self))
+                }
+            }
+        }
+    };
+}
+
+std_descriptor!(Stdout, std::io::stdout);
+std_descriptor!(Stderr, std::io::stderr);

@@ -33,4 +33,5 @@ pub mod task;
 pub mod time;
 pub(crate) mod timer;
 pub(crate) mod trace;
+pub(crate) mod unsupported;
 pub(crate) mod watchdog;

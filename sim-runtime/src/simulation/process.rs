@@ -251,16 +251,30 @@ macro_rules! child_pipe {
         }
 
         impl $name {
-            /// Refused under simulation: a std child pipe belongs to a real
-            /// process.
+            /// Refused under simulation (the run fails): a std child pipe
+            /// belongs to a real process.
+            #[track_caller]
             pub fn from_std(_inner: $std) -> io::Result<Self> {
-                Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "sim: processes are not simulated: a std child pipe belongs to a real process",
+                Err(crate::simulation::unsupported::refuse(
+                    concat!(stringify!($name), "::from_std"),
+                    "a std child pipe belongs to a real process, which no seed can replay",
+                    "Put the process behind a trait of the service and give the simulation a fake",
                 ))
             }
 
             pub fn into_owned_fd(self) -> io::Result<std::os::fd::OwnedFd> {
+                match self.never {}
+            }
+        }
+
+        impl std::os::fd::AsRawFd for $name {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                match self.never {}
+            }
+        }
+
+        impl std::os::fd::AsFd for $name {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
                 match self.never {}
             }
         }

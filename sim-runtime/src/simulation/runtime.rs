@@ -417,6 +417,12 @@ pub struct EnterGuard<'a> {
 /// This guard's place in the thread's stack of entered contexts.
 struct EnterDepth(usize);
 
+// SAFETY: a guard has no method and no public field, so a shared reference
+// to one gives another thread nothing to call or read; only its drop (on
+// the owning thread: the guard is not `Send`) touches the executor. Tokio's
+// guard is `Sync` too.
+unsafe impl Sync for EnterGuard<'_> {}
+
 thread_local! {
     static ENTER_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
@@ -564,6 +570,12 @@ impl fmt::Debug for Handle {
 /// An opaque id of a runtime.
 #[derive(Clone, Copy, Debug, Hash, Eq, PartialEq)]
 pub struct Id(std::num::NonZeroU64);
+
+impl Id {
+    pub(crate) fn new(id: u64) -> Id {
+        Id(std::num::NonZeroU64::new(id).expect("runtime ids start at 1"))
+    }
+}
 
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

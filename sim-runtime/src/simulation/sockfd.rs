@@ -34,14 +34,72 @@ pub(crate) const FD_BASE: i32 = 1 << 30;
 /// on it are accepted (intercept_net.rs); I/O through it is refused.
 pub(crate) const FD_LIVE: i32 = FD_BASE + (1 << 29);
 
+/// The live descriptors of Unix sockets (net/unix's table): this + the
+/// socket's id.
+const FD_LIVE_UNIX: i32 = FD_LIVE + (1 << 28);
+
+/// The live descriptors of sockets not made yet (a `TcpSocket`, a stream
+/// `UnixSocket` before `connect` or `listen`), numbered per thread when
+/// first asked for.
+const FD_LIVE_UNMADE: i32 = FD_LIVE_UNIX + (1 << 27);
+
 /// The live descriptor of the simulated socket at `index`.
 pub(crate) fn live_fd(index: usize) -> i32 {
     assert!(
-        index < (1 << 29),
-        "sim: more than 2^29 sockets in one simulation"
+        index < (1 << 28),
+        "sim: more than 2^28 sockets in one simulation"
     );
     FD_LIVE + index as i32
 }
+
+/// The live descriptor of the Unix socket `id`.
+pub(crate) fn live_unix_fd(id: u32) -> i32 {
+    assert!(
+        id < (1 << 27),
+        "sim: more than 2^27 Unix sockets in one simulation"
+    );
+    FD_LIVE_UNIX + id as i32
+}
+
+/// A new live descriptor for a socket not made yet.
+pub(crate) fn live_unmade_fd() -> i32 {
+    let n = NEXT_UNMADE.with(|n| {
+        let v = n.get();
+        n.set(v + 1);
+        v
+    });
+    assert!(
+        n < (1 << 27),
+        "sim: more than 2^27 unmade sockets asked for a descriptor on one thread"
+    );
+    FD_LIVE_UNMADE + n
+}
+
+/// `AsRawFd` and `AsFd` for a simulated socket type, whose live descriptor
+/// `$fd` gives: option calls through it are accepted, I/O through it is
+/// refused (intercept_net.rs).
+macro_rules! live_descriptor {
+    ($ty:ty, |$s:ident| $fd:expr) => {
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                let $s = self;
+                $fd
+            }
+        }
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the number is never -1 and never a kernel
+                // descriptor: every libc call made on it inside the
+                // simulation is answered by the interposers, and it names
+                // this socket for as long as the borrow lasts.
+                unsafe {
+                    std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self))
+                }
+            }
+        }
+    };
+}
+pub(crate) use live_descriptor;
 
 /// What the calls made on a stub said.
 #[derive(Clone, Debug)]
@@ -66,12 +124,14 @@ pub(crate) struct Stub {
 thread_local! {
     static TABLE: RefCell<BTreeMap<i32, Stub>> = const { RefCell::new(BTreeMap::new()) };
     static NEXT: Cell<i32> = const { Cell::new(FD_BASE) };
+    static NEXT_UNMADE: Cell<i32> = const { Cell::new(0) };
 }
 
 /// Empties the table: a new simulation starts with no stubs.
 pub(crate) fn reset() {
     let _ = TABLE.try_with(|t| t.borrow_mut().clear());
     let _ = NEXT.try_with(|n| n.set(FD_BASE));
+    let _ = NEXT_UNMADE.try_with(|n| n.set(0));
 }
 
 /// A new stub; `None` when the range is used up (a run that made a

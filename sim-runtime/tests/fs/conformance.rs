@@ -398,6 +398,38 @@ fn open_options_combinations_follow_std() {
 }
 
 #[test]
+fn options_converted_from_std_keep_every_setting() {
+    use std::os::unix::fs::OpenOptionsExt;
+    with_dir(|d| async move {
+        let p = d.join("from-std");
+        let mut std = std::fs::OpenOptions::new();
+        std.write(true).create_new(true).mode(0o600);
+        let mut f = OpenOptions::from(std).open(&p).await.unwrap();
+        f.write_all(b"made").await.unwrap();
+        drop(f);
+        assert_eq!(
+            fs::metadata(&p).await.unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // create_new carried over: the file exists now.
+        let mut again = std::fs::OpenOptions::new();
+        again.write(true).create_new(true);
+        assert_err(
+            OpenOptions::from(again).open(&p).await,
+            ErrorKind::AlreadyExists,
+            EEXIST,
+        );
+        // append carried over: a write lands at the end.
+        let mut append = std::fs::OpenOptions::new();
+        append.append(true);
+        let mut f = OpenOptions::from(append).open(&p).await.unwrap();
+        f.write_all(b"+more").await.unwrap();
+        drop(f);
+        assert_eq!(fs::read(&p).await.unwrap(), b"made+more");
+    });
+}
+
+#[test]
 fn set_len_truncates_and_extends() {
     with_dir(|d| async move {
         let p = d.join("f");

@@ -16,6 +16,7 @@ mod nodes;
 mod schedules;
 mod tasks;
 mod time;
+mod unsupported;
 
 use std::future::Future;
 

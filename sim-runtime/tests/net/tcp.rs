@@ -305,6 +305,27 @@ fn split_halves_work_on_one_stream() {
 }
 
 #[test]
+fn read_halves_try_read_into_a_buffers_spare_capacity() {
+    run(async {
+        let (mut client, mut server) = pair().await;
+        client.write_all(b"borrowed").await.unwrap();
+        let (reader, _writer) = server.split();
+        bounded("readable", reader.readable()).await.unwrap();
+        let mut buf = Vec::with_capacity(32);
+        assert_eq!(reader.try_read_buf(&mut buf).unwrap(), 8);
+        assert_eq!(buf, b"borrowed");
+
+        client.write_all(b"owned").await.unwrap();
+        let (reader, _writer) = server.into_split();
+        bounded("readable", reader.readable()).await.unwrap();
+        assert_eq!(reader.try_read_buf(&mut buf).unwrap(), 5);
+        assert_eq!(buf, b"borrowedowned");
+        let err = reader.try_read_buf(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+    });
+}
+
+#[test]
 fn into_split_halves_move_to_tasks_and_reunite() {
     run(async {
         let (mut client, server) = pair().await;

@@ -79,6 +79,41 @@ fn datagram_larger_than_buffer_is_truncated() {
 }
 
 #[test]
+fn peek_on_a_connected_socket_does_not_consume() {
+    run(async {
+        let a = socket().await;
+        let b = socket().await;
+        a.connect(addr(&b)).await.unwrap();
+        b.send_to(b"look", addr(&a)).await.unwrap();
+
+        let mut buf = [0u8; 16];
+        let n = bounded("peek", a.peek(&mut buf)).await.unwrap();
+        assert_eq!(&buf[..n], b"look");
+        assert_eq!(a.try_peek(&mut buf).unwrap(), 4);
+        let mut read = sim_runtime::io::ReadBuf::new(&mut buf);
+        std::future::poll_fn(|cx| a.poll_peek(cx, &mut read))
+            .await
+            .unwrap();
+        assert_eq!(read.filled(), b"look");
+
+        let n = a.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"look");
+        let err = expect_err(a.try_peek(&mut buf));
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+    });
+}
+
+#[test]
+fn no_device_is_bound_and_unbinding_is_a_no_op() {
+    run(async {
+        let a = socket().await;
+        assert_eq!(a.device().unwrap(), None);
+        a.bind_device(None).unwrap();
+        assert_eq!(a.device().unwrap(), None);
+    });
+}
+
+#[test]
 fn peek_from_does_not_consume() {
     run(async {
         let a = socket().await;

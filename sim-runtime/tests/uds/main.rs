@@ -42,6 +42,7 @@
 //! per-node namespaces, node kills and determinism.
 
 mod conformance;
+mod pipe;
 #[cfg(simulation)]
 mod sim_only;
 

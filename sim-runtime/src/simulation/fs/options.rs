@@ -99,6 +99,84 @@ impl Default for OpenOptions {
     }
 }
 
+/// Tokio's conversion from std's builder. std's `OpenOptions` has no
+/// getters; its `Debug` text names every setting (`read: true, …, mode:
+/// 0o000600`), so that is read, strictly: every one of its eight settings,
+/// nothing else. A text this version does not know fails the run with the
+/// fix rather than guess (unsupported.rs).
+impl From<std::fs::OpenOptions> for OpenOptions {
+    #[track_caller]
+    fn from(std: std::fs::OpenOptions) -> OpenOptions {
+        match from_debug(&format!("{std:?}")) {
+            Some(o) => o,
+            None => crate::simulation::unsupported::refuse_panic(
+                "tokio::fs::OpenOptions::from(std::fs::OpenOptions)",
+                "std's OpenOptions has no getters, and its Debug text was not the one this \
+                 version reads its settings from",
+                "Build tokio::fs::OpenOptions directly",
+            ),
+        }
+    }
+}
+
+/// The settings in std's `Debug` text, or `None` unless all eight are
+/// there and nothing else.
+fn from_debug(text: &str) -> Option<OpenOptions> {
+    let body = text
+        .strip_prefix("OpenOptions(OpenOptions { ")?
+        .strip_suffix(" })")?;
+    let mut o = OpenOptions::new();
+    let mut seen = 0u32;
+    for field in body.split(", ") {
+        let (key, value) = field.split_once(": ")?;
+        let flag = || match value {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        };
+        let bit = match key {
+            "read" => {
+                o.flags.read = flag()?;
+                0
+            }
+            "write" => {
+                o.flags.write = flag()?;
+                1
+            }
+            "append" => {
+                o.flags.append = flag()?;
+                2
+            }
+            "truncate" => {
+                o.flags.truncate = flag()?;
+                3
+            }
+            "create" => {
+                o.flags.create = flag()?;
+                4
+            }
+            "create_new" => {
+                o.flags.create_new = flag()?;
+                5
+            }
+            "custom_flags" => {
+                o.custom_flags = value.parse().ok()?;
+                6
+            }
+            "mode" => {
+                o.flags.mode = u32::from_str_radix(value.strip_prefix("0o")?, 8).ok()?;
+                7
+            }
+            _ => return None,
+        };
+        if seen & (1 << bit) != 0 {
+            return None;
+        }
+        seen |= 1 << bit;
+    }
+    (seen == 0xff).then_some(o)
+}
+
 /// A builder for creating directories, as Tokio's `DirBuilder`.
 #[derive(Debug, Default)]
 pub struct DirBuilder {
@@ -135,5 +213,36 @@ impl DirBuilder {
             }
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    #[test]
+    fn std_settings_carry_over() {
+        let mut std = std::fs::OpenOptions::new();
+        std.write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(0o40000);
+        let o = OpenOptions::from(std);
+        assert!(o.flags.write && o.flags.create_new);
+        assert!(!o.flags.read && !o.flags.append && !o.flags.truncate && !o.flags.create);
+        assert_eq!(o.flags.mode, 0o600);
+        assert_eq!(o.custom_flags, 0o40000);
+    }
+
+    #[test]
+    fn an_unknown_text_is_not_guessed() {
+        assert!(from_debug("OpenOptions(OpenOptions { read: true })").is_none());
+        assert!(from_debug("OpenOptions { read: true }").is_none());
+        let all = "OpenOptions(OpenOptions { read: true, write: false, append: false, \
+                   truncate: false, create: false, create_new: false, custom_flags: 0, mode: 0o000666 })";
+        assert!(from_debug(all).is_some());
+        assert!(from_debug(&all.replace("read: true", "read: yes")).is_none());
+        assert!(from_debug(&all.replace(" })", ", extra: 1 })")).is_none());
     }
 }

@@ -582,26 +582,20 @@ refuse_try_from! {
     UdpSocket => std::net::UdpSocket, "UdpSocket::try_from(std::net::UdpSocket)";
 }
 
-/// `AsRawFd`/`AsFd` for the simulated sockets, as Tokio's have: the number
-/// is the socket's live descriptor (`sockfd::FD_LIVE` + its index), which
-/// the socket-level interposers answer (intercept_net.rs). Crates set
-/// options through it (tonic's server: `socket2::SockRef::from(&stream)`).
-macro_rules! live_fd {
-    ($($ty:ty),*) => {$(
-        impl std::os::fd::AsRawFd for $ty {
-            fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                crate::simulation::sockfd::live_fd(self.id().index())
-            }
-        }
-        impl std::os::fd::AsFd for $ty {
-            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                // SAFETY: the number is never -1 and never a kernel
-                // descriptor: every libc call made on it inside the
-                // simulation is answered by the interposers, and it names
-                // this socket for as long as the borrow lasts.
-                unsafe { std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self)) }
-            }
-        }
-    )*};
+// `AsRawFd`/`AsFd` for the simulated sockets, as Tokio's have: the number
+// is the socket's live descriptor (`sockfd::FD_LIVE` + its index), which
+// the socket-level interposers answer (intercept_net.rs). Crates set
+// options through it (tonic's server: `socket2::SockRef::from(&stream)`).
+use crate::simulation::sockfd::{live_descriptor, live_fd};
+live_descriptor!(TcpStream, |s| live_fd(s.id().index()));
+live_descriptor!(TcpListener, |s| live_fd(s.id().index()));
+live_descriptor!(UdpSocket, |s| live_fd(s.id().index()));
+
+crate::simulation::unsupported::raw_io!(TcpStream, "TcpStream");
+crate::simulation::unsupported::raw_io!(UdpSocket, "UdpSocket");
+
+impl AsRef<TcpStream> for TcpStream {
+    fn as_ref(&self) -> &TcpStream {
+        self
+    }
 }
-live_fd!(TcpStream, TcpListener, UdpSocket);

@@ -6,7 +6,7 @@ use super::{with_net, Handle};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 #[derive(Debug)]
@@ -28,6 +28,8 @@ struct State {
 /// `TcpListener`.
 pub struct TcpSocket {
     state: Mutex<State>,
+    /// Its live descriptor, once asked for (sockfd.rs).
+    fd: OnceLock<i32>,
 }
 
 impl fmt::Debug for TcpSocket {
@@ -54,6 +56,7 @@ impl TcpSocket {
                 tos: 0,
                 tclass: 0,
             }),
+            fd: OnceLock::new(),
         })
     }
 
@@ -290,5 +293,81 @@ impl TcpSocket {
         let any = if stub.v6 { "[::]:0" } else { "0.0.0.0:0" };
         socket.bind(stub.bound.unwrap_or_else(|| any.parse().expect("literal")))?;
         socket.listen(stub.listening.unwrap_or(1024))
+    }
+}
+
+/// Why `SO_BINDTODEVICE` is refused, and what instead.
+pub(crate) const NO_DEVICES: (&str, &str) = (
+    "a simulated host has one address and loopback, and no named network device to bind to",
+    "Bind to the node's address instead",
+);
+
+impl TcpSocket {
+    /// The device the socket is bound to: never one (see `bind_device`).
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
+
+    /// `SO_BINDTODEVICE`: removing the binding (`None`) is what a socket
+    /// already has; binding to a device is refused (unsupported.rs).
+    #[track_caller]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        match interface {
+            None => Ok(()),
+            Some(_) => Err(crate::simulation::unsupported::refuse(
+                "TcpSocket::bind_device",
+                NO_DEVICES.0,
+                NO_DEVICES.1,
+            )),
+        }
+    }
+}
+
+// Not made in the simulated network until `connect` or `listen`: a number
+// of its own (sockfd.rs).
+crate::simulation::sockfd::live_descriptor!(TcpSocket, |s| {
+    *s.fd.get_or_init(crate::simulation::sockfd::live_unmade_fd)
+});
+
+impl std::os::fd::FromRawFd for TcpSocket {
+    /// A socket made with `socket(2)` inside the simulation (a stub), as
+    /// `from_std_stream` takes it; a real OS socket is refused.
+    #[track_caller]
+    unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> TcpSocket {
+        // SAFETY: the caller's contract: `fd` is an open socket it owns,
+        // whose ownership passes to the `std` stream.
+        TcpSocket::from_std_stream(unsafe {
+            <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(fd)
+        })
+    }
+}
+
+impl std::os::fd::IntoRawFd for TcpSocket {
+    /// An unbound socket becomes a stub descriptor with its options (what
+    /// `from_raw_fd` takes back); a bound one is refused, since its address
+    /// is held by the simulated network, which a descriptor cannot carry.
+    #[track_caller]
+    fn into_raw_fd(self) -> std::os::fd::RawFd {
+        let st = self.state();
+        if st.bound.is_some() {
+            crate::simulation::unsupported::refuse_panic(
+                "TcpSocket::into_raw_fd of a bound socket",
+                "its address is held by the simulated network, which a descriptor cannot carry",
+                "Convert it before bind, or keep the TcpSocket",
+            )
+        }
+        let fd = crate::simulation::sockfd::open(st.v6, true, true)
+            .expect("sim: the stub descriptor range is used up");
+        crate::simulation::sockfd::with(fd, |s| {
+            s.reuseaddr = st.reuseaddr;
+            s.reuseport = st.reuseport;
+            s.keepalive = st.keepalive;
+            s.nodelay = st.nodelay;
+            s.linger = st.linger;
+            s.send_buffer = st.send_buffer;
+            s.recv_buffer = st.recv_buffer;
+        })
+        .expect("a stub just made");
+        fd
     }
 }

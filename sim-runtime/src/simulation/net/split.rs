@@ -112,6 +112,12 @@ macro_rules! read_side {
                 try_read_vectored_id($stream.id(), bufs)
             }
 
+            /// Reads into `buf`'s spare capacity without waiting.
+            pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+                let $s = self;
+                $stream.try_read_buf(buf)
+            }
+
             pub fn peer_addr(&self) -> io::Result<SocketAddr> {
                 let $s = self;
                 $stream.peer_addr()

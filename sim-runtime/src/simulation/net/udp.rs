@@ -322,6 +322,20 @@ impl UdpSocket {
         with_net(|net, _, now| now_or_would_block(net.udp_recv(id, buf, true, now)))
     }
 
+    /// Receives the next datagram without removing it from the queue (a
+    /// connected socket's: from its peer only).
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.peek_from(buf).await.map(|(n, _)| n)
+    }
+
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.poll_peek_from(cx, buf).map(|r| r.map(|_| ()))
+    }
+
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_peek_from(buf).map(|(n, _)| n)
+    }
+
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         let mut none = [0u8; 0];
         self.peek_from(&mut none).await.map(|(_, a)| a)
@@ -427,6 +441,26 @@ impl UdpSocket {
 
     pub fn leave_multicast_v6(&self, _multiaddr: &Ipv6Addr, _interface: u32) -> io::Result<()> {
         Err(io::Error::from_raw_os_error(99))
+    }
+
+    /// The device the socket is bound to: never one (see `bind_device`).
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
+
+    /// `SO_BINDTODEVICE`: removing the binding (`None`) is what a socket
+    /// already has; binding to a device is refused (unsupported.rs).
+    #[track_caller]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        let (why, instead) = super::socket::NO_DEVICES;
+        match interface {
+            None => Ok(()),
+            Some(_) => Err(crate::simulation::unsupported::refuse(
+                "UdpSocket::bind_device",
+                why,
+                instead,
+            )),
+        }
     }
 
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {

@@ -104,14 +104,14 @@ pub struct JoinHandle<T> {
     _p: PhantomData<T>,
 }
 
-// The bounds a handle made of an `Arc` of its join slot and a
-// `PhantomData<T>` had: `Send` when the output is, `Sync` when it is also
-// `Sync`.
+// Tokio's bounds: `Send` and `Sync` when the output is `Send`.
 // SAFETY: the handle reaches the header (thread-safe) and the join slot
 // (behind a mutex) only; the future is never reached through it.
 unsafe impl<T: Send> Send for JoinHandle<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send + Sync> Sync for JoinHandle<T> {}
+// SAFETY: as above; and through `&JoinHandle` the output is never reached
+// at all (only `abort`, `is_finished`, `id` and `abort_handle`, which touch
+// the header), so sharing a handle shares no `T`.
+unsafe impl<T: Send> Sync for JoinHandle<T> {}
 
 impl<T> Unpin for JoinHandle<T> {}
 impl<T> UnwindSafe for JoinHandle<T> {}

@@ -112,6 +112,7 @@ struct Group {
 /// A set of tasks that run on the current thread.
 pub struct LocalSet {
     group: Rc<RefCell<Group>>,
+    id: crate::simulation::runtime::Id,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -136,6 +137,7 @@ impl LocalSet {
     pub fn new() -> LocalSet {
         LocalSet {
             group: Rc::default(),
+            id: crate::simulation::runtime::Id::new(crate::simulation::executor::next_runtime_id()),
             _not_send: PhantomData,
         }
     }
@@ -174,9 +176,17 @@ impl LocalSet {
         in_local_set(future).await
     }
 
-    /// Enters the set's context (every context is the same in simulation).
+    /// Enters the set's context: until the guard drops, `spawn_local`
+    /// works here as inside `run_until`.
     pub fn enter(&self) -> LocalEnterGuard {
-        LocalEnterGuard { _p: PhantomData }
+        LocalEnterGuard {
+            _depth: Depth::enter(),
+        }
+    }
+
+    /// The set's id, unique among runtimes and sets.
+    pub fn id(&self) -> crate::simulation::runtime::Id {
+        self.id
     }
 }
 
@@ -220,7 +230,12 @@ impl Drop for LocalSet {
 }
 
 /// Context guard for `LocalSet::enter`.
-#[derive(Debug)]
 pub struct LocalEnterGuard {
-    _p: PhantomData<*const ()>,
+    _depth: Depth,
+}
+
+impl fmt::Debug for LocalEnterGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalEnterGuard").finish_non_exhaustive()
+    }
 }

@@ -8,7 +8,7 @@ pub(crate) mod raw;
 
 pub use join::{AbortHandle, JoinError, JoinHandle};
 pub use join_set::JoinSet;
-pub use local::{spawn_local, LocalSet};
+pub use local::{spawn_local, LocalEnterGuard, LocalSet};
 pub use tokio::task::{futures, LocalKey};
 
 use crate::simulation::executor::{self, expect_current};

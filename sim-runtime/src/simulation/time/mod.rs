@@ -43,7 +43,7 @@ pub mod error {
 
     /// Timer errors (never produced by the simulation's timer, which cannot
     /// shut down or run out of capacity; kept for API parity).
-    #[derive(Debug, PartialEq, Eq)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Error(());
 
     impl Error {

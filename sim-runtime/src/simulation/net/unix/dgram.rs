@@ -286,3 +286,9 @@ impl UnixDatagram {
         with(|t, _, wake| t.shutdown(id, how, wake))
     }
 }
+
+// Tokio's descriptor traits: the socket's live descriptor (sockfd.rs).
+crate::simulation::sockfd::live_descriptor!(UnixDatagram, |s| {
+    crate::simulation::sockfd::live_unix_fd(s.id())
+});
+crate::simulation::unsupported::raw_io!(UnixDatagram, "UnixDatagram");

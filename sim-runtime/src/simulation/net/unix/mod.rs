@@ -51,6 +51,7 @@
 //!   owner of every simulated file), pid `1000 + node index`.
 
 mod dgram;
+pub mod pipe;
 mod socket;
 mod split;
 mod stream;

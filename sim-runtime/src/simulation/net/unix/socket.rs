@@ -2,11 +2,11 @@
 //! it becomes a listener, a connected stream or a datagram socket.
 
 use super::{addr_of, with, SocketAddr, UnixDatagram, UnixListener, UnixStream};
-use std::cell::RefCell;
 use std::fmt;
 use std::io;
 use std::os::unix::net::SocketAddr as StdSocketAddr;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A Unix socket that has not yet been converted to a [`UnixStream`],
 /// [`UnixDatagram`], or [`UnixListener`] (on the simulated node's
@@ -17,11 +17,14 @@ use std::path::Path;
 /// socket's at `bind`, as on Linux. The `listen` backlog is the model's.
 pub struct UnixSocket {
     inner: Inner,
+    /// A stream socket's live descriptor, once asked for (sockfd.rs).
+    fd: OnceLock<i32>,
 }
 
 enum Inner {
     /// The address `bind` gave, if any.
-    Stream(RefCell<Option<StdSocketAddr>>),
+    /// (A mutex, not a cell: Tokio's socket is `Sync` and unwind-safe.)
+    Stream(Mutex<Option<StdSocketAddr>>),
     Datagram(UnixDatagram),
 }
 
@@ -31,7 +34,7 @@ impl fmt::Debug for UnixSocket {
             Inner::Stream(local) => f
                 .debug_struct("UnixSocket")
                 .field("type", &"stream")
-                .field("local", &local.borrow())
+                .field("local", &*lock(local))
                 .finish(),
             Inner::Datagram(d) => f
                 .debug_struct("UnixSocket")
@@ -47,6 +50,7 @@ impl UnixSocket {
     pub fn new_datagram() -> io::Result<UnixSocket> {
         Ok(UnixSocket {
             inner: Inner::Datagram(UnixDatagram::unbound()?),
+            fd: OnceLock::new(),
         })
     }
 
@@ -54,7 +58,8 @@ impl UnixSocket {
     pub fn new_stream() -> io::Result<UnixSocket> {
         crate::simulation::net::check_running()?;
         Ok(UnixSocket {
-            inner: Inner::Stream(RefCell::new(None)),
+            inner: Inner::Stream(Mutex::new(None)),
+            fd: OnceLock::new(),
         })
     }
 
@@ -64,12 +69,12 @@ impl UnixSocket {
         match &self.inner {
             Inner::Datagram(d) => d.bind_to(addr),
             Inner::Stream(local) => {
-                if local.borrow().is_some() {
+                if lock(local).is_some() {
                     // Linux: a socket binds once.
                     return Err(io::Error::from_raw_os_error(super::EINVAL));
                 }
                 with(|t, node, _| t.check_free(node, &addr))?;
-                *local.borrow_mut() = Some(addr);
+                *lock(local) = Some(addr);
                 Ok(())
             }
         }
@@ -82,7 +87,7 @@ impl UnixSocket {
             Inner::Datagram(_) => Err(io::Error::other(
                 "listen cannot be called on a datagram socket",
             )),
-            Inner::Stream(local) => match local.into_inner() {
+            Inner::Stream(local) => match local.into_inner().unwrap_or_else(|e| e.into_inner()) {
                 Some(addr) => UnixListener::bind_addr(&SocketAddr(addr)),
                 // Linux autobinds an unbound listener to an abstract name.
                 None => UnixListener::bind_addr(&SocketAddr(super::unnamed())),
@@ -98,7 +103,7 @@ impl UnixSocket {
                 "connect cannot be called on a datagram socket",
             )),
             Inner::Stream(local) => {
-                let local = local.into_inner();
+                let local = local.into_inner().unwrap_or_else(|e| e.into_inner());
                 if let Some(addr) = &local {
                     // Still free (Linux would have taken it at `bind`).
                     with(|t, node, _| t.check_free(node, addr))?;
@@ -122,5 +127,42 @@ impl UnixSocket {
             )),
             Inner::Datagram(d) => Ok(d),
         }
+    }
+}
+
+/// The bound address; a panic elsewhere while it was held changes nothing
+/// it guards.
+fn lock(m: &Mutex<Option<StdSocketAddr>>) -> MutexGuard<'_, Option<StdSocketAddr>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// A datagram socket shows its socket's live descriptor; a stream socket,
+// made only at `connect`/`listen`, a number of its own (sockfd.rs).
+crate::simulation::sockfd::live_descriptor!(UnixSocket, |s| match &s.inner {
+    Inner::Datagram(d) => std::os::fd::AsRawFd::as_raw_fd(d),
+    Inner::Stream(_) => *s.fd.get_or_init(crate::simulation::sockfd::live_unmade_fd),
+});
+
+const NO_KERNEL_SOCKET: &str = "a simulated Unix socket has no kernel socket behind it";
+
+impl std::os::fd::FromRawFd for UnixSocket {
+    #[track_caller]
+    unsafe fn from_raw_fd(_fd: std::os::fd::RawFd) -> UnixSocket {
+        crate::simulation::unsupported::refuse_panic(
+            "UnixSocket::from_raw_fd",
+            "a descriptor is a real OS socket, which cannot join the simulated node",
+            "Create it with UnixSocket::new_stream or new_datagram",
+        )
+    }
+}
+
+impl std::os::fd::IntoRawFd for UnixSocket {
+    #[track_caller]
+    fn into_raw_fd(self) -> std::os::fd::RawFd {
+        crate::simulation::unsupported::refuse_panic(
+            "UnixSocket::into_raw_fd",
+            NO_KERNEL_SOCKET,
+            "Keep the UnixSocket and use its own methods",
+        )
     }
 }

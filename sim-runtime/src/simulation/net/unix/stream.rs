@@ -370,3 +370,12 @@ impl AsRef<Self> for UnixStream {
         self
     }
 }
+
+// Tokio's descriptor traits: the socket's live descriptor (sockfd.rs).
+crate::simulation::sockfd::live_descriptor!(UnixListener, |s| {
+    crate::simulation::sockfd::live_unix_fd(s.handle.id)
+});
+crate::simulation::sockfd::live_descriptor!(UnixStream, |s| {
+    crate::simulation::sockfd::live_unix_fd(s.id())
+});
+crate::simulation::unsupported::raw_io!(UnixStream, "UnixStream");
