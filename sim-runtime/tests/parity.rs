@@ -55,3 +55,27 @@ fn time_and_tasks_have_tokios_signatures() {
     debug::<sim_runtime::time::error::Elapsed>();
     let _: fn() -> sim_runtime::runtime::Handle = sim_runtime::runtime::Handle::current;
 }
+
+/// The future `f` returns, checked for `Send` without being run.
+fn send_future<F: std::future::Future + Send>(_: F) {}
+
+#[test]
+fn futures_that_touch_the_disk_or_network_are_send_as_tokios() {
+    // `tokio::spawn(async { File::create(..).await })` compiles only if
+    // these are Send; the simulation's once held an `Rc` across an await.
+    // The futures are made and dropped, never polled.
+    send_future(sim_runtime::fs::File::create("/tmp/parity"));
+    send_future(sim_runtime::fs::File::open("/tmp/parity"));
+    send_future(
+        sim_runtime::fs::OpenOptions::new()
+            .read(true)
+            .open("/tmp/parity"),
+    );
+    send_future(sim_runtime::fs::read("/tmp/parity"));
+    send_future(sim_runtime::fs::write("/tmp/parity", b"x"));
+    send_future(sim_runtime::fs::read_dir("/tmp"));
+    send_future(sim_runtime::fs::create_dir_all("/tmp/parity-dir"));
+    send_future(TcpStream::connect("127.0.0.1:1"));
+    send_future(TcpListener::bind("127.0.0.1:0"));
+    send_future(UdpSocket::bind("127.0.0.1:0"));
+}
