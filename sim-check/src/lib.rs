@@ -97,9 +97,10 @@
 //!    [`Options::shrink_steps_max`] steps; if they run out, the core is
 //!    still a proven violation, and `is_minimal` is false.
 //! 3. *The context* ([`Violation::context`]): the maybes shown beside the
-//!    core — a 1-minimal set of them without which some core operation
-//!    would no longer be needed (typically the writes its reads saw). Core
-//!    plus context is itself not linearizable.
+//!    core, a 1-minimal set of them such that every core operation stays
+//!    needed with only them beside it: taking it as a maybe too makes core
+//!    plus context linearizable. Typically the writes the core's reads saw.
+//!    Core plus context (as maybes) is itself not linearizable.
 //!
 //! [`Violation::linearized`] is the longest order of core and context
 //! operations the search could build, and [`Violation::unplaced`] the core
