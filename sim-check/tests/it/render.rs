@@ -1,6 +1,9 @@
 //! The violation's text.
 
-use sim_check::{linearizable, History, Register, RegisterOp as R, RegisterRet as Rr};
+use sim_check::{
+    linearizable, linearizable_with, CheckError, History, Options, Register, RegisterOp as R,
+    RegisterRet as Rr,
+};
 use std::time::Duration;
 
 #[test]
@@ -56,4 +59,42 @@ fn an_open_operation_runs_to_the_right_edge_and_its_client_gets_a_second_lane() 
         ],
         "got:\n{text}"
     );
+}
+
+#[test]
+fn an_unshrunk_violation_draws_only_the_operations_nearest_the_unplaced_one() {
+    let mut h = History::new();
+    for v in 1..=100u8 {
+        let w = h.invoke(0, R::Write(v), None);
+        h.ok(w, Rr::Write, None);
+    }
+    let r = h.invoke(1, R::Read, None);
+    h.ok(r, Rr::Read(7), None);
+    // No steps for shrinking: the whole partition is the core.
+    let options = Options {
+        shrink_steps_max: 0,
+        ..Options::default()
+    };
+    let v = match linearizable_with(&Register::new(0), &h, &options) {
+        Err(CheckError::Violation(v)) => v,
+        other => panic!("{other:?}"),
+    };
+    assert!(!v.is_minimal());
+    assert_eq!(v.core().len(), 101);
+    let text = v.to_string();
+    assert!(text.contains("not proven minimal"), "{text}");
+    assert!(
+        text.contains("(48 of 101 operations drawn: those called nearest the unplaced one)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#100 read -> 7]   <- #100 cannot be placed"),
+        "{text}"
+    );
+    assert!(!text.contains("#52 "), "{text}");
+    assert!(
+        text.contains("the longest linearizable order found, (88 before) #88 #89"),
+        "{text}"
+    );
+    assert!(text.contains("#53 write 54"), "{text}");
 }
