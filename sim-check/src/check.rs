@@ -87,7 +87,7 @@ pub fn linearizable_with<M: Model>(
                     options.shrink_steps_max,
                 );
                 let show = |i: usize| Shown::new(model, ids[i], history.op(ids[i]));
-                return Err(CheckError::Violation(Violation {
+                return Err(CheckError::Violation(Box::new(Violation {
                     partition: key,
                     partition_ops: ops.len(),
                     end: found.end,
@@ -97,7 +97,7 @@ pub fn linearizable_with<M: Model>(
                     linearized: found.prefix.iter().map(|&i| ids[i]).collect(),
                     unplaced: ids[found.unplaced],
                     state: found.state,
-                }));
+                })));
             }
         }
     }

@@ -3,8 +3,9 @@
 //!
 //! A pure, synchronous library: no clock, no threads, no thread-locals, no
 //! randomness, no hash-order iteration. The same history always gets the
-//! same verdict and the same report. The harness records histories in
-//! virtual time (`sim::check`); here a timestamp is only a value to print.
+//! same verdict and the same report. It is meant to be re-exported by the
+//! harness as `sim::check`, which records histories in virtual time; here
+//! a timestamp is only a value to print, and event order is what counts.
 //!
 //! ```
 //! use sim_check::{linearizable, History, Register, RegisterOp, RegisterRet};
@@ -12,17 +13,21 @@
 //! let mut h = History::new();
 //! // Client 0 writes 1; while the write is in flight, client 1 reads 1.
 //! let w = h.invoke(0, RegisterOp::Write(1), None);
-//! let r = h.invoke(1, RegisterOp::Read, None);
-//! h.ok(r, RegisterRet::Read(1), None);
+//! let r1 = h.invoke(1, RegisterOp::Read, None);
+//! h.ok(r1, RegisterRet::Read(1), None);
 //! h.ok(w, RegisterRet::Write, None);
 //! assert!(linearizable(&Register::new(0), &h).is_ok());
 //!
-//! // Then client 1 reads 0: the write completed before, so this is stale.
-//! let r = h.invoke(1, RegisterOp::Read, None);
-//! h.ok(r, RegisterRet::Read(0), None);
+//! // Then client 1 reads 0: after reading 1, with nothing writing 0, stale.
+//! let r2 = h.invoke(1, RegisterOp::Read, None);
+//! h.ok(r2, RegisterRet::Read(0), None);
 //! let err = linearizable(&Register::new(0), &h).unwrap_err();
 //! let v = err.violation().unwrap();
-//! assert_eq!(v.unplaced(), r);
+//! // The two reads contradict each other whether or not the write took
+//! // effect; the write is shown as context: where the 1 came from.
+//! assert_eq!(v.core(), [r1, r2]);
+//! assert_eq!(v.context(), [w]);
+//! assert_eq!(v.unplaced(), r2);
 //! assert!(v.is_minimal());
 //! println!("{v}"); // the timeline
 //! ```
@@ -65,16 +70,43 @@
 //! **The search** is Wing & Gong's, with Lowe's memo, as in Porcupine: it
 //! extends a linearization one operation at a time, trying the operations
 //! that may go next in event order and backtracking on a dead end, and never
-//! explores a (set of operations linearized, state) configuration twice. An
-//! unknown operation whose effect would leave the state as it is (a read,
-//! a compare-and-set that fails) is never placed: "never happened" stands
-//! for it.
+//! explores a (set of operations linearized, state) configuration twice.
+//! Unknown operations get four reductions, each exact (it never changes a
+//! verdict; the tests compare every verdict with a brute force):
+//!
+//! - they are tried only after the answered operations that may go next,
+//!   so they are placed where something needs them;
+//! - one whose effect would leave the state as it is (a read, a
+//!   compare-and-set that fails) is never placed: "never happened" stands
+//!   for it;
+//! - unknown operations with equal inputs are interchangeable (the one
+//!   called earlier can stand in for the later anywhere), so only the
+//!   earliest undecided is tried ([`Model::Input`] is `Eq + Hash` for this);
+//! - having placed more unknown operations to reach the same state with the
+//!   same answered ones never helps: a configuration is skipped when the
+//!   memo holds one with the same answered set and state and a subset of
+//!   its unknown ones, and so is an unknown operation placed on top of
+//!   other unknown placements when placing it before them reaches the same
+//!   state (a write overwriting unknown writes).
 //!
 //! **Limits.** Every limit counts model steps, never time, so the verdict
 //! does not depend on the machine. A partition whose search would take more
 //! than [`Options::steps_max`] steps is *undecided*; the check then returns
 //! [`CheckError::Timeout`] — never `Ok` — unless another partition is a
-//! violation, which is returned instead.
+//! violation, which is returned instead. The default (5,000,000 steps) is
+//! about a second and at most a few hundred MB for a thousand-operation
+//! partition. The search is exponential at worst; what makes it so is
+//! ambiguity that only later operations resolve:
+//!
+//! - many concurrent operations on one partition (partition by key when the
+//!   model allows it);
+//! - unknown operations whose effects do not overwrite one another
+//!   (additions to a counter: which subset took effect?);
+//! - a [`Queue`]: its state holds the order of every element not yet
+//!   dequeued, and concurrent enqueues reveal their order only when
+//!   dequeued, possibly much later. Long queues under concurrency, above all
+//!   with unknown outcomes, can exceed the default budget (a 200-operation
+//!   queue history from three clients with 30% unknown outcomes does).
 //!
 //! **Violations.** [`CheckError::Violation`] carries a [`Violation`],
 //! shrunk from the failing partition in three steps, each proven by a
@@ -97,9 +129,10 @@
 //!    [`Options::shrink_steps_max`] steps; if they run out, the core is
 //!    still a proven violation, and `is_minimal` is false.
 //! 3. *The context* ([`Violation::context`]): the maybes shown beside the
-//!    core — a 1-minimal set of them without which some core operation
-//!    would no longer be needed (typically the writes its reads saw). Core
-//!    plus context is itself not linearizable.
+//!    core, a 1-minimal set of them such that every core operation stays
+//!    needed with only them beside it: taking it as a maybe too makes core
+//!    plus context linearizable. Typically the writes the core's reads saw.
+//!    Core plus context (as maybes) is itself not linearizable.
 //!
 //! [`Violation::linearized`] is the longest order of core and context
 //! operations the search could build, and [`Violation::unplaced`] the core

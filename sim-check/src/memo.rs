@@ -1,6 +1,14 @@
-//! Lowe's memo: every configuration (the set of operations linearized, the
-//! state they lead to) the search has entered, so that it never explores
-//! one twice.
+//! Lowe's memo: the configurations (operations decided, state) the search
+//! has entered, so that it never explores one twice — nor one that an
+//! entered configuration *dominates*.
+//!
+//! Operations are *bound* (with an answer, or a maybe with a deadline) or
+//! *free* (unknown: no deadline, may never take effect). A configuration
+//! (bound set `B`, free set `F`, state `s`) dominates (`B`, `F'`, `s`) for
+//! any `F'` ⊇ `F`: every way to finish from the second finishes from the
+//! first, leaving the extra free operations out. So a lookup matches on the
+//! bound bits and the state, and on the free bits by inclusion. The hash
+//! covers only the bound bits and the state.
 //!
 //! A configuration is stored once, in arenas (no allocation per entry): its
 //! bitset in one `Vec<u64>`, its state in one `Vec<S>`, found through an
@@ -10,27 +18,42 @@
 
 use std::hash::{Hash, Hasher};
 
-/// The bitset of linearized operations, with a hash kept up to date as bits
-/// flip (each operation has a fixed random-looking key; the hash is the xor
-/// of the keys of the bits set).
+/// The bitset of decided operations, with a hash of its bound part kept up
+/// to date as bits flip (each operation has a fixed random-looking key; the
+/// hash is the xor of the keys of the bound bits set).
 pub(crate) struct Bits {
     words: Vec<u64>,
+    /// The free operations' bits.
+    free: Vec<u64>,
     hash: u64,
 }
 
 impl Bits {
-    pub(crate) fn new(ops: usize) -> Self {
+    /// A bitset over `ops` operations, `free(op)` telling which are free.
+    pub(crate) fn new(ops: usize, free: impl Fn(usize) -> bool) -> Self {
+        let len = ops.div_ceil(64).max(1);
+        let mut mask = vec![0; len];
+        for op in (0..ops).filter(|&op| free(op)) {
+            mask[op / 64] |= 1 << (op % 64);
+        }
         Bits {
-            words: vec![0; ops.div_ceil(64).max(1)],
+            words: vec![0; len],
+            free: mask,
             hash: 0,
         }
     }
 
     pub(crate) fn set(&mut self, op: usize) {
         let (w, b) = (op / 64, 1u64 << (op % 64));
-        assert_eq!(self.words[w] & b, 0, "operation {op} linearized twice");
+        assert_eq!(self.words[w] & b, 0, "operation {op} decided twice");
         self.words[w] |= b;
-        self.hash ^= mix(op as u64 ^ 0x6a09_e667_f3bc_c909);
+        if self.free[w] & b == 0 {
+            self.hash ^= key(op);
+        }
+    }
+
+    pub(crate) fn get(&self, op: usize) -> bool {
+        self.words[op / 64] & (1 << (op % 64)) != 0
     }
 
     pub(crate) fn clear(&mut self, op: usize) {
@@ -38,17 +61,34 @@ impl Bits {
         assert_ne!(
             self.words[w] & b,
             0,
-            "operation {op} un-linearized but not linearized"
+            "operation {op} undone but not decided"
         );
         self.words[w] &= !b;
-        self.hash ^= mix(op as u64 ^ 0x6a09_e667_f3bc_c909);
+        if self.free[w] & b == 0 {
+            self.hash ^= key(op);
+        }
     }
+
+    /// Whether `old` (a stored bitset) dominates these bits: the same bound
+    /// bits, and free bits included in these.
+    fn dominated_by(&self, old: &[u64]) -> bool {
+        self.words
+            .iter()
+            .zip(old)
+            .zip(&self.free)
+            .all(|((&new, &old), &free)| (new ^ old) & !free == 0 && old & free & !new == 0)
+    }
+}
+
+fn key(op: usize) -> u64 {
+    mix(op as u64 ^ 0x6a09_e667_f3bc_c909)
 }
 
 /// The configurations seen, and every state the search has reached.
 pub(crate) struct Memo<S> {
     words: usize,
-    /// Per entry: its full hash, its bitset (`words` words), its state.
+    /// Per entry: its hash (bound bits and state), its bitset (`words`
+    /// words), its state.
     hashes: Vec<u64>,
     bits: Vec<u64>,
     states: Vec<S>,
@@ -59,7 +99,7 @@ pub(crate) struct Memo<S> {
 
 impl<S: Eq + Hash> Memo<S> {
     /// A memo whose entry 0 is the initial configuration (nothing
-    /// linearized, `init`).
+    /// decided, `init`).
     pub(crate) fn new(bits: &Bits, init: S) -> Self {
         Memo {
             words: bits.words.len(),
@@ -75,7 +115,7 @@ impl<S: Eq + Hash> Memo<S> {
     }
 
     /// Adds the configuration (`bits`, `state`) and returns its index, or
-    /// `None` if it was already there.
+    /// `None` if an entered configuration dominates it.
     pub(crate) fn insert(&mut self, bits: &Bits, state: S) -> Option<u32> {
         assert_eq!(bits.words.len(), self.words);
         if (self.states.len() + 1) * 2 > self.slots.len() {
@@ -95,7 +135,7 @@ impl<S: Eq + Hash> Memo<S> {
                 return Some(index);
             }
             if self.hashes[e] == hash
-                && self.bits[e * self.words..(e + 1) * self.words] == bits.words[..]
+                && bits.dominated_by(&self.bits[e * self.words..(e + 1) * self.words])
                 && self.states[e] == state
             {
                 return None;
@@ -185,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_configuration_is_entered_once() {
-        let mut bits = Bits::new(130);
+        let mut bits = Bits::new(130, |_| false);
         let mut memo = Memo::new(&bits, 0u32);
         bits.set(129);
         assert_eq!(memo.insert(&bits, 5), Some(1));
@@ -200,7 +240,7 @@ mod tests {
 
     #[test]
     fn the_table_grows_and_keeps_every_entry() {
-        let mut bits = Bits::new(3000);
+        let mut bits = Bits::new(3000, |_| false);
         let mut memo = Memo::new(&bits, 0u64);
         for op in 0..3000 {
             bits.set(op);
@@ -215,8 +255,8 @@ mod tests {
 
     #[test]
     fn the_bitset_hash_depends_on_the_set_only() {
-        let mut a = Bits::new(10);
-        let mut b = Bits::new(10);
+        let mut a = Bits::new(10, |_| false);
+        let mut b = Bits::new(10, |_| false);
         a.set(1);
         a.set(7);
         b.set(7);
@@ -226,6 +266,31 @@ mod tests {
         assert_eq!(a.hash, b.hash);
         assert_eq!(a.words, b.words);
         assert_eq!(hash_one(&"abc"), hash_one(&"abc"));
+        assert_eq!(hash_one(&"abc"), hash_one(&String::from("abc")));
         assert_ne!(hash_one(&1u64), hash_one(&2u64));
+    }
+
+    #[test]
+    fn more_free_operations_decided_is_dominated() {
+        // Operations 1 and 2 are free; 0 is bound.
+        let mut bits = Bits::new(3, |op| op > 0);
+        let mut memo = Memo::new(&bits, 0u8);
+        bits.set(0);
+        bits.set(1);
+        assert!(memo.insert(&bits, 7).is_some());
+        bits.set(2);
+        assert!(
+            memo.insert(&bits, 7).is_none(),
+            "a superset of free bits, same state"
+        );
+        assert!(memo.insert(&bits, 8).is_some(), "another state");
+        bits.clear(1);
+        assert!(
+            memo.insert(&bits, 7).is_some(),
+            "{{2}} is not a superset of {{1}}"
+        );
+        bits.clear(0);
+        bits.set(1);
+        assert!(memo.insert(&bits, 7).is_some(), "other bound bits");
     }
 }

@@ -16,8 +16,10 @@ use std::hash::Hash;
 pub trait Model {
     /// What the object holds between operations.
     type State: Clone + Eq + Hash + Debug;
-    /// What an operation asks.
-    type Input: Debug;
+    /// What an operation asks. Equal inputs must mean the same request:
+    /// unknown operations with equal inputs are interchangeable, which the
+    /// search uses to try only one of them.
+    type Input: Debug + Eq + Hash;
     /// What an operation answers.
     type Output: Debug;
 

@@ -43,16 +43,24 @@ impl fmt::Display for Violation {
             )?;
         }
         writeln!(f)?;
-        f.write_str(&self.timeline())?;
+        let shown = self.shown();
+        let hidden = self.core.len() + self.context.len() - shown.len();
+        if hidden > 0 {
+            let all = shown.len() + hidden;
+            writeln!(
+                f,
+                "({} of {all} operations drawn: those called nearest the unplaced one)\n",
+                shown.len()
+            )?;
+        }
+        f.write_str(&self.timeline(&shown))?;
         writeln!(f)?;
-        let width = self
-            .shown()
+        let width = shown
+            .iter()
             .map(|(s, _)| s.text.chars().count())
             .max()
             .unwrap_or(0);
-        let mut shown: Vec<(&Shown, bool)> = self.shown().collect();
-        shown.sort_by_key(|(s, _)| s.id);
-        for (s, core) in shown {
+        for &(s, core) in &shown {
             let mark = if s.id == self.unplaced { "!" } else { " " };
             let role = if core { "core " } else { "maybe" };
             write!(
@@ -78,7 +86,15 @@ impl fmt::Display for Violation {
         if self.linearized.is_empty() {
             write!(f, "{} cannot be placed first", self.unplaced)?;
         } else {
-            let order: Vec<String> = self.linearized.iter().map(|id| id.to_string()).collect();
+            // The end of a long order is what leads to the dead end.
+            let skip = self.linearized.len().saturating_sub(12);
+            let mut order: Vec<String> = self.linearized[skip..]
+                .iter()
+                .map(|id| id.to_string())
+                .collect();
+            if skip > 0 {
+                order.insert(0, format!("({skip} before)"));
+            }
             write!(
                 f,
                 "{} cannot be placed after the longest linearizable order found, {}",
@@ -95,18 +111,36 @@ impl fmt::Display for Violation {
     }
 }
 
+/// At most this many operations are drawn: a violation whose shrinking ran
+/// out of steps may hold hundreds.
+const SHOWN_MAX: usize = 48;
+
 impl Violation {
-    fn shown(&self) -> impl Iterator<Item = (&Shown, bool)> {
-        self.core
-            .iter()
-            .map(|s| (s, true))
+    /// The operations drawn (core or not), in call order: all of them, or
+    /// the `SHOWN_MAX` called nearest before (and just after) the unplaced
+    /// one.
+    fn shown(&self) -> Vec<(&Shown, bool)> {
+        let core = self.core.iter().map(|s| (s, true));
+        let mut all: Vec<(&Shown, bool)> = core
             .chain(self.context.iter().map(|s| (s, false)))
+            .collect();
+        all.sort_by_key(|(s, _)| s.id);
+        if all.len() > SHOWN_MAX {
+            let at = all
+                .iter()
+                .position(|(s, _)| s.id == self.unplaced)
+                .unwrap_or(all.len() - 1);
+            let stop = (at + 1 + SHOWN_MAX / 8).clamp(SHOWN_MAX, all.len());
+            all.truncate(stop);
+            all.drain(..stop - SHOWN_MAX);
+        }
+        all
     }
 
-    fn timeline(&self) -> String {
+    fn timeline(&self, shown: &[(&Shown, bool)]) -> String {
         let closed = |s: &Shown| s.outcome == "ok" && s.ret.is_some_and(|r| r.index <= self.end);
         let mut events: Vec<u64> = Vec::new();
-        for (s, _) in self.shown() {
+        for &(s, _) in shown {
             events.push(s.call.index);
             if closed(s) {
                 events.push(s.ret.unwrap().index);
@@ -119,9 +153,9 @@ impl Violation {
                 .binary_search(&e)
                 .expect("every shown event is ranked")
         };
-        let bars: Vec<Bar<'_>> = self
-            .shown()
-            .map(|(op, core)| {
+        let bars: Vec<Bar<'_>> = shown
+            .iter()
+            .map(|&(op, core)| {
                 let open = !closed(op);
                 let label = format!("{} {}{}", op.id, op.text, if open { " ?" } else { "" });
                 Bar {

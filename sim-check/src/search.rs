@@ -17,7 +17,7 @@
 //! the walk reaches it, "it never happened" is one more choice, made like a
 //! linearization that leaves the state as it was, and undone like one.
 
-use crate::memo::{Bits, Memo};
+use crate::memo::{hash_one, Bits, Memo};
 use crate::model::Model;
 
 /// One operation as the search sees it.
@@ -162,22 +162,42 @@ impl List {
     }
 }
 
+/// Which alternatives of a configuration a choice came from, in the order
+/// they are tried: the operations with an answer that may go next, then
+/// those without (unknowns, maybes), then "it never happened" for the
+/// maybe whose return was reached. Trying the answered ones first keeps
+/// unknown operations from being placed before anything needs them, which
+/// matters when a history has many.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Answered,
+    Optional,
+    Never,
+}
+
 /// Searches for a linearization of `ops` under `model`, taking at most
 /// `steps_max` model steps.
 pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u64) -> Search {
     let mut list = List::new(ops);
-    let mut bits = Bits::new(ops.len());
+    let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
+    let twin = twins(ops, free);
+    let mut bits = Bits::new(ops.len(), free);
     let mut memo = Memo::new(&bits, model.init());
-    // The choices made: (operation, index of the state before it, whether
-    // the choice was "it never happened").
-    let mut stack: Vec<(usize, u32, bool)> = Vec::new();
+    // The choices made: (operation, index of the state before it, phase).
+    let mut stack: Vec<(usize, u32, Phase)> = Vec::new();
     let mut state = 0u32;
     let mut steps = 0u64;
     // The longest prefix seen at a dead end, and what could not follow it.
     let mut best: Option<(Vec<usize>, usize, u32)> = None;
+    let mut phase = Phase::Answered;
     let mut entry = list.next[0];
     loop {
         if entry == NIL {
+            assert_eq!(
+                phase,
+                Phase::Answered,
+                "the optional walk stops at a return"
+            );
             return Search {
                 found: Found::Linearizable,
                 steps,
@@ -185,28 +205,33 @@ pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u6
         }
         let tag = list.node[entry as usize];
         let k = (tag & !RET) as usize;
-        let maybe_gone = tag & RET != 0 && ops[k].output.is_none();
-        if (tag & RET == 0 || maybe_gone) && steps == steps_max {
-            let longest = best.as_ref().map_or(0, |b| b.0.len()).max(stack.len());
-            return Search {
-                found: Found::OutOfSteps { longest },
-                steps,
-            };
-        }
+        let op = &ops[k];
         if tag & RET == 0 {
+            // A call: a candidate if it belongs to this phase.
+            // Free operations with equal inputs are interchangeable (the
+            // earlier called can stand in for the later anywhere), so only
+            // the earliest undecided of them is a candidate.
+            let waits = twin[k] != NIL && !bits.get(twin[k] as usize);
+            if op.output.is_some() != (phase == Phase::Answered) || waits {
+                entry = list.next[entry as usize];
+                continue;
+            }
+            if steps >= steps_max {
+                return out_of_steps(&best, &stack, steps);
+            }
             steps += 1;
-            let op = &ops[k];
             let current = memo.state(state);
             if let Some(next) = model.step(current, op.input, op.output) {
                 // Without an answer, an effect that changes nothing is the
                 // same as no effect, which is tried anyway.
-                if op.output.is_some() || next != *current {
+                let useful = op.output.is_some() || next != *current;
+                if useful
+                    && !(free(k) && absorbed(model, op, &next, &stack, &memo, free, &mut steps))
+                {
                     bits.set(k);
                     if let Some(index) = memo.insert(&bits, next) {
-                        stack.push((k, state, false));
-                        state = index;
-                        list.lift(k);
-                        entry = list.next[0];
+                        stack.push((k, state, phase));
+                        (state, phase, entry) = (index, Phase::Answered, take(&mut list, k));
                         continue;
                     }
                     bits.clear(k);
@@ -215,51 +240,124 @@ pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u6
             entry = list.next[entry as usize];
             continue;
         }
-        if maybe_gone {
+        // A return: nothing called after it may go before its operation.
+        if phase == Phase::Answered {
+            (phase, entry) = (Phase::Optional, list.next[0]);
+            continue;
+        }
+        if op.output.is_none() {
             // A maybe whose time is up: it never happened.
+            if steps >= steps_max {
+                return out_of_steps(&best, &stack, steps);
+            }
             steps += 1;
             bits.set(k);
             let same = memo.state(state).clone();
             if let Some(index) = memo.insert(&bits, same) {
-                stack.push((k, state, true));
-                state = index;
-                list.lift(k);
-                entry = list.next[0];
+                stack.push((k, state, Phase::Never));
+                (state, phase, entry) = (index, Phase::Answered, take(&mut list, k));
                 continue;
             }
             bits.clear(k);
         } else if best.as_ref().is_none_or(|b| stack.len() > b.0.len()) {
             // A completed operation that had to be linearized by now.
-            best = Some((
-                stack.iter().filter(|c| !c.2).map(|c| c.0).collect(),
-                k,
-                state,
-            ));
+            let prefix = stack
+                .iter()
+                .filter(|c| c.2 != Phase::Never)
+                .map(|c| c.0)
+                .collect();
+            best = Some((prefix, k, state));
         }
-        let Some((j, before, never)) = stack.pop() else {
-            let (prefix, unplaced, at) =
-                best.expect("a dead end at a completed operation was recorded");
-            let state = model.describe_state(memo.state(at));
-            return Search {
-                found: Found::Violation {
-                    prefix,
-                    unplaced,
-                    state,
-                },
-                steps,
+        // Undo the last choice and try its configuration's next
+        // alternative; after "never", there is none.
+        loop {
+            let Some((j, before, how)) = stack.pop() else {
+                let (prefix, unplaced, at) =
+                    best.expect("a dead end at a completed operation was recorded");
+                let state = model.describe_state(memo.state(at));
+                return Search {
+                    found: Found::Violation {
+                        prefix,
+                        unplaced,
+                        state,
+                    },
+                    steps,
+                };
             };
-        };
-        state = before;
-        bits.clear(j);
-        list.unlift(j);
-        // After "it took effect", try the next candidate; after "it never
-        // happened", the return is reached again, found in the memo, and
-        // the choice before is undone.
-        entry = if never {
-            list.ret[j]
-        } else {
-            list.next[list.call[j] as usize]
-        };
+            state = before;
+            bits.clear(j);
+            list.unlift(j);
+            if how != Phase::Never {
+                (phase, entry) = (how, list.next[list.call[j] as usize]);
+                break;
+            }
+        }
+    }
+}
+
+/// For each free operation, the latest free operation called before it
+/// with an equal input (`NIL` if none).
+fn twins<M: Model>(ops: &[SearchOp<'_, M>], free: impl Fn(usize) -> bool) -> Vec<u32> {
+    let mut twin = vec![NIL; ops.len()];
+    // Free operations by input hash, then call order; equal inputs are
+    // found by comparing within a run of equal hashes.
+    let mut order: Vec<(u64, usize)> = (0..ops.len())
+        .filter(|&k| free(k))
+        .map(|k| (hash_one(ops[k].input), k))
+        .collect();
+    order.sort_unstable_by_key(|&(h, k)| (h, ops[k].call));
+    for (i, &(h, k)) in order.iter().enumerate() {
+        let mut earlier = order[..i].iter().rev().take_while(|&&(g, _)| g == h);
+        if let Some(&(_, j)) = earlier.find(|&&(_, j)| ops[j].input == ops[k].input) {
+            twin[k] = j as u32;
+        }
+    }
+    twin
+}
+
+/// Whether placing the free operation `op` now, reaching `next`, is
+/// covered by placing it earlier: if the choices since some earlier
+/// configuration were all free placements, and `op` placed right there
+/// reaches the same state, those placements made no difference, and that
+/// sibling (free operations never block one another, so `op` was a
+/// candidate there too) finishes wherever this would, by domination. A
+/// write of a register that overwrites unknown writes is the common case.
+fn absorbed<M: Model>(
+    model: &M,
+    op: &SearchOp<'_, M>,
+    next: &M::State,
+    stack: &[(usize, u32, Phase)],
+    memo: &Memo<M::State>,
+    free: impl Fn(usize) -> bool,
+    steps: &mut u64,
+) -> bool {
+    for &(j, before, _) in stack.iter().rev() {
+        if !free(j) {
+            return false;
+        }
+        *steps += 1;
+        if model.step(memo.state(before), op.input, None).as_ref() == Some(next) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Lifts `op` and returns where the walk restarts: the head.
+fn take(list: &mut List, op: usize) -> u32 {
+    list.lift(op);
+    list.next[0]
+}
+
+fn out_of_steps(
+    best: &Option<(Vec<usize>, usize, u32)>,
+    stack: &[(usize, u32, Phase)],
+    steps: u64,
+) -> Search {
+    let longest = best.as_ref().map_or(0, |b| b.0.len()).max(stack.len());
+    Search {
+        found: Found::OutOfSteps { longest },
+        steps,
     }
 }
 
@@ -339,5 +437,42 @@ mod tests {
             search(&Register::new(0), &ops, 100).found,
             Found::Violation { .. }
         ));
+    }
+
+    #[test]
+    fn equal_unknown_operations_are_tried_once() {
+        // Twenty unknown writes of 1, then a read of 2: 2^20 subsets of
+        // writes, one of which matters.
+        let (w, r, ro) = (RegisterOp::Write(1), RegisterOp::Read, RegisterRet::Read(2));
+        let mut ops: Vec<SearchOp<'_, M>> = (0..20).map(|c| op(&w, None, c, None)).collect();
+        ops.push(op(&r, Some(&ro), 20, Some(21)));
+        let s = search(&Register::new(0), &ops, 1_000_000);
+        assert!(matches!(s.found, Found::Violation { .. }));
+        assert!(s.steps < 100, "{} steps", s.steps);
+    }
+
+    #[test]
+    fn overwritten_unknown_writes_are_not_explored() {
+        // Unknown writes of 0..20, then reads that need the last one: placing
+        // any others before it makes no difference.
+        let writes: Vec<RegisterOp<u8>> = (0..20).map(RegisterOp::Write).collect();
+        let (r, ro) = (RegisterOp::Read, RegisterRet::Read(19));
+        let mut ops: Vec<SearchOp<'_, M>> = writes
+            .iter()
+            .zip(0..)
+            .map(|(w, c)| op(w, None, c, None))
+            .collect();
+        ops.push(op(&r, Some(&ro), 20, Some(21)));
+        ops.push(op(&r, Some(&ro), 22, Some(23)));
+        let s = search(&Register::new(0), &ops, 1_000_000);
+        assert_eq!(s.found, Found::Linearizable);
+        assert!(s.steps < 1_000, "{} steps", s.steps);
+        // A read of a value nobody wrote, after them: every subset of the
+        // writes would be tried without the reductions.
+        let bad = RegisterRet::Read(99);
+        ops.push(op(&r, Some(&bad), 24, Some(25)));
+        let s = search(&Register::new(0), &ops, 1_000_000);
+        assert!(matches!(s.found, Found::Violation { .. }));
+        assert!(s.steps < 10_000, "{} steps", s.steps);
     }
 }

@@ -16,10 +16,11 @@
 //!    (it took effect between its call and return, or never, with any
 //!    answer); made 1-minimal by delta debugging: treating any one core
 //!    operation as a maybe too makes the cut history linearizable.
-//! 3. **Context**: the maybes worth showing beside the core, a 1-minimal set
-//!    of them without which some core operation would no longer be needed
-//!    (typically the writes the core's reads saw). Dropping a maybe only
-//!    removes possibilities, so core plus context is still not linearizable.
+//! 3. **Context**: the maybes worth showing beside the core: a 1-minimal set
+//!    of them such that every core operation stays needed — taking it as a
+//!    maybe too, with only the context beside, is linearizable — typically
+//!    the writes the core's reads saw. Dropping a maybe only removes
+//!    possibilities, so core plus context is still not linearizable.
 
 use crate::model::Model;
 use crate::search::{search, Found, SearchOp};
@@ -98,7 +99,7 @@ impl<M: Model> Shrinker<'_, '_, M> {
             return Trial::Undecided;
         }
         let s = search(self.model, &sub, limit);
-        self.budget -= s.steps;
+        self.budget = self.budget.saturating_sub(s.steps);
         match s.found {
             Found::Linearizable => Trial::Passes,
             Found::OutOfSteps { .. } => Trial::Undecided,
@@ -271,9 +272,10 @@ pub(crate) fn shrink<M: Model>(
     //    core operation stays needed.
     let core = best.core.clone();
     let needed = |s: &mut Shrinker<'_, '_, M>, context: &[usize]| {
-        core.iter().all(|c| {
-            let rest: Vec<usize> = core.iter().copied().filter(|x| x != c).collect();
-            matches!(s.trial(end, &rest, context), Trial::Passes)
+        core.iter().all(|&c| {
+            let rest: Vec<usize> = core.iter().copied().filter(|&x| x != c).collect();
+            let maybe: Vec<usize> = context.iter().copied().chain([c]).collect();
+            matches!(s.trial(end, &rest, &maybe), Trial::Passes)
         })
     };
     let mut context = others(&core);

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 /// Why a check did not pass.
 pub enum CheckError {
-    /// The history is proven not linearizable.
-    Violation(Violation),
+    /// The history is proven not linearizable (boxed: a violation is large,
+    /// and `Ok` is the common case).
+    Violation(Box<Violation>),
     /// Some partition's search ran out of steps and none was a violation:
     /// nothing is known. Never a pass.
     Timeout(Timeout),
@@ -84,8 +85,8 @@ impl Violation {
 
     /// The other operations shown beside the core, taken as maybes (they
     /// took effect between their call and return, or never, whatever they
-    /// answered): those some core operation needs to be explained. In call
-    /// order.
+    /// answered): a 1-minimal set with which every core operation is still
+    /// needed (typically the writes the core's reads saw). In call order.
     pub fn context(&self) -> Vec<OpId> {
         self.context.iter().map(|s| s.id).collect()
     }
