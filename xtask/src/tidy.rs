@@ -113,6 +113,7 @@ const RULES: &[Rule] = &[
 const DIRS: &[&str] = &[
     "sim-net/src",
     "sim-fs/src",
+    "sim-check/src",
     "sim-runtime/src/simulation",
     "sim-harness/src",
 ];
