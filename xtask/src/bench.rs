@@ -41,7 +41,9 @@ docs/bench.md and the samples to target/bench/bench.json.
   --seeds N       seeds of the `seeds` workload (default 20000)
   --only NAME     only this workload (spawn_yield, sleep, sleepers, seeds,
                   net_rt, net_idle_1000, heartbeats, scenario); repeatable;
-                  nothing is written
+                  nothing is written. `--only checker` alone measures the
+                  linearizability checker (sim-check) and rewrites only its
+                  section of docs/bench.md
   --no-write      print the table only
 ";
 
@@ -231,8 +233,9 @@ fn parse(args: &[String]) -> Result<Option<Opts>, String> {
             "--seeds" => o.seeds = number("--seeds", value("--seeds")?)?.max(1),
             "--only" => {
                 let w = value("--only")?;
-                if !WORKLOADS.iter().any(|k| k.name == w) {
-                    let known: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
+                if w != "checker" && !WORKLOADS.iter().any(|k| k.name == w) {
+                    let mut known: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
+                    known.push("checker");
                     return Err(format!(
                         "unknown workload {w:?}; known: {}",
                         known.join(", ")
@@ -260,9 +263,19 @@ struct Job {
 }
 
 pub fn bench(args: &[String]) -> Result<(), String> {
-    let Some(opts) = parse(args)? else {
+    let Some(mut opts) = parse(args)? else {
         return Ok(());
     };
+    let docs = root().join("docs").join("bench.md");
+    // The checker's bench is a section of its own (xtask/src/bench_check.rs).
+    let checker = opts.only.iter().any(|o| o == "checker");
+    opts.only.retain(|o| o != "checker");
+    if checker && opts.only.is_empty() {
+        return crate::bench_check::only(&docs, opts.write);
+    }
+    if checker {
+        println!("{}", crate::bench_check::measure()?);
+    }
     let started = Instant::now();
     let cold = [
         "target/sim/release",
@@ -326,7 +339,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         cold,
     };
     let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
-    let docs = root().join("docs").join("bench.md");
+    let md = crate::bench_check::splice(&md, &crate::bench_check::measure()?);
     write(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write(&json_path, &json(&results, &info, &opts, &timing))?;
@@ -397,7 +410,7 @@ fn build_all(opts: &Opts) -> Result<Vec<Job>, String> {
 
 /// `cargo bench --no-run` of `package`'s `bench` in `mode`; returns the
 /// bench executable.
-fn build_bench(mode: Mode, package: &str, bench: &str) -> Result<PathBuf, String> {
+pub(crate) fn build_bench(mode: Mode, package: &str, bench: &str) -> Result<PathBuf, String> {
     let mut args = vec![
         "bench",
         "-p",
