@@ -68,7 +68,7 @@ pub fn splice(doc: &str, section: &str) -> String {
             let after = after.strip_prefix('\n').unwrap_or(after);
             format!("{}{section}{after}", &doc[..b])
         }
-        _ => format!("{}\n{section}", doc.trim_end()),
+        _ => format!("{}\n\n{section}", doc.trim_end()),
     }
 }
 
