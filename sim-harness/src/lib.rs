@@ -23,6 +23,41 @@
 //! path (`target/sim/<test>/<seed>.trace`), whether a rerun of the seed
 //! reproduced it, and the one command that replays it. Without the cfg, a
 //! `#[sim::test]` is an ignored test that says how to run it.
+//!
+//! What a service promises is checked on what its clients saw:
+//!
+//! ```ignore
+//! use sim::check::{Kv, KvOp, KvRet};
+//! let history = sim::History::new();
+//! let h = history.clone();
+//! sim::Workload::new("kv")          // clients on their own nodes,
+//!     .clients(2..=5)               // counts drawn from the swarm
+//!     .ops(20..=100)
+//!     .op("put", 3, move |mut op| {
+//!         let h = h.clone();
+//!         async move {
+//!             let key = format!("k{}", op.rng().below(4));
+//!             let call = h.invoke(op.client(), KvOp::Put(key.clone(), op.id()));
+//!             match put(&key, op.id()).await {
+//!                 Ok(()) => call.ok(KvRet::Put),
+//!                 Err(_) => call.unknown(), // a timeout: it may have happened
+//!             }
+//!         }
+//!     })
+//!     .run()
+//!     .await;
+//! // Fails the run with the 1-minimal operations that cannot be
+//! // linearized, drawn as a timeline.
+//! history.assert_linearizable(&Kv::new());
+//! ```
+//!
+//! [`History`] records each call with its virtual time and node; a call
+//! ends `ok`, `fail` (certainly did not happen) or `unknown` (may have
+//! happened; a call dropped by a crash is unknown). [`check`] is the
+//! `sim-check` crate: the models (register, key-value map, counter, set,
+//! FIFO queue, or any [`check::Model`]) and the linearizability search.
+//! [`heal_after`] ends a run's chaos with a heal and makes every
+//! [`eventually`] bound count from it; a fault after the heal fails the run.
 
 pub use sim_harness_macros::test;
 
