@@ -18,7 +18,7 @@
 //! Speed is measured here, by release builds of benchmark binaries, never by
 //! timed tests (and never in CI).
 
-use crate::ci::{cargo, root, Mode};
+use crate::cmd::{cargo, root, Mode};
 use crate::json::{quote, Json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! `cargo xtask bench` rewrites the section with the rest;
 //! `cargo xtask bench --only checker` measures and rewrites only it.
 
-use crate::ci::Mode;
+use crate::cmd::Mode;
 use std::path::Path;
 use std::process::Command;
 

@@ -11,7 +11,7 @@
 //! is not found within its bound, if a failing seed does not replay, or if
 //! the timeout canary is found without early timers.
 
-use crate::ci::{cargo, output, Mode};
+use crate::cmd::{cargo, output, Mode};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::process::Command;
@@ -46,7 +46,7 @@ const NEEDS_YIELD_AHEAD: &str = "yield_ahead";
 
 /// Variables that steer a run: cleared so the caller's shell cannot skew
 /// the measurement.
-const CLEARED: &[&str] = crate::ci::SIM_STEERING;
+const CLEARED: &[&str] = crate::cmd::SIM_STEERING;
 
 /// A canary as the sweep binary lists it.
 struct Canary {
@@ -72,7 +72,7 @@ struct Found {
 
 pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let mut seeds = 200u64;
-    let mut out = crate::ci::root().join("docs").join("canaries.md");
+    let mut out = crate::cmd::root().join("docs").join("canaries.md");
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -85,7 +85,7 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
             }
             "--out" => {
                 // Relative to the workspace root, wherever cargo runs.
-                out = crate::ci::root().join(
+                out = crate::cmd::root().join(
                     it.next()
                         .ok_or_else(|| crate::Error::Usage("--out takes a path".into()))?,
                 );

@@ -9,7 +9,7 @@
 //!    the same step and virtual time.
 //! 3. Run the same test against the fixed store (`tests/sim.rs`): it passes.
 
-use crate::ci::{cargo, Mode};
+use crate::cmd::{cargo, Mode};
 
 const SWEEP: &[&str] = &["test", "-p", "kv", "--test", "demo"];
 const FIXED: &[&str] = &[
@@ -34,7 +34,7 @@ fn run(args: &[&str], seed: Option<u64>) -> Result<(bool, String), String> {
         cmd.env("SIM_SEED", seed.to_string());
     }
     cmd.env_remove("SIM_SEEDS").env("RUST_BACKTRACE", "0");
-    crate::ci::output(&mut cmd)
+    crate::cmd::output(&mut cmd)
 }
 
 /// The harness's report, without the per-seed progress lines, the trace

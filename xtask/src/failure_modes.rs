@@ -19,7 +19,7 @@
 //! entry the committed one (`git show HEAD:…`) does not have: the baseline
 //! may only shrink.
 
-use crate::ci::root;
+use crate::cmd::root;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

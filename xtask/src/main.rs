@@ -5,6 +5,7 @@ mod bench;
 mod bench_check;
 mod canaries;
 mod ci;
+mod cmd;
 mod compat;
 mod demo;
 mod failure_modes;
@@ -14,7 +15,6 @@ mod proc;
 mod sweep;
 mod tidy;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -95,21 +95,3 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
-
-/// Formats an error with the path it concerns.
-pub fn io_context(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |e| Error::Failed(format!("{}: {e}", path.display()))
-}
-
-/// The workspace root (the parent of this crate's directory).
-pub fn workspace_root() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    here.parent()
-        .expect("xtask lives one level below the workspace root")
-        .to_path_buf()
-}
-
-/// The `cargo` that runs us (cargo sets `CARGO` for `cargo run`).
-pub fn cargo() -> std::process::Command {
-    std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-}

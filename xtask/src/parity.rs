@@ -27,7 +27,7 @@ mod html;
 mod resolve;
 mod sig;
 
-use crate::ci::root;
+use crate::cmd::root;
 use crate::Error;
 use emit::{Checks, What};
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,7 +75,7 @@ pub fn main(args: &[String]) -> crate::Result<()> {
     eprint!("{}", summary(&checks, &excepted));
     let out = root.join(OUT);
     if check {
-        let old = std::fs::read_to_string(&out).map_err(crate::io_context(&out))?;
+        let old = std::fs::read_to_string(&out).map_err(crate::cmd::io_context(&out))?;
         if old != text {
             return Err(Error::Failed(format!(
                 "{OUT} is stale: Tokio's API as read now differs from it; run `cargo xtask parity`"
@@ -83,7 +83,7 @@ pub fn main(args: &[String]) -> crate::Result<()> {
         }
         eprintln!("{OUT} is up to date");
     } else {
-        std::fs::write(&out, text).map_err(crate::io_context(&out))?;
+        std::fs::write(&out, text).map_err(crate::cmd::io_context(&out))?;
         eprintln!("wrote {OUT}");
     }
     Ok(())
@@ -125,7 +125,7 @@ fn build_docs(root: &Path, work: &Path, version: &str) -> Result<PathBuf, String
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
     }
-    let status = crate::cargo()
+    let status = crate::cmd::cargo(crate::cmd::Mode::Production, &[])
         // `bytes` too: Tokio's `*_buf` methods take its `BufMut`, and a
         // crate documented beside Tokio is linked, so nameable.
         .args([

@@ -15,7 +15,7 @@
 //! against the `#[sim::test]`s in `examples/*/tests/*.rs`, so a new example
 //! test cannot be left out.
 
-use crate::ci::{cargo, Mode};
+use crate::cmd::{cargo, Mode};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -120,7 +120,7 @@ const FAIL_BY_DESIGN: &[&str] = &[
 /// Variables that steer a run: cleared so the caller's shell cannot change
 /// what is swept (the sweep then sets `SIM_SEEDS`, `SIM_JOBS` and
 /// `SIM_CHECK_DETERMINISM` itself).
-const CLEARED: &[&str] = crate::ci::SIM_STEERING;
+const CLEARED: &[&str] = crate::cmd::SIM_STEERING;
 
 /// Lines of a failure's report kept in the markdown, before the trace.
 const REPORT_LINES: usize = 12;
@@ -195,7 +195,7 @@ fn parse_args(args: &[String]) -> Result<Option<Options>, crate::Error> {
         seeds: 100_000,
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         only: Vec::new(),
-        out: crate::ci::root().join("docs").join("sweep.md"),
+        out: crate::cmd::root().join("docs").join("sweep.md"),
         command: std::iter::once("cargo xtask sweep")
             .chain(args.iter().map(String::as_str))
             .collect::<Vec<_>>()
@@ -220,7 +220,7 @@ fn parse_args(args: &[String]) -> Result<Option<Options>, crate::Error> {
             }
             "--out" => {
                 // Relative to the workspace root, wherever cargo runs.
-                opts.out = crate::ci::root().join(
+                opts.out = crate::cmd::root().join(
                     it.next()
                         .ok_or_else(|| usage("--out takes a path".into()))?,
                 );
@@ -250,7 +250,7 @@ fn run(opts: &Options) -> Result<(), String> {
         .copied()
         .filter(|t| opts.only.is_empty() || opts.only.iter().any(|p| p == t.package))
         .collect();
-    let logs = crate::ci::root().join("target").join("sweep");
+    let logs = crate::cmd::root().join("target").join("sweep");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
 
     // Each package is built on its own, exactly as its tests are run
@@ -258,7 +258,7 @@ fn run(opts: &Options) -> Result<(), String> {
     // the same way): the runs then find everything fresh and their wall
     // time is the sweep's alone.
     if tests.iter().any(|t| t.graph) {
-        crate::ci::run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
+        crate::cmd::run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
     }
     for graph in [false, true] {
         for package in packages(&tests) {
@@ -282,7 +282,7 @@ fn run(opts: &Options) -> Result<(), String> {
                     return Err(format!("cargo sim build of {package} failed ({status})"));
                 }
             } else {
-                crate::ci::run(Mode::Simulation, "build", &args)?;
+                crate::cmd::run(Mode::Simulation, "build", &args)?;
             }
         }
     }
@@ -425,8 +425,8 @@ fn sweep(t: &Test, opts: &Options, logs: &Path) -> Result<Outcome, String> {
 /// from this checkout, none of the caller's steering variables and no
 /// backtraces.
 fn graph_cargo(args: &[&str]) -> Command {
-    let mut cmd = Command::new(crate::ci::root().join("target/debug/cargo-sim"));
-    cmd.current_dir(crate::ci::root()).arg("sim").args(args);
+    let mut cmd = Command::new(crate::cmd::root().join("target/debug/cargo-sim"));
+    cmd.current_dir(crate::cmd::root()).arg("sim").args(args);
     for v in CLEARED {
         cmd.env_remove(v);
     }
@@ -526,7 +526,7 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
             // A previous run's report is not a change to what is swept.
             let out = opts
                 .out
-                .strip_prefix(crate::ci::root())
+                .strip_prefix(crate::cmd::root())
                 .unwrap_or(&opts.out);
             let dirty = crate::bench::capture(
                 "git",
@@ -629,7 +629,7 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
                 s,
                 "The whole output: `{}` (and `.stderr`).",
                 o.log
-                    .strip_prefix(crate::ci::root())
+                    .strip_prefix(crate::cmd::root())
                     .unwrap_or(&o.log)
                     .display()
             );
@@ -696,7 +696,7 @@ mod tests {
 
     #[test]
     fn the_list_names_every_example_sim_test() {
-        let root = crate::ci::root();
+        let root = crate::cmd::root();
         let mut found: BTreeSet<Test> = BTreeSet::new();
         // Where each package's tests live, for the messages.
         let mut dirs: Vec<(String, PathBuf)> = Vec::new();

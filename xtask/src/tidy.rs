@@ -2,7 +2,7 @@
 //! grep over the simulator's own code (and, for `std::fs`, over the example
 //! services that run inside simulations), each finding with its fix.
 
-use crate::ci::root;
+use crate::cmd::root;
 use std::path::{Path, PathBuf};
 
 struct Rule {

@@ -1,7 +1,8 @@
 //! Building the test files, one cargo invocation per mode.
 
+use crate::cmd::io_context;
 use crate::json::Json;
-use crate::{cargo, io_context, Error, Result};
+use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -43,11 +44,11 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
     // patches `tokio` and sets the cfgs itself (RUSTFLAGS stays empty).
     let through_cargo_sim = super::graph() && mode == Mode::Sim;
     let mut cmd = if through_cargo_sim {
-        let mut c = std::process::Command::new(crate::ci::root().join("target/debug/cargo-sim"));
+        let mut c = std::process::Command::new(crate::cmd::root().join("target/debug/cargo-sim"));
         c.arg("sim");
         c
     } else {
-        cargo()
+        crate::cmd::cargo(crate::cmd::Mode::Production, &[])
     };
     cmd.current_dir(dir)
         .args(["build", "--keep-going", "--message-format=json"])

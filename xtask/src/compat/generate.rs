@@ -3,7 +3,8 @@
 use super::selection::{DEV_DEPENDENCIES, SELECTED};
 use super::tokio_source::{locked_version, TokioSource};
 use super::trim::{trim, Trimmed};
-use crate::{io_context, Result};
+use crate::cmd::io_context;
+use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;

@@ -2,7 +2,7 @@
 //! across runs and machines.
 
 use super::run::Verdict;
-use crate::workspace_root;
+use crate::cmd::root as workspace_root;
 use std::collections::BTreeMap;
 
 pub(super) fn is_informative(line: &str) -> bool {

@@ -46,7 +46,8 @@ use selection::{all_named_files, Group, NOT_APPLICABLE, SELECTED};
 use sources::{count_test_attributes, is_unstable_only};
 use tokio_source::locate_tokio;
 
-use crate::{io_context, workspace_root, Error, Result};
+use crate::cmd::{io_context, root as workspace_root};
+use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -111,8 +112,8 @@ pub fn main(args: &[String]) -> Result<()> {
         "target/compat"
     });
     if opts.graph {
-        crate::ci::run(
-            crate::ci::Mode::Production,
+        crate::cmd::run(
+            crate::cmd::Mode::Production,
             "cargo-sim",
             &["build", "-p", "cargo-sim"],
         )

@@ -1,7 +1,8 @@
 //! Explanations of failures, from `compat/reasons.txt`.
 
 use super::report::Report;
-use crate::{io_context, Error, Result};
+use crate::cmd::io_context;
+use crate::{Error, Result};
 use std::fs;
 use std::path::Path;
 
@@ -132,7 +133,7 @@ mod tests {
 
     #[test]
     fn the_reasons_file_loads() {
-        let r = Reasons::load(&crate::workspace_root().join("compat/reasons.txt")).unwrap();
+        let r = Reasons::load(&crate::cmd::root().join("compat/reasons.txt")).unwrap();
         assert!(r.index_of(super::super::NET_CAUSE).is_some());
         let mut ids: Vec<&str> = r.causes.iter().map(|c| c.id.as_str()).collect();
         let n = ids.len();

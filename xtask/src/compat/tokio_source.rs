@@ -1,7 +1,8 @@
 //! Finding Tokio's tests: the package that `Cargo.lock` resolves, in the
 //! cargo registry.
 
-use crate::{cargo, io_context, Error, Result};
+use crate::cmd::io_context;
+use crate::{Error, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -62,7 +63,7 @@ pub(super) fn locate_tokio(root: &Path) -> Result<TokioSource> {
         return Ok(TokioSource { version, tests });
     }
     eprintln!("compat: tokio {version} is not in the cargo registry yet: cargo fetch");
-    let status = cargo()
+    let status = crate::cmd::cargo(crate::cmd::Mode::Production, &[])
         .arg("fetch")
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
