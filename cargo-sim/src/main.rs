@@ -5,6 +5,7 @@
 //! cargo install --path cargo-sim
 //! cargo sim test [cargo test arguments]     # every crate that uses tokio, simulated
 //! cargo sim run --bin server                # the same for a binary
+//! cargo sim clippy --all-targets            # lint the simulated build
 //! cargo sim doctor                          # what in the graph still escapes the seed
 //! ```
 //!
@@ -39,6 +40,9 @@ commands:
   test     cargo test, with every crate that uses tokio on the simulator
   run      cargo run, the same
   build    cargo build, the same (tests and binaries, not run)
+  check    cargo check, the same
+  clippy   cargo clippy, the same: lints the code as the simulation compiles
+           it (cfg(simulation) and cfg(sim_graph) are set)
   doctor   what in the graph still escapes the seed (OS threads, real sockets,
            real files, the TSC); exits 1 if something does.
            cargo sim doctor [--manifest-path P] [-p PKG]...
@@ -60,7 +64,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     match command.as_str() {
-        "test" | "run" | "build" => match run(&args) {
+        "test" | "run" | "build" | "check" | "clippy" => match run(&args) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("cargo-sim: {e}");
@@ -123,11 +127,17 @@ fn run_patched(args: &[String], capture: bool) -> Result<Patched, String> {
         "patch.crates-io.tokio.path={}",
         toml_string(&shim_dir.display().to_string())
     );
+    // The cfgs are declared too (`--check-cfg`), so a crate that tests
+    // `cfg(simulation)` gets no `unexpected_cfgs` warning here, and a lint
+    // run with `-D warnings` fails on its code, not on ours.
     let flags = |var: &str| {
         let old = std::env::var(var).unwrap_or_default();
-        format!("{old} --cfg simulation --cfg sim_graph")
-            .trim()
-            .to_string()
+        format!(
+            "{old} --cfg simulation --cfg sim_graph --check-cfg=cfg(simulation) \
+             --check-cfg=cfg(sim_graph)"
+        )
+        .trim()
+        .to_string()
     };
     // `cargo --config <patch> <args>`: the patch is a global option, given
     // before the subcommand (after it, it could land behind a `--`).

@@ -19,6 +19,13 @@ tokio = { version = "1", features = ["full"] }
 "#;
 
 const LIB: &str = r#"
+/// Only in the simulated build, and a lint clippy flags (`ptr_arg`): a
+/// lint of the simulated build must see it.
+#[cfg(sim_graph)]
+pub fn count(v: &Vec<u8>) -> usize {
+    v.len()
+}
+
 /// Waits for the next hourly job.
 pub async fn hourly() -> std::time::Duration {
     let t0 = std::time::Instant::now();
@@ -92,5 +99,25 @@ fn a_plain_tokio_crate_runs_simulated_and_keeps_its_lock() {
     assert_eq!(
         std::fs::read_to_string(dir.join("Cargo.toml")).unwrap(),
         MANIFEST
+    );
+
+    // `cargo sim clippy` lints the simulated build: the function that
+    // exists only there is flagged.
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
+        .args(["sim", "clippy", "--all-targets", "--", "-D", "warnings"])
+        .current_dir(&dir)
+        .env("CARGO_NET_OFFLINE", "true")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the lint must fail the run:\n{text}");
+    assert!(text.contains("ptr_arg"), "{text}");
+    // The simulation's cfgs are declared: only the crate's own lint fails.
+    assert!(!text.contains("unexpected `cfg`"), "{text}");
+    assert_eq!(
+        std::fs::read(dir.join("Cargo.lock")).unwrap(),
+        lock_before,
+        "cargo sim clippy changed the crate's Cargo.lock"
     );
 }
