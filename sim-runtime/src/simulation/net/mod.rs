@@ -129,7 +129,11 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
     if core.net.model.is_none() {
         let mut config = core.net.config.take().unwrap_or_default();
         config.seed = crate::simulation::seed::child(core.config.seed, "net");
-        core.net.model = Some(Net::new(config));
+        let mut net = Net::new(config);
+        if crate::simulation::record::on() {
+            net.record_traffic();
+        }
+        core.net.model = Some(net);
     }
     while core.net.hosts < core.nodes.len() {
         let i = core.net.hosts;
@@ -142,6 +146,15 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
         core.net.hosts += 1;
     }
     core.net.model.as_mut().expect("created above")
+}
+
+/// The traffic log of a recorded run (record.rs); empty otherwise.
+pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
+    core.net
+        .model
+        .as_mut()
+        .map(Net::take_traffic)
+        .unwrap_or_default()
 }
 
 /// Routes the model's notifications to waiters; returns wakers to wake once
