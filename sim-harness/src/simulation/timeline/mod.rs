@@ -1,0 +1,152 @@
+//! Seeing a run: the timeline page (`target/sim/<test>/<seed>.html`), and
+//! the Perfetto and pcap exports (`SIM_EXPORT=perfetto,pcap`).
+//!
+//! A seed that will be drawn runs with the recorder on: the network model
+//! logs its traffic (sim-runtime's `record.rs`) and the harness's lifecycle
+//! and fault calls log themselves here ([`note`]). Both logs are
+//! write-only, so a recorded run makes the same decisions and has the same
+//! fingerprint as an unrecorded one (tested in `tests/timeline.rs`). Off,
+//! a note costs one thread-local read.
+//!
+//! Which seeds are recorded: the first failing seed's rerun (the
+//! reproduction check) always; every seed with `SIM_TIMELINE=1` (a page
+//! for passing seeds too) or `SIM_EXPORT=...`.
+
+mod model;
+mod page;
+mod pcap;
+mod perfetto;
+
+pub(crate) use model::Model;
+use sim_runtime::__private::harness::RunRecord;
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+
+/// A lifecycle or fault call of the harness, at virtual time `at` (ns):
+/// `what` is its name in the trace (`crash`, `partition`, `heal all`, …),
+/// `args` its arguments in order (node names first).
+#[derive(Clone, Debug)]
+pub(crate) struct Note {
+    pub at: u64,
+    pub what: &'static str,
+    pub args: Vec<String>,
+}
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+    static NOTES: RefCell<Vec<Note>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Logs a lifecycle or fault call when this seed is recorded.
+pub(crate) fn note(what: &'static str, args: &[&str]) {
+    if !ON.with(|c| c.get()) {
+        return;
+    }
+    let at = sim_runtime::sim::stamp().map_or(0, |(t, _)| t.as_nanos() as u64);
+    let args = args.iter().map(|a| a.to_string()).collect();
+    NOTES.with(|n| n.borrow_mut().push(Note { at, what, args }));
+}
+
+/// Turns recording on or off for the seeds run on this thread.
+pub(crate) fn set_recording(on: bool) {
+    ON.with(|c| c.set(on));
+    NOTES.with(|n| n.borrow_mut().clear());
+    sim_runtime::__private::harness::set_recording(on);
+}
+
+/// What a recorded seed leaves: the network's log and the harness's notes.
+pub(crate) struct Recorded {
+    pub run: RunRecord,
+    pub notes: Vec<Note>,
+}
+
+/// Takes this thread's recording of the run that just ended.
+pub(crate) fn take() -> Option<Recorded> {
+    if !ON.with(|c| c.get()) {
+        return None;
+    }
+    let notes = NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()));
+    let run = sim_runtime::__private::harness::take_record()?;
+    Some(Recorded { run, notes })
+}
+
+/// What the environment asks for: `SIM_TIMELINE=1` (a page for every
+/// seed) and `SIM_EXPORT=perfetto,pcap`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Wanted {
+    pub every_page: bool,
+    pub perfetto: bool,
+    pub pcap: bool,
+}
+
+impl Wanted {
+    pub(crate) fn from_env() -> Wanted {
+        let mut w = Wanted::default();
+        if let Ok(v) = std::env::var("SIM_TIMELINE") {
+            w.every_page = match v.trim() {
+                "" | "0" | "false" | "no" | "off" => false,
+                "1" | "true" | "yes" | "on" => true,
+                _ => panic!("sim: SIM_TIMELINE={v:?} is malformed. Accepted forms: 1 or 0"),
+            };
+        }
+        if let Ok(v) = std::env::var("SIM_EXPORT") {
+            for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                match part {
+                    "perfetto" => w.perfetto = true,
+                    "pcap" => w.pcap = true,
+                    _ => panic!(
+                        "sim: SIM_EXPORT={v:?}: {part:?} is not an export. Accepted: perfetto, \
+                         pcap, or both (SIM_EXPORT=perfetto,pcap)"
+                    ),
+                }
+            }
+        }
+        w
+    }
+
+    /// Whether every seed is recorded.
+    pub(crate) fn every_seed(self) -> bool {
+        self.every_page || self.perfetto || self.pcap
+    }
+}
+
+/// What the page shows of the run's end.
+pub(crate) struct Ending<'a> {
+    pub test: &'a str,
+    pub seed: u64,
+    pub class: Option<&'static str>,
+    pub message: &'a str,
+    pub step: u64,
+    pub now_ns: u64,
+    pub schedule: &'a str,
+}
+
+/// Writes the page (and the exports asked for) of a recorded seed into
+/// `dir`; returns the page's path.
+pub(crate) fn write(
+    dir: &Path,
+    rec: &Recorded,
+    trace: &[String],
+    end: &Ending<'_>,
+    wanted: Wanted,
+) -> Option<PathBuf> {
+    let model = Model::build(rec, trace, end);
+    let page = dir.join(format!("{}.html", end.seed));
+    let mut out = vec![(page.clone(), page::render(&model, end).into_bytes())];
+    if wanted.perfetto {
+        let path = dir.join(format!("{}.perfetto.json", end.seed));
+        out.push((path, perfetto::render(&model).into_bytes()));
+    }
+    if wanted.pcap {
+        let path = dir.join(format!("{}.pcap", end.seed));
+        out.push((path, pcap::render(rec)));
+    }
+    let mut ok = true;
+    for (path, bytes) in out {
+        if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, bytes)) {
+            eprintln!("sim: could not write {}: {e}", path.display());
+            ok = false;
+        }
+    }
+    ok.then_some(page)
+}
