@@ -116,3 +116,75 @@ impl Net {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, Progress};
+
+    /// A connect, a write across a partition (held), the heal (released),
+    /// a read, a datagram: returns what the model answered and notified.
+    fn script(net: &mut Net) -> Vec<String> {
+        let (a, b) = (HostId(0), HostId(1));
+        net.add_host(a, "10.0.0.1".parse().unwrap());
+        net.add_host(b, "10.0.0.2".parse().unwrap());
+        let mut seen = Vec::new();
+        let l = net
+            .tcp_bind(b, "0.0.0.0:80".parse().unwrap(), false, 0)
+            .unwrap();
+        net.tcp_listen(l, 8).unwrap();
+        let c = net
+            .tcp_connect(a, None, "10.0.0.2:80".parse().unwrap(), 0)
+            .unwrap();
+        let t = SECOND;
+        seen.push(format!("{:?}", net.tcp_poll_connect(c, t)));
+        let s = match net.tcp_accept(l, t) {
+            Progress::Ready(Ok((s, _))) => s,
+            other => panic!("{other:?}"),
+        };
+        net.partition(a, b, false, t);
+        seen.push(format!("{:?}", net.tcp_write(c, b"hello", t)));
+        net.heal(a, b, 2 * t);
+        let mut buf = [0u8; 16];
+        seen.push(format!("{:?}", net.tcp_read(s, &mut buf, false, 3 * t)));
+        let u = net.udp_bind(a, "0.0.0.0:0".parse().unwrap()).unwrap();
+        let v = net.udp_bind(b, "0.0.0.0:53".parse().unwrap()).unwrap();
+        seen.push(format!(
+            "{:?}",
+            net.udp_send(u, b"ping", Some("10.0.0.2:53".parse().unwrap()), 3 * t)
+        ));
+        seen.push(format!("{:?}", net.udp_recv(v, &mut buf, false, 4 * t)));
+        let mut notes = Vec::new();
+        net.take_notifications(&mut notes);
+        seen.push(format!("{notes:?}"));
+        seen
+    }
+
+    const SECOND: u64 = 1_000_000_000;
+
+    #[test]
+    fn recording_changes_no_answer_and_logs_the_traffic() {
+        let mut plain = Net::new(Config::default());
+        let mut recorded = Net::new(Config::default());
+        recorded.record_traffic();
+        assert_eq!(script(&mut plain), script(&mut recorded));
+        assert!(plain.take_traffic().is_empty());
+        let log = recorded.take_traffic();
+        assert!(
+            matches!(log[0], NetEvent::Connect { conn: 0, .. }),
+            "{log:?}"
+        );
+        assert!(
+            matches!(&log[1], NetEvent::Segment { kind: SegmentKind::Data, offset: 0, arrive: None, payload, .. } if payload == b"hello"),
+            "held across the partition: {log:?}"
+        );
+        assert!(
+            matches!(log[2], NetEvent::Release { conn: 0, dir: 0, at, arrive } if at == 2 * SECOND && arrive > at),
+            "{log:?}"
+        );
+        assert!(
+            matches!(&log[3], NetEvent::Datagram { arrive: Some(_), payload, .. } if payload == b"ping"),
+            "{log:?}"
+        );
+    }
+}
