@@ -4,7 +4,7 @@
 //! seed in full (class, step, virtual time, message, the trace's last lines
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
-use super::timeline::{self, Recorded, Wanted};
+use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
 use sim_runtime::__private::harness::{
     cargo_prefix, replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
@@ -359,7 +359,7 @@ where
     let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
     let wanted = Wanted::from_env();
     // Seeds whose body returned with tasks still running: (count, first).
-    let leftovers: Mutex<(usize, Option<(u64, Vec<String>)>)> = Mutex::new((0, None));
+    let leftovers: Mutex<Leftovers> = Mutex::new((0, None));
     let jobs = jobs().min(seeds.len().max(1));
     let make = Arc::new(make);
     let next = AtomicUsize::new(0);
@@ -508,31 +508,6 @@ where
             page.as_deref()
         )
     );
-}
-
-/// Prints which tasks were still running when the body returned (every
-/// run; `strict` makes them a failure of class leak instead).
-fn warn_leftovers(
-    name: &str,
-    strict: bool,
-    total: usize,
-    (count, first): (usize, Option<(u64, Vec<String>)>),
-) {
-    let Some((seed, tasks)) = first else { return };
-    if strict {
-        return;
-    }
-    let mut s = format!(
-        "sim: warning: {name}: in {count} of {total} seed(s) the test body returned with tasks          still running (`#[sim::test(strict)]` fails such a run as a leak); seed {seed}: {}          task(s):",
-        tasks.len()
-    );
-    for t in tasks.iter().take(10) {
-        let _ = write!(s, "\n    {t}");
-    }
-    if tasks.len() > 10 {
-        let _ = write!(s, "\n    … and {} more", tasks.len() - 10);
-    }
-    eprintln!("{s}");
 }
 
 /// Writes the page (and the exports asked for) of a recorded seed next to

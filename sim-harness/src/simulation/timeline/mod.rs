@@ -20,6 +20,7 @@ mod perfetto;
 pub(crate) use model::Model;
 use sim_runtime::__private::harness::RunRecord;
 use std::cell::{Cell, RefCell};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A lifecycle or fault call of the harness, at virtual time `at` (ns):
@@ -149,4 +150,28 @@ pub(crate) fn write(
         }
     }
     ok.then_some(page)
+}
+
+/// How many seeds returned with tasks still running, and the lowest such
+/// seed with its tasks.
+pub(crate) type Leftovers = (usize, Option<(u64, Vec<String>)>);
+
+/// Prints which tasks were still running when the body returned (every
+/// run; `strict` makes them a failure of class leak instead).
+pub(crate) fn warn_leftovers(name: &str, strict: bool, total: usize, (count, first): Leftovers) {
+    let Some((seed, tasks)) = first else { return };
+    if strict {
+        return;
+    }
+    let mut s = format!(
+        "sim: warning: {name}: in {count} of {total} seed(s) the test body returned with tasks          still running (`#[sim::test(strict)]` fails such a run as a leak); seed {seed}: {}          task(s):",
+        tasks.len()
+    );
+    for t in tasks.iter().take(10) {
+        let _ = write!(s, "\n    {t}");
+    }
+    if tasks.len() > 10 {
+        let _ = write!(s, "\n    … and {} more", tasks.len() - 10);
+    }
+    eprintln!("{s}");
 }

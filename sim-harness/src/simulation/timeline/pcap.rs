@@ -24,7 +24,7 @@ pub(crate) const ACK: u8 = 0x10;
 
 /// The initial sequence number of direction `dir` of connection `conn`.
 pub(crate) fn isn(conn: u64, dir: usize) -> u32 {
-    let x = (conn.wrapping_mul(2) + dir as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let x = (conn.wrapping_mul(2) + dir as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (x >> 32) as u32
 }
 
