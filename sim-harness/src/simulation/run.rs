@@ -524,7 +524,21 @@ fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) ->
         now_ns: o.now.as_nanos() as u64,
         schedule: &o.schedule,
     };
-    timeline::write(&trace_dir(opts, name), rec, &r.trace, &end, wanted)
+    let dir = trace_dir(opts, name);
+    let mut page = None;
+    // The page comes first, then the exports.
+    for (i, (file, bytes)) in timeline::files(rec, &r.trace, &end, wanted)
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.join(file);
+        match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, bytes)) {
+            Ok(()) if i == 0 => page = Some(path),
+            Ok(()) => {}
+            Err(e) => eprintln!("sim: could not write {}: {e}", path.display()),
+        }
+    }
+    page
 }
 
 fn write_trace(opts: &Options, name: &str, r: &SeedResult) {

@@ -21,7 +21,6 @@ pub(crate) use model::Model;
 use sim_runtime::__private::harness::RunRecord;
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// A lifecycle or fault call of the harness, at virtual time `at` (ns):
 /// `what` is its name in the trace (`crash`, `partition`, `heal all`, …),
@@ -122,34 +121,27 @@ pub(crate) struct Ending<'a> {
     pub schedule: &'a str,
 }
 
-/// Writes the page (and the exports asked for) of a recorded seed into
-/// `dir`; returns the page's path.
-pub(crate) fn write(
-    dir: &Path,
+/// The files of a recorded seed: its page, then the exports asked for, as
+/// (file name, bytes); the runner writes them next to the trace.
+pub(crate) fn files(
     rec: &Recorded,
     trace: &[String],
     end: &Ending<'_>,
     wanted: Wanted,
-) -> Option<PathBuf> {
+) -> Vec<(String, Vec<u8>)> {
     let model = Model::build(rec, trace, end);
-    let page = dir.join(format!("{}.html", end.seed));
-    let mut out = vec![(page.clone(), page::render(&model, end).into_bytes())];
+    let mut out = vec![(
+        format!("{}.html", end.seed),
+        page::render(&model, end).into_bytes(),
+    )];
     if wanted.perfetto {
-        let path = dir.join(format!("{}.perfetto.json", end.seed));
-        out.push((path, perfetto::render(&model).into_bytes()));
+        let json = perfetto::render(&model).into_bytes();
+        out.push((format!("{}.perfetto.json", end.seed), json));
     }
     if wanted.pcap {
-        let path = dir.join(format!("{}.pcap", end.seed));
-        out.push((path, pcap::render(rec)));
+        out.push((format!("{}.pcap", end.seed), pcap::render(rec)));
     }
-    let mut ok = true;
-    for (path, bytes) in out {
-        if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, bytes)) {
-            eprintln!("sim: could not write {}: {e}", path.display());
-            ok = false;
-        }
-    }
-    ok.then_some(page)
+    out
 }
 
 /// How many seeds returned with tasks still running, and the lowest such
