@@ -144,6 +144,10 @@ impl Node {
         rt::spawn_on(self.inner.id, future)
     }
 
+    /// Starts the service; its task's spawn location is the caller's (the
+    /// test's `start` or `restart`), which is what a leftover or deadlock
+    /// report should name.
+    #[track_caller]
     fn launch(&self) {
         let Some(start) = self.inner.start.borrow().clone() else {
             return;

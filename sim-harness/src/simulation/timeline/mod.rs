@@ -156,7 +156,9 @@ pub(crate) fn warn_leftovers(name: &str, strict: bool, total: usize, (count, fir
         return;
     }
     let mut s = format!(
-        "sim: warning: {name}: in {count} of {total} seed(s) the test body returned with tasks          still running (`#[sim::test(strict)]` fails such a run as a leak); seed {seed}: {}          task(s):",
+        "sim: warning: {name}: in {count} of {total} seed(s) the test body returned with tasks \
+         still running (`#[sim::test(strict)]` fails such a run as a leak); seed {seed}: {} \
+         task(s):",
         tasks.len()
     );
     for t in tasks.iter().take(10) {
