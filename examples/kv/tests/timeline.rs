@@ -3,7 +3,8 @@
 //! the page runs without a console message, its summary
 //! (`window.__timeline`, mirrored into the DOM for `--dump-dom`) has the
 //! lanes, the crash and the arrows the run made, and a screenshot is kept
-//! at `target/timeline/kv-demo.png`.
+//! at `target/timeline/kv-demo.png` (and `kv-demo-find.png`: the page
+//! searched for the lost write's value).
 //!
 //! Run by `cargo xtask ci` (a step of its own), not by `cargo test`
 //! (`test = false`): it needs a Chromium binary (`chromium`,
@@ -34,8 +35,15 @@ fn chromium() -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-/// Runs Chromium headless on `page` with `args`; returns (stdout, stderr).
-fn headless(bin: &Path, profile: &Path, page: &Path, args: &[&str]) -> (String, String) {
+/// Runs Chromium headless on `page` (with `#fragment` when not empty) with
+/// `args`; returns (stdout, stderr).
+fn headless(
+    bin: &Path,
+    profile: &Path,
+    page: &Path,
+    fragment: &str,
+    args: &[&str],
+) -> (String, String) {
     let mut child = Command::new(bin)
         .args([
             "--headless",
@@ -49,7 +57,7 @@ fn headless(bin: &Path, profile: &Path, page: &Path, args: &[&str]) -> (String, 
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -110,6 +118,27 @@ fn demo_page() -> PathBuf {
     PathBuf::from(page)
 }
 
+/// The page's summary after it rendered in headless Chromium, checked for
+/// console messages and script errors.
+fn summary(bin: &Path, profile: &Path, page: &Path, fragment: &str) -> serde_json::Value {
+    let (dom, log) = headless(bin, profile, page, fragment, &["--dump-dom"]);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(
+        console.is_empty(),
+        "the page logged to the console:\n{}",
+        console.join("\n")
+    );
+    let summary = dom
+        .split_once("<pre id=\"summary\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(s, _)| unescape(s))
+        .unwrap_or_else(|| panic!("the page did not render its summary:\n{log}"));
+    let s: serde_json::Value = serde_json::from_str(&summary).expect("the summary is JSON");
+    assert_eq!(s["ready"], true);
+    assert_eq!(s["errors"], serde_json::json!([]), "script errors");
+    s
+}
+
 #[cfg(simulation)]
 #[test]
 fn timeline_page_in_headless_chromium() {
@@ -136,21 +165,7 @@ fn timeline_page_in_headless_chromium() {
     std::fs::create_dir_all(&root).unwrap();
     let profile = root.join("chromium-profile");
 
-    let (dom, log) = headless(&bin, &profile, &page, &["--dump-dom"]);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(
-        console.is_empty(),
-        "the page logged to the console:\n{}",
-        console.join("\n")
-    );
-    let summary = dom
-        .split_once("<pre id=\"summary\">")
-        .and_then(|(_, rest)| rest.split_once("</pre>"))
-        .map(|(s, _)| unescape(s))
-        .unwrap_or_else(|| panic!("the page did not render its summary:\n{log}"));
-    let s: serde_json::Value = serde_json::from_str(&summary).expect("the summary is JSON");
-    assert_eq!(s["ready"], true);
-    assert_eq!(s["errors"], serde_json::json!([]), "script errors");
+    let s = summary(&bin, &profile, &page, "");
     let lanes: Vec<&str> = s["lanes"]
         .as_array()
         .unwrap()
@@ -183,18 +198,29 @@ fn timeline_page_in_headless_chromium() {
         "the failure is marked: {s}"
     );
 
-    let png = root.join("kv-demo.png");
-    let _ = std::fs::remove_file(&png);
-    let (_, log) = headless(
-        &bin,
-        &profile,
-        &page,
-        &[
-            "--window-size=1400,460",
-            &format!("--screenshot={}", png.display()),
-        ],
+    // The acknowledged write the failover lost, found by its value: the
+    // client's PUT reaches kv1, which crashes before any backup has it.
+    let found = summary(&bin, &profile, &page, "#find=v0-8");
+    assert!(
+        found["matches"].as_u64().is_some_and(|n| n >= 1),
+        "the search finds the lost write's message: {found}"
     );
-    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}"));
-    assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
-    eprintln!("screenshot: {}", png.display());
+
+    // Screenshots, kept as CI artifacts: the whole run, and the search.
+    for (file, fragment) in [("kv-demo.png", ""), ("kv-demo-find.png", "#find=v0-8")] {
+        let png = root.join(file);
+        let _ = std::fs::remove_file(&png);
+        let (_, log) = headless(
+            &bin,
+            &profile,
+            &page,
+            fragment,
+            &[
+                "--window-size=1400,480",
+                &format!("--screenshot={}", png.display()),
+            ],
+        );
+        let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}"));
+        assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
+    }
 }
