@@ -139,31 +139,44 @@ fn summary(bin: &Path, profile: &Path, page: &Path, fragment: &str) -> serde_jso
     s
 }
 
+/// The browser, or (with `SIM_SKIP_BROWSER=1`) `None` after saying the
+/// test skipped; without either, the test fails saying how to get one.
+fn browser(test: &str) -> Option<PathBuf> {
+    if let Some(bin) = chromium() {
+        return Some(bin);
+    }
+    if std::env::var("SIM_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+        // Straight to stderr: libtest captures `eprintln!` of a passing test.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: SKIPPED (no Chromium binary, and SIM_SKIP_BROWSER=1)"
+        );
+        return None;
+    }
+    panic!(
+        "no Chromium binary found (looked for chromium, chromium-browser, google-chrome on \
+         PATH, and SIM_CHROMIUM). Install it (Debian/Ubuntu: `apt-get update && apt-get install \
+         -y chromium`), point SIM_CHROMIUM at one, or set SIM_SKIP_BROWSER=1 to skip this test"
+    );
+}
+
+/// `target/timeline/`, and a browser profile of the test's own there.
+fn out_dir(test: &str) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/timeline");
+    std::fs::create_dir_all(&root).unwrap();
+    let profile = root.join(format!("profile-{test}"));
+    (root, profile)
+}
+
 #[cfg(simulation)]
 #[test]
 fn timeline_page_in_headless_chromium() {
-    let Some(bin) = chromium() else {
-        if std::env::var("SIM_SKIP_BROWSER").is_ok_and(|v| v == "1") {
-            // Straight to stderr: libtest captures `eprintln!` of a passing test.
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "timeline_page_in_headless_chromium: SKIPPED (no Chromium binary, and \
-                 SIM_SKIP_BROWSER=1)"
-            );
-            return;
-        }
-        panic!(
-            "no Chromium binary found (looked for chromium, chromium-browser, google-chrome \
-             on PATH, and SIM_CHROMIUM). Install it (Debian/Ubuntu: `apt-get update && apt-get \
-             install -y chromium`), point SIM_CHROMIUM at one, or set SIM_SKIP_BROWSER=1 to skip \
-             this test"
-        );
+    let Some(bin) = browser("timeline_page_in_headless_chromium") else {
+        return;
     };
     let page = demo_page();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/timeline");
-    std::fs::create_dir_all(&root).unwrap();
-    let profile = root.join("chromium-profile");
+    let (root, profile) = out_dir("demo");
 
     let s = summary(&bin, &profile, &page, "");
     let lanes: Vec<&str> = s["lanes"]
@@ -223,4 +236,74 @@ fn timeline_page_in_headless_chromium() {
         let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}"));
         assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
     }
+}
+
+/// A page of 100,000 messages (datagram ping-pong between two nodes, then a
+/// planted failure so the harness draws the seed) renders in the browser
+/// without an error, drawing a sample of the whole run.
+#[cfg(simulation)]
+#[test]
+fn a_page_of_100k_messages_renders() {
+    use sim::__private::{run, Options, Seeds};
+    use tokio::net::UdpSocket;
+    let Some(bin) = browser("a_page_of_100k_messages_renders") else {
+        return;
+    };
+    const ROUNDS: usize = 50_000;
+    let options = Options {
+        name: "timeline::large_page",
+        file: "tests/timeline.rs",
+        package: env!("CARGO_PKG_NAME"),
+        crate_name: "timeline",
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds: Seeds::One(0),
+        ..Options::default()
+    };
+    let failed = std::panic::catch_unwind(|| {
+        run(options, || async {
+            sim::node("echo").ip("10.0.0.2").start(|| async {
+                let u = UdpSocket::bind("0.0.0.0:9").await.unwrap();
+                let mut buf = [0u8; 16];
+                loop {
+                    let (n, from) = u.recv_from(&mut buf).await.unwrap();
+                    u.send_to(&buf[..n], from).await.unwrap();
+                }
+            });
+            let u = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            let mut buf = [0u8; 16];
+            let mut done = 0;
+            for i in 0..ROUNDS {
+                let msg = format!("ping {i}");
+                loop {
+                    u.send_to(msg.as_bytes(), "10.0.0.2:9").await.unwrap();
+                    let got = tokio::time::timeout(
+                        std::time::Duration::from_millis(50),
+                        u.recv_from(&mut buf),
+                    )
+                    .await;
+                    if got.is_ok() {
+                        break;
+                    }
+                }
+                done += 1;
+            }
+            assert_eq!(done, 0, "planted: draw this run of {done} round trips");
+        })
+    })
+    .expect_err("the planted failure");
+    let report = failed.downcast_ref::<String>().expect("a report").clone();
+    let page = report
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: timeline: "))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("the report names the page:\n{report}"));
+    let (_, profile) = out_dir("large");
+    let s = summary(&bin, &profile, Path::new(page), "");
+    let messages = s["messages"].as_u64().unwrap();
+    assert!(messages >= 2 * ROUNDS as u64, "{messages} messages");
+    let drawn = s["drawnArrows"].as_u64().unwrap();
+    assert!(
+        drawn > 1000 && drawn <= 10_000,
+        "a sample is drawn: {drawn}"
+    );
 }
