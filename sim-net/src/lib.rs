@@ -153,4 +153,4 @@ mod udp;
 pub use config::Config;
 pub use fault::{ConnFault, ConnInfo};
 pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind};
-pub use record::{NetEvent, SegmentKind};
+pub use record::{NetEvent, SegmentKind, MAX_EVENTS, MAX_PAYLOAD_BYTES};

@@ -171,7 +171,7 @@ pub struct Net {
     pub(crate) bytes_written: u64,
     pub(crate) bytes_gone: u64,
     /// The traffic log, when asked for (record.rs); never read here.
-    pub(crate) traffic: Option<Vec<crate::record::NetEvent>>,
+    pub(crate) traffic: Option<crate::record::Traffic>,
 }
 
 pub(crate) fn mix(a: u64, b: u64) -> u64 {

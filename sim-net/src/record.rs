@@ -4,10 +4,39 @@
 //!
 //! Recording is write-only: nothing in the model reads the log, so a run
 //! makes the same decisions with it on or off. Off, each hook is one
-//! `Option` test.
+//! `Option` test. On, it is bounded: at most [`MAX_EVENTS`] events (later
+//! ones are counted, not kept) and [`MAX_PAYLOAD_BYTES`] bytes of payload
+//! (later payloads keep their length, not their bytes).
 
 use crate::net::{HostId, Net};
 use std::net::SocketAddr;
+
+/// Events a log keeps; later ones are only counted.
+pub const MAX_EVENTS: usize = 2_000_000;
+/// Payload bytes a log keeps; later segments and datagrams keep their
+/// length only.
+pub const MAX_PAYLOAD_BYTES: u64 = 64 << 20;
+
+/// The log and its bounds' state.
+pub(crate) struct Traffic {
+    events: Vec<NetEvent>,
+    payload_bytes: u64,
+    dropped: u64,
+    max_events: usize,
+    max_payload_bytes: u64,
+}
+
+impl Default for Traffic {
+    fn default() -> Traffic {
+        Traffic {
+            events: Vec::new(),
+            payload_bytes: 0,
+            dropped: 0,
+            max_events: MAX_EVENTS,
+            max_payload_bytes: MAX_PAYLOAD_BYTES,
+        }
+    }
+}
 
 /// What a segment carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,13 +75,16 @@ pub enum NetEvent {
         fails_at: u64,
         why: &'static str,
     },
-    /// Bytes `offset..offset + payload.len()` of direction `dir` (from end
-    /// `dir` to end `1 - dir`), or a FIN / RST marker at `offset`.
+    /// Bytes `offset..offset + len` of direction `dir` (from end `dir` to
+    /// end `1 - dir`), or a FIN / RST marker at `offset` (`len` 0);
+    /// `payload` is their first bytes, all of them until the log's payload
+    /// bound is reached.
     Segment {
         conn: u64,
         dir: usize,
         kind: SegmentKind,
         offset: u64,
+        len: usize,
         sent: u64,
         arrive: Option<u64>,
         payload: Vec<u8>,
@@ -82,6 +114,7 @@ pub enum NetEvent {
         sent: u64,
         arrive: Option<u64>,
         why: &'static str,
+        len: usize,
         payload: Vec<u8>,
     },
 }
@@ -89,15 +122,31 @@ pub enum NetEvent {
 impl Net {
     /// Keeps a log of the traffic from now on.
     pub fn record_traffic(&mut self) {
-        self.traffic.get_or_insert_with(Vec::new);
+        self.traffic.get_or_insert_with(Traffic::default);
     }
 
     /// The log so far (empty when not recording); recording goes on.
     pub fn take_traffic(&mut self) -> Vec<NetEvent> {
         self.traffic
             .as_mut()
-            .map(std::mem::take)
+            .map(|t| std::mem::take(&mut t.events))
             .unwrap_or_default()
+    }
+
+    /// Events past [`MAX_EVENTS`], counted but not kept.
+    pub fn traffic_dropped(&self) -> u64 {
+        self.traffic.as_ref().map_or(0, |t| t.dropped)
+    }
+
+    /// How many of a payload's `len` bytes the log keeps (0 when not
+    /// recording, or past the payload bound).
+    pub(crate) fn keep_payload(&mut self, len: usize) -> usize {
+        let Some(t) = self.traffic.as_mut() else {
+            return 0;
+        };
+        let keep = (len as u64).min(t.max_payload_bytes.saturating_sub(t.payload_bytes));
+        t.payload_bytes += keep;
+        keep as usize
     }
 
     /// Whether the log is kept (a hook builds its event only then).
@@ -108,10 +157,14 @@ impl Net {
 
     #[inline]
     pub(crate) fn log(&mut self, event: impl FnOnce(&Net) -> NetEvent) {
-        if self.traffic.is_some() {
-            let e = event(self);
-            if let Some(t) = self.traffic.as_mut() {
-                t.push(e);
+        match self.traffic.as_mut() {
+            None => {}
+            Some(t) if t.events.len() >= t.max_events => t.dropped += 1,
+            Some(_) => {
+                let e = event(self);
+                if let Some(t) = self.traffic.as_mut() {
+                    t.events.push(e);
+                }
             }
         }
     }
@@ -161,6 +214,43 @@ mod tests {
     }
 
     const SECOND: u64 = 1_000_000_000;
+
+    #[test]
+    fn the_log_is_bounded_in_events_and_payload_bytes() {
+        let mut net = Net::new(Config::default());
+        net.record_traffic();
+        if let Some(t) = net.traffic.as_mut() {
+            t.max_events = 3;
+            t.max_payload_bytes = 7;
+        }
+        let mut plain = Net::new(Config::default());
+        assert_eq!(
+            script(&mut plain),
+            script(&mut net),
+            "bounds change no answer"
+        );
+        let log = net.take_traffic();
+        assert_eq!(log.len(), 3);
+        assert!(net.traffic_dropped() > 0);
+        // "hello" kept whole (5 of 7 bytes), the datagram's 4 bytes cut to 2.
+        assert!(
+            matches!(&log[1], NetEvent::Segment { len: 5, payload, .. } if payload == b"hello"),
+            "{log:?}"
+        );
+        let mut net = Net::new(Config::default());
+        net.record_traffic();
+        if let Some(t) = net.traffic.as_mut() {
+            t.max_payload_bytes = 7;
+        }
+        script(&mut net);
+        let log = net.take_traffic();
+        assert!(
+            log.iter().any(
+                |e| matches!(e, NetEvent::Datagram { len: 4, payload, .. } if payload == b"pi")
+            ),
+            "{log:?}"
+        );
+    }
 
     #[test]
     fn recording_changes_no_answer_and_logs_the_traffic() {

@@ -638,14 +638,17 @@ impl Net {
             self.held.entry((src, dst)).or_default().insert((conn, e));
         }
         if n > 0 && self.recording() {
+            let keep = self.keep_payload(n);
             let p = &self.conn(conn).pipes[e];
-            let payload: Vec<u8> = p.data.range(p.data.len() - n..).copied().collect();
+            let start = p.data.len() - n;
+            let payload: Vec<u8> = p.data.range(start..start + keep).copied().collect();
             let offset = p.tail() - n as u64;
             self.log(|_| NetEvent::Segment {
                 conn: number,
                 dir: e,
                 kind: SegmentKind::Data,
                 offset,
+                len: n,
                 sent: now,
                 arrive: (at != HELD).then_some(at),
                 payload,
@@ -663,6 +666,7 @@ impl Net {
                 dir: e,
                 kind,
                 offset: c.pipes[e].tail(),
+                len: 0,
                 sent: now,
                 arrive: (at != HELD).then_some(at),
                 payload: Vec::new(),

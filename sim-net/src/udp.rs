@@ -165,6 +165,7 @@ impl Net {
     ) -> bool {
         // What happened to each copy, for the traffic log (record.rs).
         let lost = |net: &mut Net, why: &'static str| {
+            let keep = net.keep_payload(data.len());
             net.log(|_| NetEvent::Datagram {
                 from_host: from,
                 to_host: to,
@@ -173,7 +174,8 @@ impl Net {
                 sent: now,
                 arrive: None,
                 why,
-                payload: data.to_vec(),
+                len: data.len(),
+                payload: data[..keep].to_vec(),
             });
         };
         if self.flow(from, to) != Flow::Open {
@@ -237,6 +239,7 @@ impl Net {
             u.bytes += data.len();
             u.queue.insert((now + delay, seq), (src, data.to_vec()));
             self.notify(Some(sock), now + delay);
+            let keep = self.keep_payload(data.len());
             self.log(|_| NetEvent::Datagram {
                 from_host: from,
                 to_host: to,
@@ -245,7 +248,8 @@ impl Net {
                 sent: now,
                 arrive: Some(now + delay),
                 why: if c == 0 { "" } else { "duplicate" },
-                payload: data.to_vec(),
+                len: data.len(),
+                payload: data[..keep].to_vec(),
             });
         }
         false

@@ -25,6 +25,8 @@ pub struct RunRecord {
     pub nodes: Vec<(String, Option<IpAddr>)>,
     /// The network model's decisions, in the order it made them.
     pub traffic: Vec<NetEvent>,
+    /// Decisions past the log's bound (`sim_net::MAX_EVENTS`), not kept.
+    pub traffic_dropped: u64,
 }
 
 /// Records the runs started on this thread from now on (or stops).
@@ -45,6 +47,7 @@ pub(crate) fn collect(core: &mut Core) {
     let record = RunRecord {
         nodes: core.nodes.iter().map(|n| (n.name.clone(), n.ip)).collect(),
         traffic: super::net::take_traffic(core),
+        traffic_dropped: super::net::traffic_dropped(core),
     };
     TAKEN.with(|t| *t.borrow_mut() = Some(record));
 }

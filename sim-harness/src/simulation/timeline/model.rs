@@ -48,6 +48,8 @@ pub(crate) struct Model {
     pub end_ns: u64,
     /// `(time, step, text)` of the failure.
     pub failure: Option<(u64, u64, String)>,
+    /// Network events past the log's bound, not drawn.
+    pub dropped: u64,
 }
 
 /// At most this many bytes of a payload are shown on the page.
@@ -83,6 +85,7 @@ impl Model {
                 let first = end.message.lines().next().unwrap_or("");
                 (end.now_ns, end.step, format!("{c}: {first}"))
             }),
+            dropped: rec.run.traffic_dropped,
         };
         if m.lanes.is_empty() {
             m.lanes.push("main".into());
@@ -251,6 +254,7 @@ impl Model {
                     dir,
                     kind,
                     offset,
+                    len,
                     sent,
                     arrive,
                     payload,
@@ -270,13 +274,9 @@ impl Model {
                         sent: *sent,
                         arrive: *arrive,
                         kind,
-                        bytes: payload.len(),
+                        bytes: *len,
                         fate: if arrive.is_some() { "" } else { "held" },
-                        label: format!(
-                            "#{conn} {kind} @{offset} {}B {}",
-                            payload.len(),
-                            preview(payload)
-                        ),
+                        label: format!("#{conn} {kind} @{offset} {len}B {}", preview(payload)),
                     });
                 }
                 NetEvent::Release {
@@ -340,6 +340,7 @@ impl Model {
                     sent,
                     arrive,
                     why,
+                    len,
                     payload,
                 } => self.msgs.push(Msg {
                     from: lane_of(*from_host),
@@ -347,9 +348,9 @@ impl Model {
                     sent: *sent,
                     arrive: *arrive,
                     kind: "udp",
-                    bytes: payload.len(),
+                    bytes: *len,
                     fate: why,
-                    label: format!("udp {from} → {to} {}B {}", payload.len(), preview(payload)),
+                    label: format!("udp {from} → {to} {len}B {}", preview(payload)),
                 }),
             }
         }

@@ -22,6 +22,7 @@ pub(crate) fn data(m: &Model, end: &Ending<'_>) -> Value {
             "schedule": end.schedule,
             "class": end.class,
             "end": m.end_ns,
+            "dropped": m.dropped,
         },
         "lanes": m.lanes,
         "spans": m.spans.iter().map(|s| json!([s.lane, s.start, t(s.end), s.kind, s.label])).collect::<Vec<_>>(),

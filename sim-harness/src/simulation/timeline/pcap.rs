@@ -4,7 +4,10 @@
 //! a SYN, SYN-ACK, ACK; each segment's bytes go out in packets of at most
 //! 1460 bytes whose sequence numbers advance by their length from the
 //! direction's initial number, acknowledging what the other direction has
-//! sent; FIN and RST carry their flags. Packets are stamped with their
+//! sent; FIN and RST carry their flags. A packet whose payload the
+//! recorder did not keep (past its bound) is truncated as a capture with a
+//! short snap length is: its lengths say what was sent. Packets are
+//! stamped with their
 //! send time (a capture at the sender), held and lost ones included. IP
 //! header checksums are correct; TCP and UDP checksums are zero. IPv6
 //! traffic is left out.
@@ -61,11 +64,13 @@ fn ipv4(out: &mut Vec<u8>, proto: u8, src: Ipv4Addr, dst: Ipv4Addr, body_len: us
 }
 
 struct Writer {
-    packets: Vec<(u64, Vec<u8>)>,
+    /// (time, the packet's bytes as kept, its length on the wire).
+    packets: Vec<(u64, Vec<u8>, usize)>,
     ip_id: u16,
 }
 
 impl Writer {
+    /// A TCP packet of `len` payload bytes, of which `payload` were kept.
     #[allow(clippy::too_many_arguments)]
     fn tcp(
         &mut self,
@@ -76,35 +81,37 @@ impl Writer {
         ack: u32,
         flags: u8,
         payload: &[u8],
+        len: usize,
     ) {
         let (Some(s), Some(d)) = (v4(from), v4(to)) else {
             return;
         };
         let mut p = Vec::with_capacity(40 + payload.len());
         self.ip_id = self.ip_id.wrapping_add(1);
-        ipv4(&mut p, 6, s, d, 20 + payload.len(), self.ip_id);
+        ipv4(&mut p, 6, s, d, 20 + len, self.ip_id);
         p.extend_from_slice(&from.port().to_be_bytes());
         p.extend_from_slice(&to.port().to_be_bytes());
         p.extend_from_slice(&seq.to_be_bytes());
         p.extend_from_slice(&ack.to_be_bytes());
         p.extend_from_slice(&[5 << 4, flags, 0xff, 0xff, 0, 0, 0, 0]);
         p.extend_from_slice(payload);
-        self.packets.push((at, p));
+        self.packets.push((at, p, 40 + len));
     }
 
-    fn udp(&mut self, at: u64, from: &SocketAddr, to: &SocketAddr, payload: &[u8]) {
+    /// A datagram of `len` bytes, of which `payload` were kept.
+    fn udp(&mut self, at: u64, from: &SocketAddr, to: &SocketAddr, payload: &[u8], len: usize) {
         let (Some(s), Some(d)) = (v4(from), v4(to)) else {
             return;
         };
         let mut p = Vec::with_capacity(28 + payload.len());
         self.ip_id = self.ip_id.wrapping_add(1);
-        ipv4(&mut p, 17, s, d, 8 + payload.len(), self.ip_id);
+        ipv4(&mut p, 17, s, d, 8 + len, self.ip_id);
         p.extend_from_slice(&from.port().to_be_bytes());
         p.extend_from_slice(&to.port().to_be_bytes());
-        p.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+        p.extend_from_slice(&((8 + len) as u16).to_be_bytes());
         p.extend_from_slice(&[0, 0]);
         p.extend_from_slice(payload);
-        self.packets.push((at, p));
+        self.packets.push((at, p, 28 + len));
     }
 }
 
@@ -126,7 +133,7 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
             } => {
                 let (i0, i1) = (isn(*conn, 0), isn(*conn, 1));
                 let [a, b] = addrs;
-                w.tcp(*at, a, b, i0, 0, SYN, &[]);
+                w.tcp(*at, a, b, i0, 0, SYN, &[], 0);
                 w.tcp(
                     at + (established - at) / 2,
                     b,
@@ -135,6 +142,7 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                     i0.wrapping_add(1),
                     SYN | ACK,
                     &[],
+                    0,
                 );
                 w.tcp(
                     *established,
@@ -144,6 +152,7 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                     i1.wrapping_add(1),
                     ACK,
                     &[],
+                    0,
                 );
                 conns.insert(
                     *conn,
@@ -158,6 +167,7 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                 dir,
                 kind,
                 offset,
+                len,
                 sent,
                 payload,
                 ..
@@ -172,19 +182,21 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                 let ack = isn(*conn, 1 - dir).wrapping_add(c.next[1 - dir]);
                 match kind {
                     SegmentKind::Data => {
-                        let mut seq = base;
-                        for chunk in payload.chunks(MSS) {
-                            w.tcp(*sent, &from, &to, seq, ack, ACK | PSH, chunk);
-                            seq = seq.wrapping_add(chunk.len() as u32);
+                        // Packets of at most MSS bytes over the whole
+                        // length; each carries what was kept of its bytes.
+                        for at in (0..*len).step_by(MSS) {
+                            let n = MSS.min(len - at);
+                            let kept = &payload[at.min(payload.len())..(at + n).min(payload.len())];
+                            let seq = base.wrapping_add(at as u32);
+                            w.tcp(*sent, &from, &to, seq, ack, ACK | PSH, kept, n);
                         }
-                        c.next[*dir] =
-                            c.next[*dir].max(1 + (*offset as u32) + payload.len() as u32);
+                        c.next[*dir] = c.next[*dir].max(1 + (*offset as u32) + *len as u32);
                     }
                     SegmentKind::Fin => {
-                        w.tcp(*sent, &from, &to, base, ack, FIN | ACK, &[]);
+                        w.tcp(*sent, &from, &to, base, ack, FIN | ACK, &[], 0);
                         c.next[*dir] = c.next[*dir].max(2 + *offset as u32);
                     }
-                    SegmentKind::Rst => w.tcp(*sent, &from, &to, base, ack, RST | ACK, &[]),
+                    SegmentKind::Rst => w.tcp(*sent, &from, &to, base, ack, RST | ACK, &[], 0),
                 }
             }
             NetEvent::Reset { conn, at } => {
@@ -200,6 +212,7 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                             ack,
                             RST | ACK,
                             &[],
+                            0,
                         );
                     }
                 }
@@ -209,14 +222,15 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
                 to,
                 sent,
                 why,
+                len,
                 payload,
                 ..
-            } if *why != "duplicate" => w.udp(*sent, from, to, payload),
+            } if *why != "duplicate" => w.udp(*sent, from, to, payload, *len),
             _ => {}
         }
     }
     // In time order; the model's order breaks ties.
-    w.packets.sort_by_key(|(at, _)| *at);
+    w.packets.sort_by_key(|(at, _, _)| *at);
     let mut out = Vec::new();
     out.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
@@ -225,11 +239,11 @@ pub(crate) fn render(rec: &Recorded) -> Vec<u8> {
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&262_144u32.to_le_bytes());
     out.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
-    for (at, p) in &w.packets {
+    for (at, p, wire) in &w.packets {
         out.extend_from_slice(&((at / 1_000_000_000) as u32).to_le_bytes());
         out.extend_from_slice(&((at % 1_000_000_000) as u32).to_le_bytes());
         out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(*wire as u32).to_le_bytes());
         out.extend_from_slice(p);
     }
     out

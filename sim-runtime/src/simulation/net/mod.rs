@@ -157,6 +157,11 @@ pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
         .unwrap_or_default()
 }
 
+/// Events past the traffic log's bound.
+pub(crate) fn traffic_dropped(core: &Core) -> u64 {
+    core.net.model.as_ref().map_or(0, Net::traffic_dropped)
+}
+
 /// Routes the model's notifications to waiters; returns wakers to wake once
 /// the core is released.
 pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
