@@ -11,7 +11,9 @@ pub use rt::{Config, ConnFault, ConnInfo};
 macro_rules! logged {
     ($what:literal, $($field:ident = $value:expr),*) => {{
         tracing::info!(target: "sim", $($field = %$value,)* $what);
-        super::timeline::note($what, &[$(&$value.to_string()),*]);
+        if super::timeline::recording() {
+            super::timeline::note($what, &[$(&$value.to_string()),*]);
+        }
     }};
 }
 
@@ -126,7 +128,9 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
     super::liveness::fault("a connection reset");
     let n = rt::reset_connections(pred);
     tracing::info!(target: "sim", count = n, "reset connections");
-    super::timeline::note("reset connections", &[&n.to_string()]);
+    if super::timeline::recording() {
+        super::timeline::note("reset connections", &[&n.to_string()]);
+    }
     n
 }
 
@@ -146,7 +150,9 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault: ConnFault) -> 
     }
     let n = rt::set_conn_fault(pred, fault);
     tracing::info!(target: "sim", count = n, "connection fault");
-    super::timeline::note("connection fault", &[&n.to_string()]);
+    if super::timeline::recording() {
+        super::timeline::note("connection fault", &[&n.to_string()]);
+    }
     n
 }
 

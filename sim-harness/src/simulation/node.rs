@@ -240,7 +240,9 @@ impl Node {
     #[track_caller]
     pub fn signal(&self, kind: SignalKind) {
         tracing::info!(target: "sim", node = self.name(), signal = kind.as_raw_value(), "signal");
-        super::timeline::note("signal", &[self.name(), &kind.as_raw_value().to_string()]);
+        if super::timeline::recording() {
+            super::timeline::note("signal", &[self.name(), &kind.as_raw_value().to_string()]);
+        }
         rt::signal(self.inner.id, kind);
     }
 

@@ -37,9 +37,15 @@ thread_local! {
     static NOTES: RefCell<Vec<Note>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Whether this seed is recorded (a caller that must format its
+/// arguments asks first).
+pub(crate) fn recording() -> bool {
+    ON.with(|c| c.get())
+}
+
 /// Logs a lifecycle or fault call when this seed is recorded.
 pub(crate) fn note(what: &'static str, args: &[&str]) {
-    if !ON.with(|c| c.get()) {
+    if !recording() {
         return;
     }
     let at = sim_runtime::sim::stamp().map_or(0, |(t, _)| t.as_nanos() as u64);
