@@ -107,6 +107,28 @@ fn recording_changes_no_decision_and_no_fingerprint() {
             .filter(|e| matches!(e, NetEvent::Datagram { .. }))
             .count();
         assert_eq!(datagrams, 1, "seed {seed}");
+        // Each event names the task whose call made it: every byte the
+        // client wrote came from one task's calls.
+        assert_eq!(record.traffic_tasks.len(), record.traffic.len());
+        let writers: std::collections::BTreeSet<Option<u64>> = record
+            .traffic
+            .iter()
+            .zip(&record.traffic_tasks)
+            .filter(|(e, _)| {
+                matches!(
+                    e,
+                    NetEvent::Segment {
+                        conn: 0,
+                        dir: 0,
+                        len: 1..,
+                        ..
+                    }
+                )
+            })
+            .map(|(_, t)| *t)
+            .collect();
+        assert_eq!(writers.len(), 1, "seed {seed}: {writers:?}");
+        assert!(writers.iter().all(Option::is_some), "seed {seed}");
     }
 }
 
@@ -288,6 +310,23 @@ fn exports_parse_back_and_a_passing_seed_gets_its_page() {
     assert!(events
         .iter()
         .any(|e| e["ph"] == "X" && e["name"] == "down" && e["pid"] == 2));
+    // The client's sends are slices on its task's thread (tid 1000 + id).
+    let task_threads: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name" && e["pid"] == 3 && e["tid"].as_u64() >= Some(1000))
+        .collect();
+    assert!(!task_threads.is_empty(), "a task thread on the client");
+    let hello = events
+        .iter()
+        .find(|e| {
+            e["ph"] == "X"
+                && e["args"]["what"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("hello"))
+        })
+        .expect("the send of hello");
+    assert_eq!(hello["pid"], 3);
+    assert!(hello["tid"].as_u64() >= Some(1000), "{hello}");
 }
 
 #[test]

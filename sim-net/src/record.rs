@@ -20,6 +20,9 @@ pub const MAX_PAYLOAD_BYTES: u64 = 64 << 20;
 /// The log and its bounds' state.
 pub(crate) struct Traffic {
     events: Vec<NetEvent>,
+    /// Each event's actor (see [`Net::set_actor`]), beside it.
+    actors: Vec<Option<u64>>,
+    actor: Option<u64>,
     payload_bytes: u64,
     dropped: u64,
     max_events: usize,
@@ -30,6 +33,8 @@ impl Default for Traffic {
     fn default() -> Traffic {
         Traffic {
             events: Vec::new(),
+            actors: Vec::new(),
+            actor: None,
             payload_bytes: 0,
             dropped: 0,
             max_events: MAX_EVENTS,
@@ -133,6 +138,28 @@ impl Net {
             .unwrap_or_default()
     }
 
+    /// Each event's actor, in the order of [`Net::take_traffic`]'s events
+    /// (take it first, then the events).
+    pub fn take_traffic_actors(&mut self) -> Vec<Option<u64>> {
+        self.traffic
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.actors))
+            .unwrap_or_default()
+    }
+
+    /// Whether the log is kept.
+    pub fn records_traffic(&self) -> bool {
+        self.traffic.is_some()
+    }
+
+    /// Who makes the calls from now on (the runtime's task id), logged with
+    /// each event; ignored when not recording.
+    pub fn set_actor(&mut self, actor: Option<u64>) {
+        if let Some(t) = self.traffic.as_mut() {
+            t.actor = actor;
+        }
+    }
+
     /// Events past [`MAX_EVENTS`], counted but not kept.
     pub fn traffic_dropped(&self) -> u64 {
         self.traffic.as_ref().map_or(0, |t| t.dropped)
@@ -164,6 +191,7 @@ impl Net {
                 let e = event(self);
                 if let Some(t) = self.traffic.as_mut() {
                     t.events.push(e);
+                    t.actors.push(t.actor);
                 }
             }
         }

@@ -523,6 +523,7 @@ fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) ->
         step: o.step,
         now_ns: o.now.as_nanos() as u64,
         schedule: &o.schedule,
+        tasks: &o.leftover,
     };
     let dir = trace_dir(opts, name);
     let mut page = None;

@@ -25,6 +25,9 @@ pub struct RunRecord {
     pub nodes: Vec<(String, Option<IpAddr>)>,
     /// The network model's decisions, in the order it made them.
     pub traffic: Vec<NetEvent>,
+    /// The task that made the call behind each of `traffic`'s events (its
+    /// runtime id), when one did.
+    pub traffic_tasks: Vec<Option<u64>>,
     /// Decisions past the log's bound (`sim_net::MAX_EVENTS`), not kept.
     pub traffic_dropped: u64,
 }
@@ -46,6 +49,7 @@ pub(crate) fn collect(core: &mut Core) {
     }
     let record = RunRecord {
         nodes: core.nodes.iter().map(|n| (n.name.clone(), n.ip)).collect(),
+        traffic_tasks: super::net::take_traffic_actors(core),
         traffic: super::net::take_traffic(core),
         traffic_dropped: super::net::traffic_dropped(core),
     };

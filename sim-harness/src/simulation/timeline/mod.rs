@@ -125,6 +125,10 @@ pub(crate) struct Ending<'a> {
     pub step: u64,
     pub now_ns: u64,
     pub schedule: &'a str,
+    /// The tasks alive when the body returned, as the runtime describes
+    /// them (`task 7 'name' on node 'kv1' spawned at …`): names for the
+    /// export's task threads.
+    pub tasks: &'a [String],
 }
 
 /// The files of a recorded seed: its page, then the exports asked for, as

@@ -36,6 +36,8 @@ pub(crate) struct Msg {
     /// Empty when delivered untouched; else what a fault did to it.
     pub fate: &'static str,
     pub label: String,
+    /// The runtime's id of the task whose call sent it, when known.
+    pub task: Option<u64>,
 }
 
 pub(crate) struct Model {
@@ -50,6 +52,9 @@ pub(crate) struct Model {
     pub failure: Option<(u64, u64, String)>,
     /// Network events past the log's bound, not drawn.
     pub dropped: u64,
+    /// What is known of the tasks that sent messages: the runtime's
+    /// description of those still alive at the end, else `task N`.
+    pub tasks: BTreeMap<u64, String>,
 }
 
 /// At most this many bytes of a payload are shown on the page.
@@ -86,6 +91,7 @@ impl Model {
                 (end.now_ns, end.step, format!("{c}: {first}"))
             }),
             dropped: rec.run.traffic_dropped,
+            tasks: BTreeMap::new(),
         };
         if m.lanes.is_empty() {
             m.lanes.push("main".into());
@@ -95,6 +101,24 @@ impl Model {
         m.trace(trace);
         for msg in &m.msgs {
             m.end_ns = m.end_ns.max(msg.arrive.unwrap_or(msg.sent));
+        }
+        let alive: BTreeMap<u64, &str> = end
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                let rest = t.strip_prefix("task ")?;
+                let (id, what) = rest.split_once(' ')?;
+                Some((id.parse().ok()?, what))
+            })
+            .collect();
+        for msg in &mut m.msgs {
+            if let Some(t) = msg.task {
+                msg.label.push_str(&format!(" · sent by task {t}"));
+                m.tasks.entry(t).or_insert_with(|| match alive.get(&t) {
+                    Some(what) => format!("task {t} {what}"),
+                    None => format!("task {t}"),
+                });
+            }
         }
         m
     }
@@ -208,7 +232,13 @@ impl Model {
         // Each connection's lanes, and its segments (indices into `msgs`).
         let mut conns: BTreeMap<u64, [usize; 2]> = BTreeMap::new();
         let mut segs: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-        for e in &rec.run.traffic {
+        let tasks = rec
+            .run
+            .traffic_tasks
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(None));
+        for (e, task) in rec.run.traffic.iter().zip(tasks) {
             match e {
                 NetEvent::Connect {
                     conn,
@@ -229,6 +259,7 @@ impl Model {
                         bytes: 0,
                         fate: "",
                         label: format!("connect #{conn} {} → {}", addrs[0], addrs[1]),
+                        task,
                     });
                 }
                 NetEvent::ConnectFailed {
@@ -248,6 +279,7 @@ impl Model {
                     bytes: 0,
                     fate: why,
                     label: format!("connect {from} → {to}: {why}"),
+                    task,
                 }),
                 NetEvent::Segment {
                     conn,
@@ -277,6 +309,7 @@ impl Model {
                         bytes: *len,
                         fate: if arrive.is_some() { "" } else { "held" },
                         label: format!("#{conn} {kind} @{offset} {len}B {}", preview(payload)),
+                        task,
                     });
                 }
                 NetEvent::Release {
@@ -351,6 +384,7 @@ impl Model {
                     bytes: *len,
                     fate: why,
                     label: format!("udp {from} → {to} {len}B {}", preview(payload)),
+                    task,
                 }),
             }
         }

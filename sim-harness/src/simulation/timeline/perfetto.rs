@@ -1,14 +1,19 @@
 //! The run as Chrome trace-event JSON, which Perfetto (ui.perfetto.dev)
 //! and chrome://tracing open: a process per node, with a `node` thread
 //! (its down and paused spans as slices, lifecycle and fault calls and log
-//! lines as instants) and a `network` thread (a short slice per send and
-//! per delivery, joined by a flow per message). Times are microseconds.
+//! lines as instants), a thread per task that sent something (a short
+//! slice per send; named by the runtime's description when the task was
+//! still alive at the end), and a `network` thread (a short slice per
+//! delivery, and per send with no task behind it); a flow joins each
+//! message's send to its delivery. Times are microseconds.
 
 use super::model::Model;
 use serde_json::{json, Value};
 
-const NODE: u32 = 1;
-const NETWORK: u32 = 2;
+const NODE: u64 = 1;
+const NETWORK: u64 = 2;
+/// A task's thread id: past the two fixed threads.
+const TASK: u64 = 1000;
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
@@ -48,17 +53,40 @@ pub(crate) fn render(m: &Model) -> String {
             "ts": us(*at), "args": {"line": text}}),
         );
     }
+    // Each task's thread, in the process of every node it sent from.
+    let mut threads = std::collections::BTreeSet::new();
+    for g in &m.msgs {
+        if let Some(t) = g.task {
+            if threads.insert((g.from, t)) {
+                let name = m
+                    .tasks
+                    .get(&t)
+                    .cloned()
+                    .unwrap_or_else(|| format!("task {t}"));
+                let tid = TASK + t;
+                ev.push(
+                    json!({"ph": "M", "name": "thread_name", "pid": pid(g.from), "tid": tid,
+                    "args": {"name": name}}),
+                );
+            }
+        }
+    }
     for (id, g) in m.msgs.iter().enumerate() {
         let args = json!({"what": g.label, "bytes": g.bytes, "fate": g.fate, "to": m.lanes[g.to]});
+        let tid = g.task.map_or(NETWORK, |t| TASK + t);
+        let send = format!("send {}", g.kind);
         ev.push(
-            json!({"ph": "X", "name": format!("send {}", g.kind), "cat": "net", "pid": pid(g.from),
-            "tid": NETWORK, "ts": us(g.sent), "dur": 0.001, "args": args}),
+            json!({"ph": "X", "name": send, "cat": "net", "pid": pid(g.from), "tid": tid,
+            "ts": us(g.sent), "dur": 0.001, "args": args}),
         );
         let Some(arrive) = g.arrive else { continue };
-        ev.push(json!({"ph": "s", "id": id, "name": g.kind, "cat": "net", "pid": pid(g.from), "tid": NETWORK,
+        ev.push(json!({"ph": "s", "id": id, "name": g.kind, "cat": "net", "pid": pid(g.from), "tid": tid,
             "ts": us(g.sent)}));
-        ev.push(json!({"ph": "X", "name": format!("recv {}", g.kind), "cat": "net", "pid": pid(g.to),
-            "tid": NETWORK, "ts": us(arrive), "dur": 0.001, "args": {"what": g.label, "from": m.lanes[g.from]}}));
+        let args = json!({"what": g.label, "from": m.lanes[g.from]});
+        ev.push(
+            json!({"ph": "X", "name": format!("recv {}", g.kind), "cat": "net", "pid": pid(g.to),
+            "tid": NETWORK, "ts": us(arrive), "dur": 0.001, "args": args}),
+        );
         ev.push(
             json!({"ph": "f", "bp": "e", "id": id, "name": g.kind, "cat": "net", "pid": pid(g.to),
             "tid": NETWORK, "ts": us(arrive)}),

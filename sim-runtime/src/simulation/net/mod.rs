@@ -145,7 +145,12 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
         net.set_name(&name, vec![ip]);
         core.net.hosts += 1;
     }
-    core.net.model.as_mut().expect("created above")
+    let net = core.net.model.as_mut().expect("created above");
+    if net.records_traffic() {
+        // The recorder notes which task made each call (record.rs).
+        net.set_actor(super::executor::current().and_then(|e| e.current_task()));
+    }
+    net
 }
 
 /// The traffic log of a recorded run (record.rs); empty otherwise.
@@ -154,6 +159,15 @@ pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
         .model
         .as_mut()
         .map(Net::take_traffic)
+        .unwrap_or_default()
+}
+
+/// The task behind each event of the traffic log (take it first).
+pub(crate) fn take_traffic_actors(core: &mut Core) -> Vec<Option<u64>> {
+    core.net
+        .model
+        .as_mut()
+        .map(Net::take_traffic_actors)
         .unwrap_or_default()
 }
 
