@@ -146,9 +146,11 @@ mod config;
 mod errno;
 mod fault;
 mod net;
+mod record;
 mod tcp;
 mod udp;
 
 pub use config::Config;
 pub use fault::{ConnFault, ConnInfo};
 pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind};
+pub use record::{NetEvent, SegmentKind, MAX_EVENTS, MAX_PAYLOAD_BYTES};

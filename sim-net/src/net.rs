@@ -170,6 +170,8 @@ pub struct Net {
     /// over the run (the pipes hold the difference).
     pub(crate) bytes_written: u64,
     pub(crate) bytes_gone: u64,
+    /// The traffic log, when asked for (record.rs); never read here.
+    pub(crate) traffic: Option<crate::record::Traffic>,
 }
 
 pub(crate) fn mix(a: u64, b: u64) -> u64 {
@@ -203,6 +205,7 @@ impl Net {
             extra_delay_ns: 0,
             bytes_written: 0,
             bytes_gone: 0,
+            traffic: None,
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::errno::*;
 use crate::fault::{ConnFault, ConnInfo};
 use crate::net::{same_family, Flow, HostId, Net, PortFault, Progress, Proto, Sock, SocketId};
+use crate::record::{NetEvent, SegmentKind};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -391,12 +392,23 @@ impl Net {
                 // Linux doubles the SYN timeout from 1 s: retries at 1, 3,
                 // 7, … s after the first SYN, failure after the last wait.
                 let next = started + ((1u64 << (attempt + 1).min(40)) - 1) * SECOND;
-                if attempt >= retries {
+                let why = if attempt >= retries {
                     c.outcome = Some((next, ETIMEDOUT));
+                    "timed out"
                 } else {
                     c.next_at = next;
-                }
+                    "lost"
+                };
                 self.notify(Some(id), next);
+                self.log(|_| NetEvent::ConnectFailed {
+                    host,
+                    to_host: target,
+                    from: local,
+                    to: dst,
+                    at: now,
+                    fails_at: next,
+                    why,
+                });
             }
             Answer::Refused(rtt) => {
                 let Some(Sock::Connecting(c)) = self.sock_mut(id) else {
@@ -404,6 +416,15 @@ impl Net {
                 };
                 c.outcome = Some((now + rtt, ECONNREFUSED));
                 self.notify(Some(id), now + rtt);
+                self.log(|_| NetEvent::ConnectFailed {
+                    host,
+                    to_host: target,
+                    from: local,
+                    to: dst,
+                    at: now,
+                    fails_at: now + rtt,
+                    why: "refused",
+                });
             }
             Answer::Accepted(listener, h) => {
                 let number = self.conn_numbers;
@@ -460,6 +481,14 @@ impl Net {
                     .insert((ready_at, number), slot);
                 self.notify(Some(listener), ready_at);
                 self.notify(Some(id), established_at);
+                self.log(|_| NetEvent::Connect {
+                    conn: number,
+                    hosts: [host, h],
+                    addrs: [local, dst],
+                    at: now,
+                    established: established_at,
+                    ready: ready_at,
+                });
             }
         }
     }
@@ -608,7 +637,41 @@ impl Net {
         if at == HELD {
             self.held.entry((src, dst)).or_default().insert((conn, e));
         }
+        if n > 0 && self.recording() {
+            let keep = self.keep_payload(n);
+            let p = &self.conn(conn).pipes[e];
+            let start = p.data.len() - n;
+            let payload: Vec<u8> = p.data.range(start..start + keep).copied().collect();
+            let offset = p.tail() - n as u64;
+            self.log(|_| NetEvent::Segment {
+                conn: number,
+                dir: e,
+                kind: SegmentKind::Data,
+                offset,
+                len: n,
+                sent: now,
+                arrive: (at != HELD).then_some(at),
+                payload,
+            });
+        }
         at
+    }
+
+    /// Logs a FIN or RST marker of direction `e` scheduled at `at`.
+    fn log_marker(&mut self, conn: u32, e: usize, kind: SegmentKind, now: u64, at: u64) {
+        self.log(|net| {
+            let c = net.conn(conn);
+            NetEvent::Segment {
+                conn: c.number,
+                dir: e,
+                kind,
+                offset: c.pipes[e].tail(),
+                len: 0,
+                sent: now,
+                arrive: (at != HELD).then_some(at),
+                payload: Vec::new(),
+            }
+        });
     }
 
     /// Writes as much of `data` as the direction's buffer takes.
@@ -697,6 +760,8 @@ impl Net {
             if c.pipes[1 - e].rst.is_none() {
                 if blocked {
                     c.pipes[1 - e].rst = Some(HELD);
+                    self.log_marker(conn, 1 - e, SegmentKind::Rst, now, HELD);
+                    let c = self.conn_mut(conn);
                     // The bytes are retransmitted until the link clears,
                     // and time out across a partition that lasts.
                     let p = &mut c.pipes[e];
@@ -717,6 +782,7 @@ impl Net {
                     c.pipes[1 - e].rst = Some(at);
                     let s = c.ends[e].sock;
                     self.notify(s, at);
+                    self.log_marker(conn, 1 - e, SegmentKind::Rst, now, at);
                 }
             }
             return Progress::Ready(Ok(limit));
@@ -884,6 +950,7 @@ impl Net {
             self.conn_mut(conn).ends[e].write_shut = true;
             let at = self.schedule(conn, e, 0, now);
             self.conn_mut(conn).pipes[e].fin = Some(at);
+            self.log_marker(conn, e, SegmentKind::Fin, now, at);
             if at != HELD {
                 let s = self.conn(conn).ends[1 - e].sock;
                 self.notify(s, at);
@@ -967,11 +1034,19 @@ impl Net {
         if rst || c.ends[e].error.is_none() {
             let at = self.schedule(conn, e, 0, now);
             let c = self.conn_mut(conn);
-            if rst {
+            let marker = if rst {
                 c.pipes[e].rst = Some(at);
+                Some(SegmentKind::Rst)
             } else if !c.ends[e].write_shut {
                 c.pipes[e].fin = Some(at);
+                Some(SegmentKind::Fin)
+            } else {
+                None
+            };
+            if let Some(kind) = marker {
+                self.log_marker(conn, e, kind, now, at);
             }
+            let c = self.conn_mut(conn);
             if at != HELD {
                 let s = c.ends[1 - e].sock;
                 self.notify(s, at);
@@ -1018,6 +1093,10 @@ impl Net {
     /// Resets both directions now: each end reads what has arrived, then
     /// gets `ConnectionReset`.
     pub(crate) fn reset_conn(&mut self, conn: u32, now: u64) {
+        self.log(|net| NetEvent::Reset {
+            conn: net.conn(conn).number,
+            at: now,
+        });
         for e in 0..2 {
             let c = self.conn_mut(conn);
             let p = &mut c.pipes[e];
@@ -1061,7 +1140,7 @@ impl Net {
         if self.conn(conn).ends[e].error.is_some() {
             // The sender gave up (`ETIMEDOUT`): its kernel dropped the
             // connection and retransmits nothing, whatever heals later.
-            self.drop_held(conn, e);
+            self.drop_held(conn, e, now);
             return;
         }
         if self.pipe_flow(conn, e) != Flow::Open || self.conn(conn).pipes[e].hold_from.is_some() {
@@ -1108,6 +1187,12 @@ impl Net {
         p.held_cut = false;
         let s = c.ends[1 - e].sock;
         let w = c.ends[e].sock;
+        self.log(|_| NetEvent::Release {
+            conn: number,
+            dir: e,
+            at: now,
+            arrive: at,
+        });
         self.notify(s, at);
         self.notify(w, now);
         if let Some(set) = self.held.get_mut(&(src, dst)) {
@@ -1119,7 +1204,12 @@ impl Net {
     }
 
     /// Forgets the held chunks of direction `e` (its sender is gone).
-    fn drop_held(&mut self, conn: u32, e: usize) {
+    fn drop_held(&mut self, conn: u32, e: usize, now: u64) {
+        self.log(|net| NetEvent::DropHeld {
+            conn: net.conn(conn).number,
+            dir: e,
+            at: now,
+        });
         let c = self.conn_mut(conn);
         let (src, dst) = (c.hosts[e], c.hosts[1 - e]);
         let p = &mut c.pipes[e];
@@ -1177,6 +1267,13 @@ impl Net {
                 }
                 c.ends[e].vanished = true;
                 c.ends[e].sock = None;
+                let number = c.number;
+                self.log(|_| NetEvent::Vanish {
+                    conn: number,
+                    end: e,
+                    at: now,
+                });
+                let c = self.conn_mut(conn);
                 // What it had not sent yet is lost with the machine.
                 let p = &mut c.pipes[e];
                 let keep = p.marks.iter().filter(|m| m.1 != HELD).map(|m| m.0).max();

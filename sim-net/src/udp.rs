@@ -2,6 +2,7 @@
 
 use crate::errno::*;
 use crate::net::{mix, same_family, Flow, HostId, Net, Progress, Proto, Sock, SocketId};
+use crate::record::NetEvent;
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -162,7 +163,23 @@ impl Net {
         data: &[u8],
         now: u64,
     ) -> bool {
+        // What happened to each copy, for the traffic log (record.rs).
+        let lost = |net: &mut Net, why: &'static str| {
+            let keep = net.keep_payload(data.len());
+            net.log(|_| NetEvent::Datagram {
+                from_host: from,
+                to_host: to,
+                from: src,
+                to: dst,
+                sent: now,
+                arrive: None,
+                why,
+                len: data.len(),
+                payload: data[..keep].to_vec(),
+            });
+        };
         if self.flow(from, to) != Flow::Open {
+            lost(self, "link cut");
             return false;
         }
         let (loss, dup, n) = {
@@ -175,6 +192,7 @@ impl Net {
             u64::from(from.0) << 32 | u64::from(to.0),
         );
         if loss > 0 && mix(key, n) % 1_000_000 < u64::from(loss) {
+            lost(self, "loss");
             return false;
         }
         let copies = if dup > 0 && mix(key ^ 1, n) % 1_000_000 < u64::from(dup) {
@@ -199,6 +217,7 @@ impl Net {
                 .unwrap_or_default();
         }
         let Some(&sock) = socks.first() else {
+            lost(self, "no listener");
             return true;
         };
         let cap = self.config.udp_recv_buffer;
@@ -208,9 +227,11 @@ impl Net {
                 return false;
             };
             if u.peer.is_some_and(|p| p != src) {
+                lost(self, "filtered");
                 return false;
             }
             if u.bytes + data.len() > cap {
+                lost(self, "buffer full");
                 return false;
             }
             let seq = u.seq;
@@ -218,6 +239,18 @@ impl Net {
             u.bytes += data.len();
             u.queue.insert((now + delay, seq), (src, data.to_vec()));
             self.notify(Some(sock), now + delay);
+            let keep = self.keep_payload(data.len());
+            self.log(|_| NetEvent::Datagram {
+                from_host: from,
+                to_host: to,
+                from: src,
+                to: dst,
+                sent: now,
+                arrive: Some(now + delay),
+                why: if c == 0 { "" } else { "duplicate" },
+                len: data.len(),
+                payload: data[..keep].to_vec(),
+            });
         }
         false
     }

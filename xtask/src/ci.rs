@@ -96,6 +96,15 @@ pub fn ci() -> Result<(), String> {
         run(mode, "clippy", CLIPPY)?;
     }
     test()?;
+    // The kv demo's failing seed as a timeline page, loaded in headless
+    // Chromium (about 4 s once built; a step of its own, since it needs a
+    // browser: without one it fails saying how to install it, and
+    // SIM_SKIP_BROWSER=1 skips it). The screenshot stays in target/timeline/.
+    run(
+        Mode::Simulation,
+        "timeline page in headless Chromium",
+        &["test", "-p", "kv", "--test", "timeline"],
+    )?;
     // The canary catalog, whole (about 15 s): every bug found within its
     // bound by the portfolio, every first failure replayed in a new process.
     crate::canaries::main(&["--out".into(), "target/canaries/report.md".into()])

@@ -21,8 +21,9 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [options]
 
 commands:
-  ci        the whole suite (README's test command): fmt, tidy, clippy and
-            tests in both build modes
+  ci        the whole suite (README's test command): fmt, tidy, clippy,
+            tests in both build modes, the demo's timeline page in headless
+            Chromium (SIM_SKIP_BROWSER=1 skips it)
   test      tests in both build modes (production, then --cfg simulation)
   demo      a simulated service finds its planted bug; the seed replays
   tidy      check the simulator's code against the determinism rules, and

@@ -11,6 +11,7 @@ mod rng;
 mod rollout;
 pub(crate) mod run;
 pub mod swarm;
+mod timeline;
 mod trace;
 mod workload;
 mod world;

@@ -9,9 +9,12 @@ use std::time::Duration;
 pub use rt::{Config, ConnFault, ConnInfo};
 
 macro_rules! logged {
-    ($what:literal, $($field:ident = $value:expr),*) => {
-        tracing::info!(target: "sim", $($field = %$value,)* $what)
-    };
+    ($what:literal, $($field:ident = $value:expr),*) => {{
+        tracing::info!(target: "sim", $($field = %$value,)* $what);
+        if super::timeline::recording() {
+            super::timeline::note($what, &[$(&$value.to_string()),*]);
+        }
+    }};
 }
 
 fn name(n: &impl AsNode) -> String {
@@ -47,6 +50,7 @@ pub fn heal(a: impl AsNode, b: impl AsNode) {
 #[track_caller]
 pub fn heal_all() {
     tracing::info!(target: "sim", "heal all");
+    super::timeline::note("heal all", &[]);
     rt::heal_all();
 }
 
@@ -124,6 +128,9 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
     super::liveness::fault("a connection reset");
     let n = rt::reset_connections(pred);
     tracing::info!(target: "sim", count = n, "reset connections");
+    if super::timeline::recording() {
+        super::timeline::note("reset connections", &[&n.to_string()]);
+    }
     n
 }
 
@@ -143,6 +150,9 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault: ConnFault) -> 
     }
     let n = rt::set_conn_fault(pred, fault);
     tracing::info!(target: "sim", count = n, "connection fault");
+    if super::timeline::recording() {
+        super::timeline::note("connection fault", &[&n.to_string()]);
+    }
     n
 }
 

@@ -63,6 +63,7 @@ impl NodeBuilder {
         Fut: Future<Output = ()> + 'static,
     {
         let node = self.create(Some(Rc::new(move || Box::pin(service()))));
+        super::timeline::note("start", &[node.name()]);
         node.launch();
         node
     }
@@ -143,6 +144,10 @@ impl Node {
         rt::spawn_on(self.inner.id, future)
     }
 
+    /// Starts the service; its task's spawn location is the caller's (the
+    /// test's `start` or `restart`), which is what a leftover or deadlock
+    /// report should name.
+    #[track_caller]
     fn launch(&self) {
         let Some(start) = self.inner.start.borrow().clone() else {
             return;
@@ -173,6 +178,7 @@ impl Node {
     pub fn crash(&self) {
         super::liveness::fault(&format!("crash of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "crash");
+        super::timeline::note("crash", &[self.name()]);
         rt::crash(self.inner.id);
     }
 
@@ -182,6 +188,7 @@ impl Node {
     pub fn kill(&self) {
         super::liveness::fault(&format!("kill of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "kill");
+        super::timeline::note("kill", &[self.name()]);
         rt::kill(self.inner.id);
     }
 
@@ -193,6 +200,7 @@ impl Node {
             rt::kill(self.inner.id);
         }
         tracing::info!(target: "sim", node = self.name(), "restart");
+        super::timeline::note("restart", &[self.name()]);
         rt::revive(self.inner.id);
         self.launch();
     }
@@ -216,12 +224,14 @@ impl Node {
     pub fn pause(&self) {
         super::liveness::fault(&format!("pause of node '{}'", self.name()));
         tracing::info!(target: "sim", node = self.name(), "pause");
+        super::timeline::note("pause", &[self.name()]);
         rt::pause(self.inner.id);
     }
 
     #[track_caller]
     pub fn resume(&self) {
         tracing::info!(target: "sim", node = self.name(), "resume");
+        super::timeline::note("resume", &[self.name()]);
         rt::resume(self.inner.id);
     }
 
@@ -230,6 +240,9 @@ impl Node {
     #[track_caller]
     pub fn signal(&self, kind: SignalKind) {
         tracing::info!(target: "sim", node = self.name(), signal = kind.as_raw_value(), "signal");
+        if super::timeline::recording() {
+            super::timeline::note("signal", &[self.name(), &kind.as_raw_value().to_string()]);
+        }
         rt::signal(self.inner.id, kind);
     }
 

@@ -4,6 +4,7 @@
 //! seed in full (class, step, virtual time, message, the trace's last lines
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
+use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
 use sim_runtime::__private::harness::{
     cargo_prefix, replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
@@ -214,6 +215,8 @@ struct SeedResult {
     coverage: BTreeMap<super::coverage::Key, super::coverage::Tally>,
     trace: Vec<String>,
     dropped: u64,
+    /// The run's recording, when it was recorded (timeline.rs).
+    recorded: Option<Recorded>,
 }
 
 fn run_one<F, Fut>(
@@ -223,6 +226,7 @@ fn run_one<F, Fut>(
     make: &Arc<F>,
     record: bool,
     compare: Option<Recording>,
+    draw: bool,
 ) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
@@ -261,6 +265,7 @@ where
         .name(test_name(opts))
         .spawn(move || {
             super::liveness::reset();
+            timeline::set_recording(draw);
             let (lines, guard) = collector.install();
             let outcome = run_seed(&settings, || async move {
                 if let Err(e) = make().await.into_outcome() {
@@ -268,8 +273,11 @@ where
                 }
             });
             drop(guard);
+            let recorded = timeline::take();
+            timeline::set_recording(false);
             let (trace, dropped) = lines.take();
             SeedResult {
+                recorded,
                 swarm: super::swarm::take(),
                 coverage: super::coverage::take(),
                 outcome: classify(outcome),
@@ -290,13 +298,14 @@ fn run_checked<F, Fut>(
     seed: u64,
     make: &Arc<F>,
     check: bool,
+    draw: bool,
 ) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
-    let first = run_one(opts, collector, seed, make, check, None);
+    let first = run_one(opts, collector, seed, make, check, None, draw);
     if !check || !first.outcome.passed() {
         return first;
     }
@@ -307,6 +316,7 @@ where
         make,
         false,
         first.outcome.recording.clone(),
+        draw,
     );
     if second.outcome.passed()
         && (second.outcome.divergence.is_some()
@@ -347,6 +357,9 @@ where
     let check = opts.check_determinism
         || env("SIM_CHECK_DETERMINISM").is_some_and(|v| parse_bool("SIM_CHECK_DETERMINISM", &v));
     let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
+    let wanted = Wanted::from_env();
+    // Seeds whose body returned with tasks still running: (count, first).
+    let leftovers: Mutex<Leftovers> = Mutex::new((0, None));
     let jobs = jobs().min(seeds.len().max(1));
     let make = Arc::new(make);
     let next = AtomicUsize::new(0);
@@ -382,7 +395,15 @@ where
                         cargo_prefix(),
                         opts.package
                     );
-                    let mut r = run_checked(&opts, &collector, seed, &make, check);
+                    let mut r =
+                        run_checked(&opts, &collector, seed, &make, check, wanted.every_seed());
+                    if !r.outcome.leftover.is_empty() {
+                        let mut l = leftovers.lock().unwrap_or_else(|e| e.into_inner());
+                        l.0 += 1;
+                        if l.1.as_ref().is_none_or(|(s, _)| seed < *s) {
+                            l.1 = Some((seed, r.outcome.leftover.clone()));
+                        }
+                    }
                     let tallies = std::mem::take(&mut r.coverage);
                     if sweep
                         .lock()
@@ -395,6 +416,9 @@ where
                     if always_trace || !r.outcome.passed() {
                         write_trace(&opts, &name, &r);
                     }
+                    if wanted.every_seed() {
+                        write_timeline(&opts, &name, &r, wanted);
+                    }
                     if !r.outcome.passed() {
                         failures
                             .lock()
@@ -406,6 +430,12 @@ where
         }
     });
     let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    warn_leftovers(
+        &name,
+        opts.strict,
+        seeds.len(),
+        leftovers.into_inner().unwrap_or_else(|e| e.into_inner()),
+    );
     let sweep = sweep.into_inner().unwrap_or_else(|e| e.into_inner());
     let missing = super::coverage::missing(&sweep.totals);
     if let (Some(n), Some(at)) = (plateau, sweep.stop) {
@@ -439,6 +469,8 @@ where
         return;
     };
     // Run the first failing seed again by itself: does it reproduce?
+    // The rerun is recorded: its timeline page is drawn (the recorder never
+    // changes a decision, so the fingerprints still compare).
     let again = run_one(
         &opts,
         &trace::Collector::new(),
@@ -446,7 +478,9 @@ where
         &make,
         false,
         None,
+        true,
     );
+    let page = write_timeline(&opts, &name, &again, wanted);
     let reproduced = match (again.outcome.class, first.outcome.class) {
         (Some(a), Some(b)) if a == b && again.outcome.fingerprint == first.outcome.fingerprint => {
             format!(
@@ -463,8 +497,49 @@ where
     };
     panic!(
         "{}",
-        report(&opts, &name, ran, &failures, first, &reproduced, &missing)
+        report(
+            &opts,
+            &name,
+            ran,
+            &failures,
+            first,
+            &reproduced,
+            &missing,
+            page.as_deref()
+        )
     );
+}
+
+/// Writes the page (and the exports asked for) of a recorded seed next to
+/// its trace; returns the page's path.
+fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) -> Option<PathBuf> {
+    let rec = r.recorded.as_ref()?;
+    let o = &r.outcome;
+    let end = timeline::Ending {
+        test: name,
+        seed: o.seed,
+        class: o.class,
+        message: &o.message,
+        step: o.step,
+        now_ns: o.now.as_nanos() as u64,
+        schedule: &o.schedule,
+        tasks: &o.leftover,
+    };
+    let dir = trace_dir(opts, name);
+    let mut page = None;
+    // The page comes first, then the exports.
+    for (i, (file, bytes)) in timeline::files(rec, &r.trace, &end, wanted)
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.join(file);
+        match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, bytes)) {
+            Ok(()) if i == 0 => page = Some(path),
+            Ok(()) => {}
+            Err(e) => eprintln!("sim: could not write {}: {e}", path.display()),
+        }
+    }
+    page
 }
 
 fn write_trace(opts: &Options, name: &str, r: &SeedResult) {
@@ -496,6 +571,7 @@ fn write_trace(opts: &Options, name: &str, r: &SeedResult) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     opts: &Options,
     name: &str,
@@ -504,6 +580,7 @@ fn report(
     first: &SeedResult,
     reproduced: &str,
     missing: &[String],
+    page: Option<&std::path::Path>,
 ) -> String {
     let o = &first.outcome;
     let mut s = String::new();
@@ -574,6 +651,13 @@ fn report(
         if missing.len() > 20 {
             let _ = writeln!(s, "    …");
         }
+    }
+    if let Some(page) = page {
+        let _ = writeln!(
+            s,
+            "sim: timeline: {} (open it in a browser: lanes per node, messages as arrows)",
+            page.display()
+        );
     }
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
     let _ = write!(s, "sim: replay: {}", o.replay);

@@ -64,6 +64,9 @@ pub struct SeedOutcome {
     pub replay: String,
     /// Fault points reached in the run: name, active, times fired.
     pub buggify: Vec<(String, bool, u64)>,
+    /// The tasks still alive when the body returned (node, name, spawn
+    /// location), whether or not `strict` made them a leak.
+    pub leftover: Vec<String>,
 }
 
 impl SeedOutcome {
@@ -72,6 +75,7 @@ impl SeedOutcome {
     }
 }
 
+pub use super::record::{set_recording, take_record, HostId, NetEvent, RunRecord, SegmentKind};
 pub use super::report::{cargo_prefix, replay_env};
 
 /// The strategy of a harness run of `seed`: `SIM_SCHEDULE`, else the
@@ -170,14 +174,15 @@ where
     // one report per failing seed instead.
     let quiet = QuietPanics::new();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
-    let leaked = {
+    let leftover = {
         let core = exec.core.borrow();
-        if result.is_ok() && settings.strict && core.alive_tasks() > 0 {
-            Some(core.describe_tasks())
+        if result.is_ok() && core.alive_tasks() > 0 {
+            core.describe_tasks()
         } else {
-            None
+            Vec::new()
         }
     };
+    let leaked = (settings.strict && !leftover.is_empty()).then(|| leftover.clone());
     let (class, message) = match (&result, leaked) {
         (Ok(()), None) => (None, String::new()),
         (Ok(()), Some(tasks)) => (
@@ -246,7 +251,9 @@ where
             .iter()
             .map(|(name, s)| (name.to_string(), s.active, s.fired))
             .collect(),
+        leftover,
     };
+    super::record::collect(&mut core);
     drop(core);
     report::set_test(None);
     outcome

@@ -24,6 +24,7 @@ pub mod net;
 pub(crate) mod node;
 pub mod private;
 pub mod process;
+pub(crate) mod record;
 pub(crate) mod report;
 pub mod runtime;
 pub(crate) mod seed;

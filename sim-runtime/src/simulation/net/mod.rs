@@ -129,7 +129,11 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
     if core.net.model.is_none() {
         let mut config = core.net.config.take().unwrap_or_default();
         config.seed = crate::simulation::seed::child(core.config.seed, "net");
-        core.net.model = Some(Net::new(config));
+        let mut net = Net::new(config);
+        if crate::simulation::record::on() {
+            net.record_traffic();
+        }
+        core.net.model = Some(net);
     }
     while core.net.hosts < core.nodes.len() {
         let i = core.net.hosts;
@@ -141,7 +145,35 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
         net.set_name(&name, vec![ip]);
         core.net.hosts += 1;
     }
-    core.net.model.as_mut().expect("created above")
+    let net = core.net.model.as_mut().expect("created above");
+    if net.records_traffic() {
+        // The recorder notes which task made each call (record.rs).
+        net.set_actor(super::executor::current().and_then(|e| e.current_task()));
+    }
+    net
+}
+
+/// The traffic log of a recorded run (record.rs); empty otherwise.
+pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
+    core.net
+        .model
+        .as_mut()
+        .map(Net::take_traffic)
+        .unwrap_or_default()
+}
+
+/// The task behind each event of the traffic log (take it first).
+pub(crate) fn take_traffic_actors(core: &mut Core) -> Vec<Option<u64>> {
+    core.net
+        .model
+        .as_mut()
+        .map(Net::take_traffic_actors)
+        .unwrap_or_default()
+}
+
+/// Events past the traffic log's bound.
+pub(crate) fn traffic_dropped(core: &Core) -> u64 {
+    core.net.model.as_ref().map_or(0, Net::traffic_dropped)
 }
 
 /// Routes the model's notifications to waiters; returns wakers to wake once

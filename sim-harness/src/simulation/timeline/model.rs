@@ -1,0 +1,444 @@
+//! The run as the page and the Perfetto export draw it: a lane per node,
+//! spans (down, paused, partitioned, clogged), marks (each lifecycle or
+//! fault call), messages from lane to lane (connects, segments,
+//! datagrams) with their fate, and the trace's lines on their lanes.
+
+use super::{Ending, Recorded};
+use sim_runtime::__private::harness::{NetEvent, SegmentKind};
+use std::collections::BTreeMap;
+
+pub(crate) struct Span {
+    pub lane: usize,
+    pub start: u64,
+    /// `None`: still open when the run ended.
+    pub end: Option<u64>,
+    pub kind: &'static str,
+    pub label: String,
+}
+
+pub(crate) struct Mark {
+    pub lane: usize,
+    pub at: u64,
+    pub kind: &'static str,
+    pub label: String,
+}
+
+pub(crate) struct Msg {
+    pub from: usize,
+    pub to: usize,
+    pub sent: u64,
+    /// `None`: never arrived (see `fate`).
+    pub arrive: Option<u64>,
+    /// `connect`, `syn` (a connect that got no connection), `data`, `fin`,
+    /// `rst`, `udp`.
+    pub kind: &'static str,
+    pub bytes: usize,
+    /// Empty when delivered untouched; else what a fault did to it.
+    pub fate: &'static str,
+    pub label: String,
+    /// The runtime's id of the task whose call sent it, when known.
+    pub task: Option<u64>,
+}
+
+pub(crate) struct Model {
+    pub lanes: Vec<String>,
+    pub spans: Vec<Span>,
+    pub marks: Vec<Mark>,
+    pub msgs: Vec<Msg>,
+    /// `(time, lane, text)`.
+    pub logs: Vec<(u64, usize, String)>,
+    pub end_ns: u64,
+    /// `(time, step, text)` of the failure.
+    pub failure: Option<(u64, u64, String)>,
+    /// Network events past the log's bound, not drawn.
+    pub dropped: u64,
+    /// What is known of the tasks that sent messages: the runtime's
+    /// description of those still alive at the end, else `task N`.
+    pub tasks: BTreeMap<u64, String>,
+}
+
+/// At most this many bytes of a payload are shown on the page.
+const PREVIEW: usize = 64;
+
+pub(crate) fn preview(payload: &[u8]) -> String {
+    let mut s = String::new();
+    for &b in payload.iter().take(PREVIEW) {
+        match b {
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\\' => s.push_str("\\\\"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    if payload.len() > PREVIEW {
+        s.push('…');
+    }
+    s
+}
+
+impl Model {
+    pub(crate) fn build(rec: &Recorded, trace: &[String], end: &Ending<'_>) -> Model {
+        let mut m = Model {
+            lanes: rec.run.nodes.iter().map(|(n, _)| n.clone()).collect(),
+            spans: Vec::new(),
+            marks: Vec::new(),
+            msgs: Vec::new(),
+            logs: Vec::new(),
+            end_ns: end.now_ns,
+            failure: end.class.map(|c| {
+                let first = end.message.lines().next().unwrap_or("");
+                (end.now_ns, end.step, format!("{c}: {first}"))
+            }),
+            dropped: rec.run.traffic_dropped,
+            tasks: BTreeMap::new(),
+        };
+        if m.lanes.is_empty() {
+            m.lanes.push("main".into());
+        }
+        m.notes(rec);
+        m.traffic(rec);
+        m.trace(trace);
+        for msg in &m.msgs {
+            m.end_ns = m.end_ns.max(msg.arrive.unwrap_or(msg.sent));
+        }
+        let alive: BTreeMap<u64, &str> = end
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                let rest = t.strip_prefix("task ")?;
+                let (id, what) = rest.split_once(' ')?;
+                Some((id.parse().ok()?, what))
+            })
+            .collect();
+        for msg in &mut m.msgs {
+            if let Some(t) = msg.task {
+                msg.label.push_str(&format!(" · sent by task {t}"));
+                m.tasks.entry(t).or_insert_with(|| match alive.get(&t) {
+                    Some(what) => format!("task {t} {what}"),
+                    None => format!("task {t}"),
+                });
+            }
+        }
+        m
+    }
+
+    fn lane(&mut self, name: &str) -> usize {
+        match self.lanes.iter().position(|l| l == name) {
+            Some(i) => i,
+            None => {
+                self.lanes.push(name.to_string());
+                self.lanes.len() - 1
+            }
+        }
+    }
+
+    /// Closes the open spans of `kind` that `pred` picks, at `at`.
+    fn close(&mut self, kind: &str, at: u64, pred: impl Fn(&Span) -> bool) {
+        for s in &mut self.spans {
+            if s.end.is_none() && s.kind == kind && pred(s) {
+                s.end = Some(at);
+            }
+        }
+    }
+
+    fn notes(&mut self, rec: &Recorded) {
+        for n in &rec.notes {
+            let args: Vec<&str> = n.args.iter().map(String::as_str).collect();
+            let first = match n.what {
+                "heal all" | "reset connections" | "connection fault" => 0,
+                _ => args.first().map_or(0, |a| self.lane(a)),
+            };
+            let label = if args.is_empty() {
+                n.what.to_string()
+            } else {
+                format!("{} {}", n.what, args.join(" "))
+            };
+            self.marks.push(Mark {
+                lane: first,
+                at: n.at,
+                kind: n.what,
+                label: label.clone(),
+            });
+            let pair = |m: &mut Model| -> Option<(usize, usize)> {
+                Some((m.lane(args.first()?), m.lane(args.get(1)?)))
+            };
+            match n.what {
+                "crash" | "kill" => {
+                    self.close("down", n.at, |s| s.lane == first);
+                    self.spans.push(Span {
+                        lane: first,
+                        start: n.at,
+                        end: None,
+                        kind: "down",
+                        label: format!("{} ({})", args.join(" "), n.what),
+                    });
+                }
+                "restart" | "start" => self.close("down", n.at, |s| s.lane == first),
+                "pause" => self.spans.push(Span {
+                    lane: first,
+                    start: n.at,
+                    end: None,
+                    kind: "paused",
+                    label: format!("{} paused", args.join(" ")),
+                }),
+                "resume" => self.close("paused", n.at, |s| s.lane == first),
+                "partition" | "partition one way" | "clog" | "clog one way" => {
+                    let Some((a, b)) = pair(self) else { continue };
+                    let kind = if n.what.starts_with("partition") {
+                        "partition"
+                    } else {
+                        "clog"
+                    };
+                    for lane in [a, b] {
+                        self.spans.push(Span {
+                            lane,
+                            start: n.at,
+                            end: None,
+                            kind,
+                            label: label.clone(),
+                        });
+                    }
+                }
+                "clog node" => self.spans.push(Span {
+                    lane: first,
+                    start: n.at,
+                    end: None,
+                    kind: "clog",
+                    label,
+                }),
+                "unclog node" => self.close("clog", n.at, |s| {
+                    s.lane == first && s.label.starts_with("clog node")
+                }),
+                "heal" | "unclog" => {
+                    let (a, b) = (args.first().copied(), args.get(1).copied());
+                    let (Some(a), Some(b)) = (a, b) else { continue };
+                    let (pa, pb) = (format!(" {a} {b}"), format!(" {b} {a}"));
+                    let between = |s: &Span| s.label.ends_with(&pa) || s.label.ends_with(&pb);
+                    self.close("partition", n.at, between);
+                    self.close("clog", n.at, between);
+                }
+                "heal all" => {
+                    self.close("partition", n.at, |_| true);
+                    self.close("clog", n.at, |_| true);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn traffic(&mut self, rec: &Recorded) {
+        let lane_of = |h: sim_runtime::__private::harness::HostId| h.0 as usize;
+        // Each connection's lanes, and its segments (indices into `msgs`).
+        let mut conns: BTreeMap<u64, [usize; 2]> = BTreeMap::new();
+        let mut segs: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        let tasks = rec
+            .run
+            .traffic_tasks
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(None));
+        for (e, task) in rec.run.traffic.iter().zip(tasks) {
+            match e {
+                NetEvent::Connect {
+                    conn,
+                    hosts,
+                    addrs,
+                    at,
+                    ready,
+                    ..
+                } => {
+                    let lanes = [lane_of(hosts[0]), lane_of(hosts[1])];
+                    conns.insert(*conn, lanes);
+                    self.msgs.push(Msg {
+                        from: lanes[0],
+                        to: lanes[1],
+                        sent: *at,
+                        arrive: Some(*ready),
+                        kind: "connect",
+                        bytes: 0,
+                        fate: "",
+                        label: format!("connect #{conn} {} → {}", addrs[0], addrs[1]),
+                        task,
+                    });
+                }
+                NetEvent::ConnectFailed {
+                    host,
+                    to_host,
+                    from,
+                    to,
+                    at,
+                    why,
+                    ..
+                } => self.msgs.push(Msg {
+                    from: lane_of(*host),
+                    to: to_host.map_or(lane_of(*host), lane_of),
+                    sent: *at,
+                    arrive: None,
+                    kind: "syn",
+                    bytes: 0,
+                    fate: why,
+                    label: format!("connect {from} → {to}: {why}"),
+                    task,
+                }),
+                NetEvent::Segment {
+                    conn,
+                    dir,
+                    kind,
+                    offset,
+                    len,
+                    sent,
+                    arrive,
+                    payload,
+                } => {
+                    let Some(lanes) = conns.get(conn) else {
+                        continue;
+                    };
+                    let kind = match kind {
+                        SegmentKind::Data => "data",
+                        SegmentKind::Fin => "fin",
+                        SegmentKind::Rst => "rst",
+                    };
+                    segs.entry(*conn).or_default().push(self.msgs.len());
+                    self.msgs.push(Msg {
+                        from: lanes[*dir],
+                        to: lanes[1 - dir],
+                        sent: *sent,
+                        arrive: *arrive,
+                        kind,
+                        bytes: *len,
+                        fate: if arrive.is_some() { "" } else { "held" },
+                        label: format!("#{conn} {kind} @{offset} {len}B {}", preview(payload)),
+                        task,
+                    });
+                }
+                NetEvent::Release {
+                    conn, dir, arrive, ..
+                } => {
+                    for &i in segs.get(conn).into_iter().flatten() {
+                        let msg = &mut self.msgs[i];
+                        let from = conns[conn][*dir];
+                        if msg.from == from && msg.arrive.is_none() && msg.fate == "held" {
+                            msg.arrive = Some(*arrive);
+                            msg.fate = "held, then released";
+                        }
+                    }
+                }
+                NetEvent::DropHeld { conn, dir, .. } => {
+                    for &i in segs.get(conn).into_iter().flatten() {
+                        let msg = &mut self.msgs[i];
+                        if msg.from == conns[conn][*dir] && msg.arrive.is_none() {
+                            msg.fate = "held, then dropped";
+                        }
+                    }
+                }
+                NetEvent::Reset { conn, at } => {
+                    for &i in segs.get(conn).into_iter().flatten() {
+                        let msg = &mut self.msgs[i];
+                        if msg.arrive.is_none_or(|a| a > *at) {
+                            msg.arrive = None;
+                            msg.fate = "lost in a reset";
+                        }
+                    }
+                    if let Some(lanes) = conns.get(conn) {
+                        for lane in *lanes {
+                            self.marks.push(Mark {
+                                lane,
+                                at: *at,
+                                kind: "reset",
+                                label: format!("connection #{conn} reset"),
+                            });
+                        }
+                    }
+                }
+                NetEvent::Vanish { conn, end, at } => {
+                    let Some(lanes) = conns.get(conn).copied() else {
+                        continue;
+                    };
+                    for &i in segs.get(conn).into_iter().flatten() {
+                        let msg = &mut self.msgs[i];
+                        let toward = msg.to == lanes[*end] && msg.arrive.is_some_and(|a| a > *at);
+                        let from_held = msg.from == lanes[*end] && msg.arrive.is_none();
+                        if toward || from_held {
+                            msg.arrive = None;
+                            msg.fate = "lost in a crash";
+                        }
+                    }
+                }
+                NetEvent::Datagram {
+                    from_host,
+                    to_host,
+                    from,
+                    to,
+                    sent,
+                    arrive,
+                    why,
+                    len,
+                    payload,
+                } => self.msgs.push(Msg {
+                    from: lane_of(*from_host),
+                    to: lane_of(*to_host),
+                    sent: *sent,
+                    arrive: *arrive,
+                    kind: "udp",
+                    bytes: *len,
+                    fate: why,
+                    label: format!("udp {from} → {to} {len}B {}", preview(payload)),
+                    task,
+                }),
+            }
+        }
+        for lanes in conns.values() {
+            for &l in lanes {
+                while self.lanes.len() <= l {
+                    self.lanes.push(format!("host {}", self.lanes.len()));
+                }
+            }
+        }
+    }
+
+    /// The trace's lines, each on its node's lane (`   1.250000000s kv1
+    /// INFO  sim: crash node=kv1`); lines outside the simulation are left out.
+    fn trace(&mut self, trace: &[String]) {
+        for line in trace {
+            let mut parts = line.trim_start().splitn(3, ' ');
+            let (Some(time), Some(node)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let Some(at) = parse_time(time) else { continue };
+            let text = parts.next().unwrap_or("");
+            let lane = match self.lanes.iter().position(|l| l == node) {
+                Some(l) => l,
+                None => continue,
+            };
+            self.logs.push((at, lane, text.trim_start().to_string()));
+        }
+    }
+}
+
+/// `12.000000345s` as nanoseconds.
+fn parse_time(t: &str) -> Option<u64> {
+    let t = t.strip_suffix('s')?;
+    let (secs, nanos) = t.split_once('.')?;
+    let nanos: u64 = format!("{nanos:0<9}").get(..9)?.parse().ok()?;
+    Some(secs.parse::<u64>().ok()? * 1_000_000_000 + nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_times_parse() {
+        assert_eq!(parse_time("1.250000000s"), Some(1_250_000_000));
+        assert_eq!(parse_time("0.000000007s"), Some(7));
+        assert_eq!(parse_time("(outside)"), None);
+    }
+
+    #[test]
+    fn previews_escape_and_cut() {
+        assert_eq!(preview(b"PUT k\n"), "PUT k\\n");
+        assert_eq!(preview(&[0, 255]), "\\x00\\xff");
+        assert!(preview(&[b'a'; 100]).ends_with('…'));
+    }
+}
