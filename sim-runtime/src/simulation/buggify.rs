@@ -9,6 +9,7 @@
 //! schedule's — so adding a site never shifts the schedule. Activations and
 //! firings are folded into the fingerprint.
 
+use super::executor::{Core, Driver};
 use super::seed;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
@@ -70,7 +71,14 @@ impl Buggify {
     }
 }
 
-impl super::executor::Core {
+/// Fault points are a driver: made on the first fault point a run reaches.
+impl Driver for Buggify {
+    fn create(core: &Core) -> Buggify {
+        Buggify::new(core.seed(), core.config().buggify)
+    }
+}
+
+impl Core {
     /// Evaluates a fault point and folds what it decided into the
     /// fingerprint. `Some(draw)` when it fires (`draw`: a value fixed by the
     /// seed, for sizing the fault); `None` otherwise, and always when fault
@@ -79,7 +87,7 @@ impl super::executor::Core {
     pub(crate) fn fault_point(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
         // Off for most runs: the check is inlined into the hot paths (every
         // timer registration), the evaluation is not.
-        if !self.buggify.on {
+        if !self.config().buggify {
             return None;
         }
         self.fault_point_on(site, num, den)
@@ -87,7 +95,7 @@ impl super::executor::Core {
 
     #[inline(never)]
     fn fault_point_on(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
-        let (fires, decided) = self.buggify.eval(site, num, den);
+        let (fires, decided) = self.driver::<Buggify>().eval(site, num, den);
         if let Some(v) = decided {
             self.decide(super::trace::Kind::Buggify, v);
         }

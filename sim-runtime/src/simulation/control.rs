@@ -40,7 +40,7 @@ pub fn is_simulation() -> bool {
 /// The seed of the running simulation.
 #[track_caller]
 pub fn seed() -> u64 {
-    expect_current().core.borrow().config.seed
+    expect_current().core().seed()
 }
 
 /// A seed for a named consumer of randomness: `H(root seed, label)`. Adding
@@ -59,13 +59,13 @@ pub fn elapsed() -> Duration {
 /// Steps (polls) taken so far.
 #[track_caller]
 pub fn step() -> u64 {
-    expect_current().core.borrow().step
+    expect_current().core().step()
 }
 
 /// The fingerprint so far: a hash of every decision made.
 #[track_caller]
 pub fn fingerprint() -> u64 {
-    expect_current().core.borrow().trace.fingerprint()
+    expect_current().core().trace().fingerprint()
 }
 
 /// The node the caller runs on.
@@ -77,21 +77,21 @@ pub fn current_node() -> NodeId {
 /// A node's name.
 #[track_caller]
 pub fn node_name(node: NodeId) -> String {
-    expect_current().core.borrow().node(node).name.clone()
+    expect_current().core().node(node).name.clone()
 }
 
 /// A node's IP address (every node has one).
 #[track_caller]
 pub fn node_ip(node: NodeId) -> Option<IpAddr> {
-    expect_current().core.borrow().node(node).ip
+    expect_current().core().node(node).ip
 }
 
 /// The node called `name`, if there is one.
 #[track_caller]
 pub fn lookup_node(name: &str) -> Option<NodeId> {
     let exec = expect_current();
-    let core = exec.core.borrow();
-    core.nodes
+    let core = exec.core();
+    core.nodes()
         .iter()
         .position(|n| n.name == name)
         .map(|i| NodeId(i as u32))
@@ -128,9 +128,9 @@ impl NodeBuilder {
     #[track_caller]
     pub fn build(self) -> NodeId {
         let exec = expect_current();
-        let mut core = exec.core.borrow_mut();
+        let mut core = exec.core_mut();
         assert!(
-            !core.nodes.iter().any(|n| n.name == self.name),
+            !core.nodes().iter().any(|n| n.name == self.name),
             "sim: a node named {:?} already exists; node names are unique",
             self.name
         );
@@ -141,7 +141,7 @@ impl NodeBuilder {
                     "sim: node {:?} cannot have the IP {ip}: give it a routable unicast address",
                     self.name
                 );
-                if let Some(holder) = core.nodes.iter().find(|n| n.ip == Some(ip)) {
+                if let Some(holder) = core.nodes().iter().find(|n| n.ip == Some(ip)) {
                     let how = if holder.ip_explicit {
                         "as its explicit address (given with .ip(..))"
                     } else {
@@ -159,11 +159,9 @@ impl NodeBuilder {
                 }
                 (ip, true)
             }
-            None => (super::node::auto_ip(&core.nodes), false),
+            None => (super::node::auto_ip(core.nodes()), false),
         };
-        core.nodes
-            .push(NodeState::new(self.name, Some(ip), explicit));
-        let id = NodeId((core.nodes.len() - 1) as u32);
+        let id = core.add_node(NodeState::new(self.name, Some(ip), explicit));
         core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);
         id
     }
@@ -184,7 +182,7 @@ where
 
 #[track_caller]
 fn check_node(exec: &super::executor::Exec, node: NodeId) {
-    let n = exec.core.borrow().nodes.len();
+    let n = exec.core().nodes().len();
     assert!(
         node.index() < n,
         "sim: {node} does not exist in this simulation"
@@ -235,7 +233,7 @@ pub fn revive(node: NodeId) {
 /// Whether the node is alive (not killed, or revived since).
 #[track_caller]
 pub fn is_alive(node: NodeId) -> bool {
-    expect_current().core.borrow().node(node).alive
+    expect_current().core().node(node).alive
 }
 
 /// Pauses the node: its tasks are not polled and its timers do not fire
@@ -260,7 +258,7 @@ pub fn resume(node: NodeId) {
 /// Whether the node is paused.
 #[track_caller]
 pub fn is_paused(node: NodeId) -> bool {
-    expect_current().core.borrow().node(node).paused
+    expect_current().core().node(node).paused
 }
 
 /// Sets the node's wall-clock offset (what `SystemTime::now()` reads is
@@ -270,7 +268,7 @@ pub fn skew_clock(node: NodeId, offset: Duration, ahead: bool) {
     let exec = expect_current();
     check_node(&exec, node);
     let ns = offset.as_nanos().min(i64::MAX as u128) as i64;
-    exec.core.borrow_mut().node_mut(node).wall_offset_ns = if ahead { ns } else { -ns };
+    exec.core_mut().node_mut(node).wall_offset_ns = if ahead { ns } else { -ns };
     exec.refresh_clock();
 }
 
@@ -285,7 +283,7 @@ pub fn set_drift_ppm(node: NodeId, ppm: i64) {
     );
     let exec = expect_current();
     check_node(&exec, node);
-    exec.core.borrow_mut().node_mut(node).drift_ppm = ppm;
+    exec.core_mut().node_mut(node).drift_ppm = ppm;
     exec.refresh_clock();
 }
 
@@ -294,13 +292,7 @@ pub fn set_drift_ppm(node: NodeId, ppm: i64) {
 pub fn signal(node: NodeId, kind: SignalKind) {
     let exec = expect_current();
     check_node(&exec, node);
-    let handled = exec
-        .core
-        .borrow()
-        .node(node)
-        .signals
-        .get(&kind.as_raw_value())
-        .is_some_and(|s| s.handled);
+    let handled = super::signal::handled(&mut exec.core_mut(), node, kind.as_raw_value());
     if node == NodeId::MAIN && !handled && kind.terminates_by_default() {
         panic!(
             "sim: signal {} reached the main node, which has no handler for it: the process \
@@ -341,7 +333,7 @@ pub fn at(when: Duration, action: impl FnOnce() + 'static) -> JoinHandle<()> {
 pub fn incarnation(node: NodeId) -> u32 {
     let exec = expect_current();
     check_node(&exec, node);
-    let n = exec.core.borrow().node(node).incarnation;
+    let n = exec.core().node(node).incarnation;
     n
 }
 
@@ -350,10 +342,10 @@ pub fn incarnation(node: NodeId) -> u32 {
 pub fn stamp() -> Option<(Duration, String)> {
     let exec = super::executor::current()?;
     let node = exec.current_node();
-    let core = exec.core.try_borrow().ok()?;
+    let core = exec.try_core()?;
     Some((
-        Duration::from_nanos(core.now),
-        core.nodes.get(node.index())?.name.clone(),
+        Duration::from_nanos(core.now()),
+        core.nodes().get(node.index())?.name.clone(),
     ))
 }
 
@@ -365,7 +357,7 @@ pub fn buggify(site: &'static str, num: u32, den: u32) -> bool {
     let Some(exec) = super::executor::current() else {
         return false;
     };
-    let Ok(mut core) = exec.core.try_borrow_mut() else {
+    let Some(mut core) = exec.try_core_mut() else {
         return false;
     };
     core.fault_point(site, num, den).is_some()

@@ -12,9 +12,21 @@
 //! sleep or kill a node from anywhere.
 
 mod context;
+mod core;
+mod current;
+mod driver;
+mod header;
 mod lifecycle;
 mod pct;
 mod queue;
+mod step;
+
+pub(crate) use current::{
+    current, current_ptr, expect_current, outside_context, standard_base, with_current,
+    with_expected,
+};
+use current::{set_current, STANDARD_BASE};
+pub(crate) use driver::{Death, Driver};
 
 pub(crate) use context::progress;
 use context::Step;
@@ -112,86 +124,6 @@ struct Shared {
     has_remote: AtomicBool,
 }
 
-impl Header {
-    fn new(exec_id: u64, slot: u32, id: u64, shared: Arc<Shared>) -> Header {
-        Header {
-            refs: AtomicUsize::new(0),
-            vtable: &raw::UNSET,
-            join_offset: 0,
-            exec_id,
-            slot,
-            id,
-            finished: AtomicBool::new(false),
-            shared,
-        }
-    }
-
-    /// Set by `raw::new_task`, before the header is shared.
-    pub(crate) fn init_raw(
-        &mut self,
-        vtable: &'static TaskVtable,
-        join_offset: usize,
-        refs: usize,
-    ) {
-        self.vtable = vtable;
-        self.join_offset = join_offset;
-        *self.refs.get_mut() = refs;
-    }
-
-    #[inline]
-    pub(crate) fn vtable(&self) -> &'static TaskVtable {
-        self.vtable
-    }
-
-    #[inline]
-    pub(crate) fn join_offset(&self) -> usize {
-        self.join_offset
-    }
-
-    pub(crate) fn schedule(&self) {
-        self.request(self.id);
-    }
-
-    /// Sends a wake request (`raw`: the id, maybe with `ABORT_BIT`): to this
-    /// thread's buffer when the executor is this thread's, else to the
-    /// remote queue.
-    fn request(&self, raw: u64) {
-        let local = WAKE_BUF
-            .try_with(|b| match b.try_borrow_mut() {
-                Ok(mut b) if b.exec_id == self.exec_id => {
-                    b.buf.push((self.slot, raw));
-                    WAKE_PENDING.set(true);
-                    true
-                }
-                _ => false,
-            })
-            .unwrap_or(false);
-        if !local {
-            let mut remote = self.shared.remote.lock().unwrap_or_else(|e| e.into_inner());
-            // Rare (only another thread wakes this way): a scan is cheap.
-            if !remote.contains(&(self.slot, raw)) {
-                remote.push((self.slot, raw));
-            }
-            drop(remote);
-            self.shared.has_remote.store(true, Ordering::Release);
-        }
-    }
-
-    pub(crate) fn set_finished(&self) {
-        self.finished.store(true, Ordering::Release);
-    }
-
-    pub(crate) fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
-    }
-
-    /// Asks the executor to drop the task at its next turn (the request
-    /// marks the task aborted when the executor takes it, queued or not).
-    pub(crate) fn abort(&self) {
-        self.request(self.id | ABORT_BIT);
-    }
-}
-
 /// A waker as the executor keeps it (a `yield_now`, a timer): one of its
 /// own tasks' is kept as the task's slot and id, so keeping and waking it
 /// touches no reference count and calls through no vtable; any other waker
@@ -227,109 +159,6 @@ thread_local! {
     /// Set whenever a wake is pushed to `WAKE_BUF`: while it is clear, the
     /// buffer is empty.
     static WAKE_PENDING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Makes `new` the executor entered on this thread; returns the previous one.
-fn set_current(new: Option<Rc<Exec>>) -> Option<Rc<Exec>> {
-    let ptr = new.as_ref().map_or(std::ptr::null(), Rc::as_ptr);
-    CURRENT
-        .try_with(|c| {
-            let prev = c.replace(new);
-            CURRENT_PTR.set(ptr);
-            prev
-        })
-        .ok()
-        .flatten()
-}
-
-/// Runs `f` with the executor entered on this thread, without taking a
-/// reference count on it; `None` when there is none. For leaf code that runs
-/// no user code (a timer's registration, a yield): `f` must not leave or
-/// drop the executor.
-#[inline]
-pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
-    let ptr = current_ptr();
-    // SAFETY: `CURRENT_PTR` is non-null only while `CURRENT` holds an `Rc`
-    // of that executor (both are written by `set_current` only), and `f`
-    // does not change `CURRENT` (see above), so the executor outlives `f`.
-    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
-}
-
-/// The base instant of the first executor made in this process; every
-/// executor's is the same (the virtual monotonic clock at 0) when the
-/// clock interposers are in place.
-static STANDARD_BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-
-/// [`STANDARD_BASE`], once an executor has set it.
-pub(crate) fn standard_base() -> Option<std::time::Instant> {
-    STANDARD_BASE.get().copied()
-}
-
-/// The executor entered on this thread, as a raw pointer (null when there
-/// is none): [`with_current`] for code whose result is wider than two
-/// words (a closure's result returned through memory can stall the
-/// caller's read of it). Valid under the same rule: no user code runs, and
-/// nothing leaves or drops the executor, while it is used.
-#[inline(always)]
-pub(crate) fn current_ptr() -> *const Exec {
-    CURRENT_PTR.try_with(Cell::get).unwrap_or(std::ptr::null())
-}
-
-/// The executor entered on this thread, if any.
-pub(crate) fn current() -> Option<Rc<Exec>> {
-    CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
-}
-
-/// Tokio's panic when a runtime is needed and there is none.
-const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a \
-                          Tokio 1.x runtime (sim: no simulation is running on this thread)";
-
-/// The executor entered on this thread, or Tokio's panic when there is none.
-#[track_caller]
-pub(crate) fn expect_current() -> Rc<Exec> {
-    match current() {
-        Some(exec) => exec,
-        None => panic!("{NO_RUNTIME}"),
-    }
-}
-
-/// [`with_current`], or Tokio's panic when there is no executor.
-#[track_caller]
-#[inline]
-pub(crate) fn with_expected<R>(f: impl FnOnce(&Exec) -> R) -> R {
-    match with_current(f) {
-        Some(r) => r,
-        None => panic!("{NO_RUNTIME}"),
-    }
-}
-
-/// Leaves the executor's context for the duration of `f` (as Tokio's
-/// `block_in_place` does on a multi-thread runtime), so `f` may build and
-/// drive another runtime. Wakes for this executor made meanwhile go to its
-/// remote queue and are drained when it resumes.
-pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Rc<Exec>>, u64);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let prev = self.0.take();
-            drop(set_current(prev));
-            let id = self.1;
-            let _ = WAKE_BUF.try_with(|b| b.borrow_mut().exec_id = id);
-        }
-    }
-    let Some(exec) = set_current(None) else {
-        return f();
-    };
-    // Buffered wakes belong to this executor: move them to its run queue.
-    let buffered = WAKE_BUF.with(|b| {
-        let mut b = b.borrow_mut();
-        b.exec_id = 0;
-        std::mem::take(&mut b.buf)
-    });
-    exec.core.borrow_mut().take_requests(buffered);
-    let id = exec.id;
-    let _restore = Restore(Some(exec), id);
-    f()
 }
 
 /// A slab entry: what picking and waking a task read, in 32 bytes aligned
@@ -379,18 +208,18 @@ struct Cur {
 }
 
 pub(crate) struct Core {
-    pub(crate) config: Config,
+    config: Config,
     tasks: mem::HugeVec<Option<Task>>,
     meta: Vec<TaskMeta>,
     free: Vec<u32>,
     alive: usize,
     run_queue: queue::RunQueue,
-    pub(crate) timers: Timers,
+    timers: Timers,
     /// Global virtual time, ns since the start of the run.
-    pub(crate) now: u64,
-    pub(crate) step: u64,
+    now: u64,
+    step: u64,
     /// Times the executor went idle and jumped the clock.
-    pub(crate) parks: u64,
+    parks: u64,
     sched_rng: ChaCha8Rng,
     /// The schedule stream's next two draws, taken early to prefetch the
     /// tasks they will probably pick; each is consumed exactly when it would
@@ -405,7 +234,7 @@ pub(crate) struct Core {
     prefetch_min: usize,
     timer_rng: ChaCha8Rng,
     select_rng: ChaCha8Rng,
-    pub(crate) nodes: Vec<NodeState>,
+    nodes: Vec<NodeState>,
     /// Whether any node is paused (set only through `set_paused`): the
     /// pick checks a task's node only then, sparing a dependent load.
     any_paused: bool,
@@ -413,13 +242,10 @@ pub(crate) struct Core {
     pct: Option<pct::Pct>,
     /// Early timers, when the run has them.
     early: Option<pct::Early>,
-    /// Fault points.
-    pub(crate) buggify: super::buggify::Buggify,
-    /// The simulated network (sockets of every node).
-    pub(crate) net: super::net::Network,
-    /// Every node's simulated disk.
-    pub(crate) fs: super::fs::Disks,
-    pub(crate) trace: Trace,
+    /// The drivers (executor/driver.rs): everything the run has besides
+    /// tasks, clock and nodes.
+    drivers: driver::Drivers,
+    trace: Trace,
     failure: Option<Failure>,
     next_task_id: u64,
     exec_id: u64,
@@ -444,244 +270,9 @@ pub(crate) struct Core {
     block_ons: u64,
 }
 
-impl Core {
-    /// Whether a scripted action (`sim::at`) is in the run queue. Read
-    /// only when an early-timer jump was drawn (a few times per run).
-    fn scripted_runnable(&self) -> bool {
-        self.run_queue.iter().any(|&(slot, id)| {
-            let live = matches!(self.tasks.get(slot as usize), Some(Some(t)) if t.id == id);
-            live && self.meta.get(slot as usize).and_then(|m| m.name.as_deref()) == Some(SCRIPTED)
-        })
-    }
-
-    #[inline]
-    pub(crate) fn decide(&mut self, kind: Kind, value: u64) {
-        self.trace.decide(self.step, self.now, kind, value);
-    }
-
-    /// The next draw of the schedule stream (an early one if peeked).
-    #[inline]
-    fn sched_draw(&mut self) -> u64 {
-        if self.sched_peeked == 0 {
-            return self.sched_rng.next_u64();
-        }
-        let x = self.sched_peek[self.sched_first];
-        self.sched_first = (self.sched_first + 1) % PEEK_RING;
-        self.sched_peeked -= 1;
-        x
-    }
-
-    /// Guesses the next random picks (the next draws of the schedule
-    /// stream, with the run queue one shorter per pick: the picked task
-    /// waits or yields, which defers it) and asks the CPU to fetch, while
-    /// this step's task runs, a pipeline of what those picks will read: the
-    /// run-queue entry of the pick `PEEK - 1` ahead, the slab entry of the
-    /// one `SLAB_AHEAD` ahead (its queue entry fetched some steps ago), and
-    /// the task of the one `TASK_AHEAD` ahead. A wrong guess only wastes a
-    /// prefetch; the schedule is unchanged (each draw is consumed exactly
-    /// when it would have been drawn).
-    #[inline]
-    fn prefetch_next_picks(&mut self, len: usize) {
-        while self.sched_peeked < PEEK {
-            self.sched_peek[(self.sched_first + self.sched_peeked) % PEEK_RING] =
-                self.sched_rng.next_u64();
-            self.sched_peeked += 1;
-        }
-        let index = |k: usize| {
-            let draw = self.sched_peek[(self.sched_first + k) % PEEK_RING];
-            seed::below(draw, len.saturating_sub(k) as u64) as usize
-        };
-        let task_at = |k: usize| {
-            let &(slot, _) = self.run_queue.get(index(k))?;
-            self.tasks.get(slot as usize)
-        };
-        if let Some(Some(t)) = task_at(TASK_AHEAD) {
-            if let Some(f) = &t.future {
-                // Three lines: the header, the future and, for a small
-                // future, the join slot (the task's last poll completes
-                // it: a miss that was 9% of spawn_yield in perf).
-                let p = f.task().as_ptr();
-                prefetch(p);
-                prefetch(p.cast::<u8>().wrapping_add(64));
-                prefetch(p.cast::<u8>().wrapping_add(128));
-            }
-        }
-        if let Some(entry) = task_at(SLAB_AHEAD) {
-            prefetch(entry as *const Option<Task>);
-        }
-        if let Some(q) = self.run_queue.get(index(PEEK - 1)) {
-            prefetch(q as *const (u32, u64));
-        }
-    }
-
-    /// Takes wake requests (from the buffer or the remote queue) into the
-    /// run queue, in their order.
-    fn take_requests(&mut self, requests: impl IntoIterator<Item = (u32, u64)>) {
-        for (slot, raw) in requests {
-            self.take_request(slot, raw);
-        }
-    }
-
-    /// Takes one wake request: the task goes to the run queue unless it is
-    /// already there (or gone); `ABORT_BIT` marks it aborted first.
-    #[inline]
-    fn take_request(&mut self, slot: u32, raw: u64) {
-        let id = raw & !ABORT_BIT;
-        if slot == MAIN_SLOT {
-            if !self.main_queued {
-                self.main_queued = true;
-                self.run_queue.push_back((slot, id));
-            }
-            return;
-        }
-        if let Some(Some(t)) = self.tasks.get_mut(slot as usize) {
-            if t.id == id {
-                t.aborted |= raw & ABORT_BIT != 0;
-                if !t.queued {
-                    t.queued = true;
-                    self.run_queue.push_back((slot, id));
-                }
-            }
-        }
-    }
-
-    /// Keeps `waker` as a [`WakeRef`].
-    #[inline]
-    pub(crate) fn wake_ref(&self, waker: &Waker) -> WakeRef {
-        let (data, slot, id) = self.polling;
-        let ours = std::ptr::eq(waker.vtable(), &raw::WAKER);
-        if ours && std::ptr::eq(waker.data(), data) {
-            return WakeRef::Task { slot, id };
-        }
-        if ours {
-            // SAFETY: the vtable is `raw::WAKER`: the data is a live header
-            // (the waker holds a reference for this call).
-            let h = unsafe { raw::waker_header(waker) };
-            if h.exec_id == self.exec_id {
-                return WakeRef::Task {
-                    slot: h.slot,
-                    id: h.id,
-                };
-            }
-        }
-        WakeRef::Other(waker.clone())
-    }
-
-    /// Asks the CPU to fetch the slab entry of `next`, a wake to come.
-    #[inline]
-    fn prefetch_wake(&self, next: Option<&WakeRef>) {
-        if let Some(&WakeRef::Task { slot, .. }) = next {
-            if let Some(entry) = self.tasks.get(slot as usize) {
-                prefetch(entry as *const Option<Task>);
-            }
-        }
-    }
-
-    pub(crate) fn select_draw(&mut self, n: u32) -> u32 {
-        let v = seed::below(self.select_rng.next_u64(), u64::from(n)) as u32;
-        self.decide(Kind::Select, u64::from(v));
-        v
-    }
-
-    pub(crate) fn fail(&mut self, class: Class, message: String) {
-        if self.failure.is_none() {
-            self.failure = Some(Failure { class, message });
-        }
-    }
-
-    pub(crate) fn node(&self, id: NodeId) -> &NodeState {
-        &self.nodes[id.index()]
-    }
-
-    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut NodeState {
-        &mut self.nodes[id.index()]
-    }
-
-    /// Pauses or resumes a node's scheduling (the one writer of `paused`).
-    pub(crate) fn set_paused(&mut self, id: NodeId, paused: bool) {
-        self.node_mut(id).paused = paused;
-        self.any_paused = self.nodes.iter().any(|n| n.paused);
-    }
-
-    /// Whether `id` is paused, with no load of the node when none is.
-    #[inline]
-    fn is_paused(&self, id: NodeId) -> bool {
-        self.any_paused && self.node(id).paused
-    }
-
-    /// Takes a task out of the slab and frees its slot (the caller drops it
-    /// outside the borrow).
-    fn remove_task(&mut self, slot: u32) -> Option<Task> {
-        let task = self.tasks[slot as usize].take();
-        debug_assert!(task.is_some(), "removing a free slot");
-        if task.as_ref().is_some_and(|t| t.owed_poll) {
-            self.owed_poll -= 1;
-        }
-        if self.polling.1 == slot {
-            self.polling = (std::ptr::null(), 0, 0);
-        }
-        self.free.push(slot);
-        self.alive -= 1;
-        // The metadata is only read for live tasks and is overwritten when
-        // the slot is reused: it is left alone here (with many tasks its line
-        // is not in the cache, and writing it cost 6% of spawn_yield).
-        task
-    }
-
-    /// Notes that this task must be polled before the next early jump
-    /// (`owed_poll`).
-    fn owe_poll(&mut self, slot: u32, id: u64) {
-        if slot == MAIN_SLOT {
-            if !self.main_owed {
-                self.main_owed = true;
-                self.owed_poll += 1;
-            }
-            return;
-        }
-        if let Some(Some(t)) = self.tasks.get_mut(slot as usize) {
-            if t.id == id && !t.owed_poll {
-                t.owed_poll = true;
-                self.owed_poll += 1;
-            }
-        }
-    }
-
-    pub(crate) fn alive_tasks(&self) -> usize {
-        self.alive
-    }
-
-    /// Every live task, in id order, as the deadlock report lists them.
-    pub(crate) fn describe_tasks(&self) -> Vec<String> {
-        let mut tasks: Vec<(&Task, &TaskMeta)> = self
-            .tasks
-            .iter()
-            .zip(&self.meta)
-            .filter_map(|(t, m)| Some((t.as_ref()?, m)))
-            .collect();
-        tasks.sort_by_key(|(t, _)| t.id);
-        tasks
-            .iter()
-            .map(|(t, m)| {
-                let node = self.node(t.node);
-                format!(
-                    "task {} {} on node '{}'{} spawned at {}",
-                    t.id,
-                    m.name
-                        .as_deref()
-                        .map(|n| format!("'{n}'"))
-                        .unwrap_or_else(|| "(unnamed)".into()),
-                    node.name,
-                    if node.paused { " (paused)" } else { "" },
-                    m.location
-                )
-            })
-            .collect()
-    }
-}
-
 pub(crate) struct Exec {
     pub(crate) id: u64,
-    pub(crate) core: RefCell<Core>,
+    core: RefCell<Core>,
     cur: Cell<Cur>,
     clock_node: Cell<NodeId>,
     shared: Arc<Shared>,
@@ -732,7 +323,7 @@ pub(crate) struct Exec {
     /// `time::pause` works although the nodes run as on a multi-thread
     /// runtime (Tokio refuses it there because it cannot stop the worker
     /// threads' clocks; here there is only one).
-    pub(crate) harness: Cell<bool>,
+    pub(crate) one_clock: Cell<bool>,
     /// Whether the `block_on` future runs "on a worker" for
     /// `runtime::worker_index` (a current-thread `Runtime::block_on`), and
     /// whether a `spawn_blocking` closure is running.
@@ -760,6 +351,33 @@ pub(crate) struct Exec {
 const WALL_EPOCH_NS: u64 = 1_767_225_600 * 1_000_000_000;
 
 impl Exec {
+    /// The core, borrowed. Never held while user code runs (a poll, a
+    /// drop, a waker): see the re-entrancy rule above.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn core(&self) -> std::cell::Ref<'_, Core> {
+        self.core.borrow()
+    }
+
+    /// The core, borrowed mutably (same rule).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn core_mut(&self) -> std::cell::RefMut<'_, Core> {
+        self.core.borrow_mut()
+    }
+
+    /// [`Exec::core`], or `None` when the core is borrowed mutably (code
+    /// called from C, where a panic cannot unwind).
+    pub(crate) fn try_core(&self) -> Option<std::cell::Ref<'_, Core>> {
+        self.core.try_borrow().ok()
+    }
+
+    /// [`Exec::core_mut`], or `None` when the core is already borrowed (a
+    /// destructor that runs while a hook holds it).
+    pub(crate) fn try_core_mut(&self) -> Option<std::cell::RefMut<'_, Core>> {
+        self.core.try_borrow_mut().ok()
+    }
+
     pub(crate) fn new(config: Config) -> Rc<Exec> {
         Self::with_trace(config, Trace::new(false, None))
     }
@@ -819,9 +437,7 @@ impl Exec {
                 _ => None,
             },
             early: config.early_timers.then(|| pct::Early::new(root)),
-            buggify: super::buggify::Buggify::new(root, config.buggify),
-            net: Default::default(),
-            fs: Default::default(),
+            drivers: Default::default(),
             trace,
             failure: None,
             next_task_id: 1,
@@ -860,7 +476,7 @@ impl Exec {
             local_depth: Cell::new(0),
             local_runtime: Cell::new(false),
             multi_thread: Cell::new(false),
-            harness: Cell::new(false),
+            one_clock: Cell::new(false),
             main_on_worker: Cell::new(false),
             in_blocking: Cell::new(false),
             spawning_blocking: Cell::new(false),
@@ -1199,491 +815,6 @@ impl Exec {
             |slot, id| self.poll_task(slot, id),
         )
     }
-
-    /// Polls a task inside real Tokio's context, then the checks that
-    /// follow such a poll.
-    fn poll_task_inside(&self, slot: u32, id: u64, stray: &context::Stray) {
-        self.poll_task(slot, id);
-        self.after_real_poll();
-        self.check_stray(stray);
-    }
-
-    /// After a poll inside real Tokio's context: a poll that spent the
-    /// whole budget may have left a deferred wake with Tokio (its
-    /// operation returned `Pending` and woke the task through Tokio's
-    /// scheduler), which must be flushed before the run may go idle.
-    #[inline]
-    fn after_real_poll(&self) {
-        if context::refresh_budget() {
-            self.unflushed.set(true);
-        }
-        self.deadlock_flushed.set(false);
-    }
-
-    /// Fails the run at once if a poll spawned a task on real Tokio's
-    /// runtime (Tokio may still poll that task once before the run ends).
-    #[inline]
-    fn check_stray(&self, stray: &context::Stray) {
-        if stray.spawned() {
-            let failure = {
-                let mut core = self.core.borrow_mut();
-                core.fail(
-                    Class::Forbidden,
-                    format!("{}. {}", context::STRAY_REAL_TASK, report::REAL_TOKIO_HINT),
-                );
-                core.failure.take().expect("just recorded")
-            };
-            self.fail(failure)
-        }
-    }
-
-    /// Wakes the tasks that called `yield_now`, in the order they yielded.
-    fn wake_yielded(&self) {
-        self.yield_flush_step.set(self.core.borrow().step);
-        let mut yielded = self.yielded.replace(self.yielded_spare.take());
-        self.drain_wakes(true);
-        self.wake_in_order(&mut yielded);
-        self.yielded_spare.set(yielded);
-    }
-
-    /// Wakes `wakers` in their order and empties the list, as calling each
-    /// and then `drain_wakes(false)` would, but its own tasks go straight to
-    /// the run queue (with their slab entries and headers fetched ahead when
-    /// the list is long). Expects no wake buffered.
-    fn wake_in_order(&self, wakers: &mut Vec<WakeRef>) {
-        let n = wakers.len();
-        let prefetching = n > self.core.borrow().prefetch_min;
-        let mut i = 0;
-        while i < n {
-            {
-                let mut core = self.core.borrow_mut();
-                while i < n {
-                    let WakeRef::Task { slot, id } = wakers[i] else {
-                        break;
-                    };
-                    if prefetching {
-                        core.prefetch_wake(wakers.get(i + 8));
-                    }
-                    core.take_request(slot, id);
-                    i += 1;
-                }
-            }
-            if i < n {
-                // Another waker: it runs user code, outside the borrow, and
-                // what it wakes queues before the wakes after it.
-                if let WakeRef::Other(w) = &wakers[i] {
-                    w.wake_by_ref();
-                }
-                self.drain_wakes(false);
-                i += 1;
-            }
-        }
-        wakers.clear();
-    }
-
-    /// Wakes what `w` stands for, as its waker would: a task that has
-    /// finished or was dropped since is not woken.
-    pub(crate) fn wake(&self, w: WakeRef) {
-        match w {
-            WakeRef::Task { slot, id } => self.push_wake(slot, id),
-            WakeRef::Other(w) => w.wake(),
-        }
-    }
-
-    #[inline]
-    fn after_poll(&self) {
-        let forbidden = hooks::forbidden();
-        if forbidden.sockets > 0 || forbidden.threads > 0 {
-            self.forbidden_attempt(forbidden);
-        }
-    }
-
-    #[inline(never)]
-    fn forbidden_attempt(&self, forbidden: hooks::Forbidden) {
-        if forbidden.sockets > 0 {
-            self.core.borrow_mut().fail(
-                Class::Forbidden,
-                "a simulated task tried to open or use a real OS socket (std::net's own I/O, \
-                 or a crate with its own networking); real sockets reach the host's network, \
-                 outside the simulation's control. A socket made with socket(2) or std may be \
-                 handed to tokio::net (TcpSocket::from_std_stream, TcpListener::from_std, \
-                 UdpSocket::from_std); otherwise use tokio::net, which is simulated (see \
-                 docs/breakage.md)."
-                    .into(),
-            );
-        }
-        if forbidden.threads > 0 {
-            self.core.borrow_mut().fail(
-                Class::Forbidden,
-                "a simulated task tried to start an OS thread (std::thread::spawn, or a crate \
-                 that spawns one); threads run outside the simulation's control. Use \
-                 tokio::spawn or tokio::task::spawn_blocking instead."
-                    .into(),
-            );
-        }
-    }
-
-    fn next(&self, when_idle: WhenIdle) -> Next {
-        let mut core = self.core.borrow_mut();
-        loop {
-            // Checked before taken: `take` on every step copied the
-            // (absent) failure out and wrote it back.
-            if core.failure.is_some() {
-                return Next::Fail(core.failure.take().expect("checked"));
-            }
-            if let Some(limit) = core.config.step_limit {
-                if core.step >= limit {
-                    return Next::Fail(Failure {
-                        class: Class::StepLimit,
-                        message: format!(
-                            "the run took {limit} steps without finishing (a busy loop that never \
-                             yields to the clock?). Raise it with SIM_STEP_LIMIT=<n> or \
-                             SIM_STEP_LIMIT=none."
-                        ),
-                    });
-                }
-            }
-            // As Tokio wakes deferred tasks at least every 61 polls, a
-            // yielder is not starved by tasks that keep waking each other.
-            if core.step >= self.yield_flush_step.get() + YIELD_INTERVAL
-                && !self.yielded.borrow().is_empty()
-            {
-                drop(core);
-                self.wake_yielded();
-                core = self.core.borrow_mut();
-                continue;
-            }
-            if core.run_queue.is_empty() {
-                if self.shared.has_remote.load(Ordering::Acquire) {
-                    drop(core);
-                    self.drain_wakes(true);
-                    core = self.core.borrow_mut();
-                    continue;
-                }
-                if self.unflushed.replace(false) {
-                    // Tokio wakes what it deferred (a task that spent its
-                    // budget) together with the tasks that yielded: both
-                    // are runnable again at once.
-                    if !self.yielded.borrow().is_empty() {
-                        drop(core);
-                        self.wake_yielded();
-                    }
-                    return Next::Flush;
-                }
-                if !self.yielded.borrow().is_empty() {
-                    // Every task that was runnable when these yielded has
-                    // run: the yielders go again, in the order they yielded.
-                    drop(core);
-                    self.wake_yielded();
-                    core = self.core.borrow_mut();
-                    continue;
-                }
-                if !self.park_hook_ran.replace(true) {
-                    let hook = self.park_hook.borrow().clone();
-                    if let Some(hook) = hook {
-                        drop(core);
-                        hook();
-                        self.drain_wakes(true);
-                        core = self.core.borrow_mut();
-                        continue;
-                    }
-                }
-                // Before a deadlock is declared, real Tokio wakes what it
-                // deferred (a crate built on real Tokio may have yielded
-                // through it).
-                if when_idle == WhenIdle::Advance
-                    && core.timers.next_deadline().is_none()
-                    && !self.deadlock_flushed.replace(true)
-                {
-                    return Next::Flush;
-                }
-                // A pump stops here unless timers are due at this very
-                // instant (firing them does not move the clock).
-                let now = core.now;
-                if when_idle == WhenIdle::Stop
-                    && core.timers.next_deadline().is_none_or(|d| d > now)
-                {
-                    return Next::Idle;
-                }
-                match self.advance(core) {
-                    Ok(c) => {
-                        core = c;
-                        continue;
-                    }
-                    Err(f) => return Next::Fail(f),
-                }
-            }
-            // Early timers: now and then, the clock jumps to the next
-            // deadline although tasks are runnable (never past a timer).
-            let step = core.step;
-            if when_idle == WhenIdle::Advance && core.early.as_mut().is_some_and(|e| e.fire(step)) {
-                let now = core.now;
-                // A scripted action due now (`sim::at`) runs at its time:
-                // the jump waits until it has run. Never past the time
-                // limit: that is a livelock only when nothing is runnable.
-                // Never past a deadline whose timer fired but whose owner
-                // has not yet looked: `timeout(150ms, sleep(600ms))` would
-                // find both done and return the sleep's `Ok`, an order no
-                // runtime produces. And never twice over a task that stayed
-                // runnable: the tasks runnable now are owed a poll first.
-                let limit = core.config.time_limit.map(|l| l.as_nanos() as u64);
-                if core.timers.unseen() == 0
-                    && core.owed_poll == 0
-                    && core
-                        .timers
-                        .next_deadline()
-                        .is_some_and(|d| d > now && limit.is_none_or(|l| d <= l))
-                    && !core.scripted_runnable()
-                {
-                    let runnable: Vec<(u32, u64)> = core.run_queue.iter().copied().collect();
-                    for (slot, id) in runnable {
-                        core.owe_poll(slot, id);
-                    }
-                    match self.advance(core) {
-                        Ok(c) => {
-                            core = c;
-                            continue;
-                        }
-                        Err(f) => return Next::Fail(f),
-                    }
-                }
-            }
-            let len = core.run_queue.len();
-            let (slot, id) = match core.config.schedule {
-                Schedule::Fifo => core.run_queue.pop_front(),
-                Schedule::Pct(_) => {
-                    let Core { pct, run_queue, .. } = &mut *core;
-                    pct.as_mut().expect("PCT state").pick(run_queue)
-                }
-                Schedule::Random => {
-                    let i = if len == 1 {
-                        0
-                    } else {
-                        seed::below(core.sched_draw(), len as u64)
-                    };
-                    let picked = core.run_queue.swap_remove_back(i as usize);
-                    if len > core.prefetch_min {
-                        let left = core.run_queue.len();
-                        core.prefetch_next_picks(left);
-                    }
-                    picked
-                }
-            }
-            .expect("run queue is not empty");
-            if slot == MAIN_SLOT {
-                core.main_queued = false;
-                if core.main_owed {
-                    core.main_owed = false;
-                    core.owed_poll -= 1;
-                }
-                self.park_hook_ran.set(false);
-                return Next::Main;
-            }
-            let (node, blocking) = match core.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-                Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
-                _ => continue, // finished or dropped since it was woken
-            };
-            if core.is_paused(node) {
-                core.node_mut(node).parked.push((slot, id));
-                continue;
-            }
-            self.park_hook_ran.set(false);
-            if blocking {
-                return Next::Blocking(slot, id);
-            }
-            return Next::Task(slot, id);
-        }
-    }
-
-    /// Nothing is runnable: move the clock to the next timer and fire every
-    /// timer due then. Consumes and returns the core borrow so that wakers
-    /// run with the core released.
-    fn advance<'a>(
-        &'a self,
-        mut core: std::cell::RefMut<'a, Core>,
-    ) -> Result<std::cell::RefMut<'a, Core>, Failure> {
-        let Some(deadline) = core.timers.next_deadline() else {
-            return Err(self.deadlock(&core));
-        };
-        if let Some(limit) = core.config.time_limit {
-            if deadline > limit.as_nanos() as u64 {
-                return Err(Failure {
-                    class: Class::Livelock,
-                    message: format!(
-                        "virtual time would pass the limit of {} (next timer at {}) and the main \
-                         future is still not finished. Raise it with SIM_TIME_LIMIT=<duration> \
-                         or SIM_TIME_LIMIT=none.",
-                        report::fmt_ns(limit.as_nanos() as u64),
-                        report::fmt_ns(deadline)
-                    ),
-                });
-            }
-        }
-        debug_assert!(deadline >= core.now, "timers never fire in the past");
-        if deadline > core.now {
-            core.now = deadline;
-            core.parks += 1;
-            hooks::set_now(deadline);
-            core.decide(Kind::Advance, deadline);
-        }
-        let now = core.now;
-        if WAKE_PENDING.get() {
-            drop(core);
-            self.drain_wakes(true);
-            core = self.core.borrow_mut();
-        }
-        // The fired timers' wakers, in firing order: the executor's own
-        // tasks go straight to the run queue, until the first other waker
-        // (which runs user code, outside the borrow); from there on they
-        // are kept and woken in order.
-        let mut wakers = self.fired.take();
-        debug_assert!(wakers.is_empty());
-        loop {
-            let Core {
-                timers, timer_rng, ..
-            } = &mut *core;
-            let Some(fired) = timers.pop_due(now, timer_rng) else {
-                break;
-            };
-            if core.is_paused(fired.node) {
-                core.node_mut(fired.node).deferred.push(fired.waker);
-                continue;
-            }
-            core.decide(Kind::Fire, fired.seq);
-            if let (Some(WakeRef::Task { slot, id }), Some(_)) = (&fired.waker, &core.early) {
-                let (slot, id) = (*slot, *id);
-                core.owe_poll(slot, id & !ABORT_BIT);
-            }
-            match fired.waker {
-                Some(WakeRef::Task { slot, id }) if wakers.is_empty() => {
-                    core.take_request(slot, id)
-                }
-                Some(w) => wakers.push(w),
-                None => {}
-            }
-        }
-        drop(core);
-        if !wakers.is_empty() {
-            self.wake_in_order(&mut wakers);
-        }
-        self.fired.set(wakers);
-        Ok(self.core.borrow_mut())
-    }
-
-    fn deadlock(&self, core: &Core) -> Failure {
-        let tasks = core.describe_tasks();
-        let paused: Vec<&str> = core
-            .nodes
-            .iter()
-            .filter(|n| n.paused)
-            .map(|n| n.name.as_str())
-            .collect();
-        let mut message = String::from(
-            "nothing is runnable, no timer is pending, and the main future is not finished",
-        );
-        if !paused.is_empty() {
-            message.push_str(&format!(" (paused nodes hold work: {})", paused.join(", ")));
-        }
-        message.push_str(".\n  live tasks:");
-        if tasks.is_empty() {
-            message.push_str(" none besides the main future");
-        }
-        for t in tasks {
-            message.push_str("\n    ");
-            message.push_str(&t);
-        }
-        Failure {
-            class: Class::Deadlock,
-            message,
-        }
-    }
-
-    fn poll_task(&self, slot: u32, id: u64) {
-        let (mut fut, node, incarnation) = {
-            let mut core = self.core.borrow_mut();
-            let task = core.tasks[slot as usize]
-                .as_mut()
-                .expect("picked task exists");
-            if task.aborted {
-                let fut = task.future.take();
-                let node = task.node;
-                let task = core.remove_task(slot);
-                drop(core);
-                self.with_task(node, Some(id), || {
-                    drop(fut);
-                    drop(task);
-                });
-                return;
-            }
-            let fut = task.future.take().expect("task is not being polled");
-            // Wakes from now on queue it again.
-            task.queued = false;
-            let seen = std::mem::take(&mut task.owed_poll);
-            let ptr = fut.task().as_ptr();
-            let node = task.node;
-            let incarnation = task.incarnation;
-            if seen {
-                core.owed_poll -= 1;
-            }
-            core.step += 1;
-            core.decide(Kind::Poll, id);
-            core.polling = (ptr.cast(), slot, id);
-            self.progress.polling(core.step, id, node.0);
-            (fut, node, incarnation)
-        };
-        // `fut`, the executor's reference, keeps the task alive for the
-        // whole poll; the waker is borrowed from it.
-        let waker = fut.borrowed_waker();
-        self.cur.set(Cur {
-            task: Some(id),
-            node,
-        });
-        self.sync_clock(node);
-        let ready = fut.poll(&mut Context::from_waker(&waker)).is_ready();
-        self.cur.set(Cur { task: None, node });
-        let mut core = self.core.borrow_mut();
-        core.polling = (std::ptr::null(), 0, 0);
-        let killed = core.node(node).incarnation != incarnation;
-        if ready || killed {
-            let task = core.remove_task(slot);
-            drop(core);
-            self.with_task(node, Some(id), || {
-                drop(fut);
-                drop(task);
-            });
-        } else {
-            core.tasks[slot as usize]
-                .as_mut()
-                .expect("task still present")
-                .future = Some(fut);
-            drop(core);
-        }
-        self.after_poll();
-    }
-
-    fn main_panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ! {
-        let context = {
-            let core = self.core.borrow();
-            report::context(&core, "assertion (the test body panicked)")
-        };
-        let context = match report::real_tokio_hint(&report::payload_text(&*payload)) {
-            Some(hint) => format!("{hint}\n{context}"),
-            None => context,
-        };
-        if !super::harness::quiet() {
-            eprintln!("{context}");
-        }
-        std::panic::resume_unwind(report::augment_payload(payload, &context))
-    }
-
-    fn fail(&self, f: Failure) -> ! {
-        let text = {
-            let core = self.core.borrow();
-            report::render(&core, &f)
-        };
-        *self.last_failure.borrow_mut() = Some(f);
-        panic!("{text}");
-    }
 }
 
 enum Next {
@@ -1869,99 +1000,4 @@ pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The order in which `n` tasks that each yield `rounds` times are
-    /// polled, with the prefetch pipeline on or off.
-    fn poll_order(n: usize, rounds: usize, prefetch: bool) -> (Vec<u32>, u64) {
-        let exec = Exec::new(Config::from_env(7));
-        if !prefetch {
-            exec.core.borrow_mut().prefetch_min = usize::MAX;
-        }
-        let order = Rc::new(RefCell::new(Vec::new()));
-        let fingerprint = {
-            let _entered = exec.enter();
-            for i in 0..n as u32 {
-                let order = order.clone();
-                exec.spawn(
-                    async move {
-                        for _ in 0..rounds {
-                            order.borrow_mut().push(i);
-                            crate::simulation::task::yield_now().await;
-                        }
-                    },
-                    None,
-                    Location::caller(),
-                    None,
-                );
-            }
-            exec.block_on(async {
-                while exec.core.borrow().alive_tasks() > 0 {
-                    crate::simulation::task::yield_now().await;
-                }
-            });
-            exec.core.borrow().trace.fingerprint()
-        };
-        let order = order.borrow().clone();
-        (order, fingerprint)
-    }
-
-    #[test]
-    fn prefetching_never_changes_the_schedule() {
-        // Enough runnable tasks for the pipeline (and the yield list's
-        // prefetch) to run, for several rounds.
-        let n = PREFETCH_MIN_RUNNABLE + 500;
-        let with = poll_order(n, 3, true);
-        let without = poll_order(n, 3, false);
-        assert_eq!(with.0.len(), 3 * n);
-        assert!(
-            with.0 == without.0,
-            "the poll order differs with prefetching"
-        );
-        assert_eq!(with.1, without.1, "fingerprints differ");
-        // And the order is a random one, not the spawn order.
-        assert!(with.0[..n].windows(2).any(|w| w[0] > w[1]));
-    }
-
-    /// Enough tasks that the slab and the run queue move to huge-page
-    /// mappings of their own (`mem::HugeVec` past `mem::HUGE_MIN`): every
-    /// task still runs each round, and a second run in the same process
-    /// (reusing the mappings the first let go of) runs the same schedule.
-    #[test]
-    fn many_tasks_run_on_the_huge_page_slab() {
-        let n = 40_000;
-        assert!(n * std::mem::size_of::<Option<Task>>() > mem::HUGE_MIN);
-        let first = poll_order(n, 2, true);
-        let mut seen = first.0.clone();
-        seen.sort_unstable();
-        let expected: Vec<u32> = (0..n as u32).flat_map(|i| [i, i]).collect();
-        assert_eq!(seen, expected);
-        let second = poll_order(n, 2, true);
-        assert!(first.0 == second.0, "the same seed ran another schedule");
-        assert_eq!(first.1, second.1);
-    }
-
-    /// A socket's wake-up timers are freed once they fired and the socket
-    /// waits again, and, being unwatched, never hold back an early jump: a
-    /// long run of deliveries keeps neither slots nor unseen timers.
-    #[test]
-    fn delivery_timers_do_not_pile_up() {
-        use crate::simulation::net::UdpSocket;
-        let exec = Exec::new(Config::from_env(7));
-        let _entered = exec.enter();
-        exec.block_on(async {
-            let a = UdpSocket::bind("127.0.0.1:1").await.unwrap();
-            let b = UdpSocket::bind("127.0.0.1:2").await.unwrap();
-            let mut buf = [0u8; 8];
-            for i in 0..2_000u32 {
-                a.send_to(&i.to_le_bytes(), "127.0.0.1:2").await.unwrap();
-                let (n, _) = b.recv_from(&mut buf).await.unwrap();
-                assert_eq!(n, 4);
-            }
-        });
-        let slots = exec.core.borrow().timers.slots();
-        assert!(slots < 16, "2,000 deliveries left {slots} timer slots");
-        assert_eq!(exec.core.borrow().timers.unseen(), 0);
-    }
-}
+mod tests;

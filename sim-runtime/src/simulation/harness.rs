@@ -168,14 +168,14 @@ where
     // any runnable task next, a yielder included, and `block_in_place`
     // works.
     exec.multi_thread.set(true);
-    exec.harness.set(true);
+    exec.one_clock.set(true);
     let rt = Runtime::with_exec_flavor(exec.clone(), RuntimeFlavor::MultiThread);
     // The executor prints its own report when it fails; the harness writes
     // one report per failing seed instead.
-    let quiet = QuietPanics::new();
+    let quiet = report::QuietPanics::new();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
     let leftover = {
-        let core = exec.core.borrow();
+        let core = exec.core();
         if result.is_ok() && core.alive_tasks() > 0 {
             core.describe_tasks()
         } else {
@@ -215,9 +215,9 @@ where
         ),
         (c, _) => (c, message),
     };
-    let mut core = exec.core.borrow_mut();
-    core.trace.finish();
-    let divergence = core.trace.divergence().map(|d| {
+    let mut core = exec.core_mut();
+    core.trace_mut().finish();
+    let divergence = core.trace().divergence().map(|d| {
         let show = |x: Option<Decision>| {
             x.map(|d| d.to_string())
                 .unwrap_or_else(|| "(the run ended)".into())
@@ -233,24 +233,30 @@ where
         seed: settings.seed,
         class,
         message,
-        step: core.step,
-        now: Duration::from_nanos(core.now),
+        step: core.step(),
+        now: Duration::from_nanos(core.now()),
         schedule: strategy_name(
-            core.config.schedule,
-            core.config.early_timers,
-            core.config.yield_ahead,
+            core.config().schedule,
+            core.config().early_timers,
+            core.config().yield_ahead,
         ),
-        fingerprint: core.trace.fingerprint(),
-        decisions: core.trace.decisions(),
-        recording: core.trace.take_record().map(|r| Recording(Arc::new(r))),
+        fingerprint: core.trace().fingerprint(),
+        decisions: core.trace().decisions(),
+        recording: core
+            .trace_mut()
+            .take_record()
+            .map(|r| Recording(Arc::new(r))),
         divergence,
         replay: report::replay_command(settings.seed),
         buggify: core
-            .buggify
-            .sites
-            .iter()
-            .map(|(name, s)| (name.to_string(), s.active, s.fired))
-            .collect(),
+            .driver_if_used::<super::buggify::Buggify>()
+            .map(|b| {
+                b.sites
+                    .iter()
+                    .map(|(name, s)| (name.to_string(), s.active, s.fired))
+                    .collect()
+            })
+            .unwrap_or_default(),
         leftover,
     };
     super::record::collect(&mut core);
@@ -294,40 +300,4 @@ fn strip_context(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Silences the default panic hook's output on this thread while it lives
-/// (the harness prints the failure itself); other threads are unaffected.
-struct QuietPanics;
-
-thread_local! {
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the harness reports this thread's failures itself.
-pub(crate) fn quiet() -> bool {
-    QUIET.with(|q| q.get())
-}
-
-static INSTALL: std::sync::Once = std::sync::Once::new();
-
-impl QuietPanics {
-    fn new() -> QuietPanics {
-        INSTALL.call_once(|| {
-            let previous = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                if !QUIET.with(|q| q.get()) {
-                    previous(info);
-                }
-            }));
-        });
-        QUIET.with(|q| q.set(true));
-        QuietPanics
-    }
-}
-
-impl Drop for QuietPanics {
-    fn drop(&mut self) {
-        QUIET.with(|q| q.set(false));
-    }
 }

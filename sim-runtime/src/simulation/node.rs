@@ -1,14 +1,12 @@
 //! Nodes: every task belongs to one, inherited from its spawner.
 //!
 //! A node models one process on one machine: a name, an optional IP, a clock
-//! (offset and drift), its signals, and — with the network and disk issues —
-//! its sockets and disk. The executor can kill it (process death: every task
+//! (offset and drift). What else a node has — signals, sockets, a disk —
+//! lives in the drivers (executor/driver.rs). The executor can kill it (process death: every task
 //! dropped), pause and resume it (tasks not polled, timers held), and revive
 //! it for a restart.
 
-use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
-use std::task::Waker;
 
 /// A node of the simulation. `NodeId::MAIN` runs the `block_on` future.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,18 +49,6 @@ pub(crate) struct NodeState {
     pub parked: Vec<(u32, u64)>,
     /// Timers that came due while the node was paused.
     pub deferred: Vec<Option<crate::simulation::executor::WakeRef>>,
-    pub signals: BTreeMap<i32, SignalSlot>,
-}
-
-/// One signal number on one node.
-#[derive(Default)]
-pub(crate) struct SignalSlot {
-    /// Deliveries so far.
-    pub count: u64,
-    /// Whether a handler was installed (`signal()` / `ctrl_c()` was called);
-    /// until then the default action applies.
-    pub handled: bool,
-    pub waiters: BTreeMap<u64, Waker>,
 }
 
 impl NodeState {
@@ -79,13 +65,7 @@ impl NodeState {
             drift_ppm: 0,
             parked: Vec::new(),
             deferred: Vec::new(),
-            signals: BTreeMap::new(),
         }
-    }
-
-    /// A new process has no handlers installed.
-    pub(crate) fn reset_signals(&mut self) {
-        self.signals.clear();
     }
 }
 

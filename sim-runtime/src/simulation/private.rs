@@ -144,17 +144,20 @@ where
             let rt = Runtime::with_exec_flavor(exec.clone(), flavor);
             let out = rt.block_on(make());
             let outcome = out.into_outcome().map_err(|e| {
-                let core = exec.core.borrow();
-                format!("{e}\n{}", report::context(&core, "the test failed"))
+                let core = exec.core();
+                format!(
+                    "{e}\n{}",
+                    report::context(&core.snapshot(), "the test failed")
+                )
             });
             drop(rt);
-            let mut core = exec.core.borrow_mut();
+            let mut core = exec.core_mut();
             SeedRun {
                 outcome,
-                fingerprint: core.trace.fingerprint(),
-                decisions: core.trace.decisions(),
-                record: core.trace.take_record(),
-                divergence: core.trace.divergence().cloned(),
+                fingerprint: core.trace().fingerprint(),
+                decisions: core.trace().decisions(),
+                record: core.trace_mut().take_record(),
+                divergence: core.trace().divergence().cloned(),
             }
         })
         .expect("sim: could not start the thread for a seed")

@@ -31,9 +31,7 @@ const NOT_SIMULATED: &str = "a simulated task tried to start an OS process \
 #[track_caller]
 fn refuse() -> io::Error {
     let exec = executor::expect_current();
-    exec.core
-        .borrow_mut()
-        .fail(Class::Forbidden, NOT_SIMULATED.into());
+    exec.core_mut().fail(Class::Forbidden, NOT_SIMULATED.into());
     io::Error::new(
         io::ErrorKind::Unsupported,
         "sim: processes are not simulated (tokio::process::Command); the run fails",

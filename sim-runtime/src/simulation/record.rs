@@ -48,7 +48,11 @@ pub(crate) fn collect(core: &mut Core) {
         return;
     }
     let record = RunRecord {
-        nodes: core.nodes.iter().map(|n| (n.name.clone(), n.ip)).collect(),
+        nodes: core
+            .nodes()
+            .iter()
+            .map(|n| (n.name.clone(), n.ip))
+            .collect(),
         traffic_tasks: super::net::take_traffic_actors(core),
         traffic: super::net::take_traffic(core),
         traffic_dropped: super::net::traffic_dropped(core),

@@ -1,7 +1,7 @@
 //! How a failed run is told: its class, what happened, and where — seed,
 //! schedule, step, virtual time — and the one command that replays it.
 
-use super::executor::Core;
+use super::config::Schedule;
 use std::cell::RefCell;
 
 /// The kind of failure, each with its own wording.
@@ -137,25 +137,36 @@ pub(crate) fn fmt_ns(ns: u64) -> String {
     format!("{}.{:09}s", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
+/// What a report says of a run: read from the core when the report is
+/// made (`Core::snapshot`), so formatting never holds the core.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot {
+    pub seed: u64,
+    pub schedule: Schedule,
+    pub step: u64,
+    /// Virtual time, ns.
+    pub now: u64,
+}
+
 /// Seed, schedule, step, virtual time and the replay line.
-pub(crate) fn context(core: &Core, class: &str) -> String {
-    let seed = core.config.seed;
+pub(crate) fn context(at: &Snapshot, class: &str) -> String {
+    let seed = at.seed;
     format!(
         "sim: {class} at step {} · virtual time {} · seed {seed} (schedule {})\n\
          sim: replay with: {}",
-        core.step,
-        fmt_ns(core.now),
-        core.config.schedule.name(),
+        at.step,
+        fmt_ns(at.now),
+        at.schedule.name(),
         replay_command(seed)
     )
 }
 
-pub(crate) fn render(core: &Core, f: &Failure) -> String {
+pub(crate) fn render(at: &Snapshot, f: &Failure) -> String {
     format!(
         "sim: {}: {}\n{}",
         f.class.name(),
         f.message,
-        context(core, f.class.name())
+        context(at, f.class.name())
     )
 }
 
@@ -207,5 +218,42 @@ pub(crate) fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "<non-string panic payload>".into()
+    }
+}
+
+/// Silences the default panic hook's output on this thread while it lives
+/// (the harness prints the failure itself); other threads are unaffected.
+pub(crate) struct QuietPanics;
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a harness reports this thread's failures itself (the executor
+/// then prints none).
+pub(crate) fn quiet() -> bool {
+    QUIET.with(|q| q.get())
+}
+
+static INSTALL: std::sync::Once = std::sync::Once::new();
+
+impl QuietPanics {
+    pub(crate) fn new() -> QuietPanics {
+        INSTALL.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                if !QUIET.with(|q| q.get()) {
+                    previous(info);
+                }
+            }));
+        });
+        QUIET.with(|q| q.set(true));
+        QuietPanics
+    }
+}
+
+impl Drop for QuietPanics {
+    fn drop(&mut self) {
+        QUIET.with(|q| q.set(false));
     }
 }

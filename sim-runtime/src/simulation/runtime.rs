@@ -699,7 +699,7 @@ impl RuntimeMetrics {
         self.handle.exec().workers.get()
     }
     pub fn num_alive_tasks(&self) -> usize {
-        self.handle.exec().core.borrow().alive_tasks()
+        self.handle.exec().core().alive_tasks()
     }
     pub fn global_queue_depth(&self) -> usize {
         0
@@ -710,11 +710,11 @@ impl RuntimeMetrics {
     }
     /// Times the simulation went idle, i.e. the clock jumped to a timer.
     pub fn worker_park_count(&self, _worker: usize) -> u64 {
-        self.handle.exec().core.borrow().parks
+        self.handle.exec().core().parks()
     }
     /// Parks plus unparks: even while the worker runs.
     pub fn worker_park_unpark_count(&self, _worker: usize) -> u64 {
-        self.handle.exec().core.borrow().parks * 2
+        self.handle.exec().core().parks() * 2
     }
 }
 

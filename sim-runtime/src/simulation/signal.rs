@@ -11,14 +11,64 @@
 //! [`raise_on_current_node`] through the interposers in `intercept`: the
 //! signal goes to the calling node, never to the OS.
 
-use super::executor::{self, expect_current};
+use super::executor::{self, expect_current, Core, Death, Driver};
 use super::node::NodeId;
+use std::collections::BTreeMap;
 use std::future::poll_fn;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 static NEXT_LISTENER: AtomicU64 = AtomicU64::new(1);
+
+/// The signals driver: per node, each signal number's handler state. A
+/// node's dies with its process (a restarted process installs its handlers
+/// afresh).
+#[derive(Default)]
+pub(crate) struct Signals {
+    nodes: Vec<BTreeMap<i32, SignalSlot>>,
+}
+
+/// One signal number on one node.
+#[derive(Default)]
+pub(crate) struct SignalSlot {
+    /// Deliveries so far (while handled).
+    count: u64,
+    /// A `signal()` listener was made: delivery no longer takes the
+    /// default action.
+    handled: bool,
+    waiters: BTreeMap<u64, Waker>,
+}
+
+impl Signals {
+    fn slot(&mut self, node: NodeId, signum: i32) -> &mut SignalSlot {
+        if self.nodes.len() <= node.index() {
+            self.nodes.resize_with(node.index() + 1, BTreeMap::new);
+        }
+        self.nodes[node.index()].entry(signum).or_default()
+    }
+}
+
+impl Driver for Signals {
+    fn create(_: &Core) -> Signals {
+        Signals::default()
+    }
+
+    fn node_dying(&mut self, _: &mut Core, node: NodeId, _: Death, _: &mut Vec<Waker>) {
+        if let Some(n) = self.nodes.get_mut(node.index()) {
+            n.clear();
+        }
+    }
+}
+
+/// Whether `node` handles `signum` (a listener exists or existed in this
+/// process).
+pub(crate) fn handled(core: &mut Core, node: NodeId, signum: i32) -> bool {
+    core.driver_if_used::<Signals>()
+        .and_then(|s| s.nodes.get(node.index()))
+        .and_then(|n| n.get(&signum))
+        .is_some_and(|s| s.handled)
+}
 
 /// One registration for one signal number on one node.
 #[derive(Debug)]
@@ -36,8 +86,8 @@ impl Listener {
         super::runtime::check_io();
         let exec = expect_current();
         let node = exec.current_node();
-        let mut core = exec.core.borrow_mut();
-        let slot = core.node_mut(node).signals.entry(signum).or_default();
+        let mut core = exec.core_mut();
+        let slot = core.driver::<Signals>().slot(node, signum);
         slot.handled = true;
         let seen = slot.count;
         Listener {
@@ -53,12 +103,8 @@ impl Listener {
         let Some(exec) = executor::current().filter(|e| e.id == self.exec_id) else {
             return Poll::Ready(None);
         };
-        let mut core = exec.core.borrow_mut();
-        let slot = core
-            .node_mut(self.node)
-            .signals
-            .entry(self.signum)
-            .or_default();
+        let mut core = exec.core_mut();
+        let slot = core.driver::<Signals>().slot(self.node, self.signum);
         if slot.count > self.seen {
             self.seen = slot.count;
             slot.waiters.remove(&self.id);
@@ -72,9 +118,9 @@ impl Listener {
 impl Drop for Listener {
     fn drop(&mut self) {
         if let Some(exec) = executor::current().filter(|e| e.id == self.exec_id) {
-            if let Ok(mut core) = exec.core.try_borrow_mut() {
-                if let Some(slot) = core.node_mut(self.node).signals.get_mut(&self.signum) {
-                    slot.waiters.remove(&self.id);
+            if let Some(mut core) = exec.try_core_mut() {
+                if let Some(s) = core.driver_if_used::<Signals>() {
+                    s.slot(self.node, self.signum).waiters.remove(&self.id);
                 }
             }
         }
@@ -241,16 +287,12 @@ pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
     let exec = expect_current();
     let action = kind.default_action();
     let (wakers, default) = {
-        let mut core = exec.core.borrow_mut();
+        let mut core = exec.core_mut();
         core.decide(
             super::trace::Kind::Node,
             u64::from(node.as_u32()) << 8 | 0x40 | kind.as_raw_value() as u64,
         );
-        let slot = core
-            .node_mut(node)
-            .signals
-            .entry(kind.as_raw_value())
-            .or_default();
+        let slot = core.driver::<Signals>().slot(node, kind.as_raw_value());
         if slot.handled {
             slot.count += 1;
             (std::mem::take(&mut slot.waiters), None)
@@ -258,7 +300,7 @@ pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
             (Default::default(), Some(action))
         }
     };
-    if action == DefaultAction::Continue && exec.core.borrow().node(node).paused {
+    if action == DefaultAction::Continue && exec.core().node(node).paused {
         exec.resume(node);
     }
     for (_, w) in wakers {
@@ -307,7 +349,7 @@ pub(crate) fn raise_on_current_node(signum: i32) -> Raised {
     // Called from C (an interposed libc function), where a panic cannot
     // unwind: a simulation whose state is borrowed right now (a destructor
     // run by the executor itself) gets the signal as if it had no node.
-    let Ok(core) = exec.core.try_borrow() else {
+    let Some(core) = exec.try_core() else {
         return Raised::Outside;
     };
     let node = exec.current_node();
@@ -319,7 +361,7 @@ pub(crate) fn raise_on_current_node(signum: i32) -> Raised {
         drop(super::control::at(now, move || {
             let exec = expect_current();
             let alive = {
-                let core = exec.core.borrow();
+                let core = exec.core();
                 let n = core.node(node);
                 n.alive && n.incarnation == incarnation
             };

@@ -28,8 +28,7 @@ fn message(call: &str, why: &str, instead: &str) -> String {
 pub(crate) fn refuse(call: &str, why: &str, instead: &str) -> io::Error {
     let msg = message(call, why, instead);
     executor::expect_current()
-        .core
-        .borrow_mut()
+        .core_mut()
         .fail(Class::Forbidden, msg.clone());
     io::Error::new(io::ErrorKind::Unsupported, msg)
 }
@@ -40,7 +39,7 @@ pub(crate) fn refuse(call: &str, why: &str, instead: &str) -> io::Error {
 pub(crate) fn refuse_panic(call: &str, why: &str, instead: &str) -> ! {
     let msg = message(call, why, instead);
     if let Some(exec) = executor::current() {
-        exec.core.borrow_mut().fail(Class::Forbidden, msg.clone());
+        exec.core_mut().fail(Class::Forbidden, msg.clone());
     }
     panic!("{msg}")
 }

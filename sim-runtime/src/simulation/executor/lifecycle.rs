@@ -1,7 +1,8 @@
 //! Node lifecycle inside the executor: kill, pause, resume, and the final
-//! shutdown that drops every task in its node's context.
+//! shutdown that drops every task in its node's context. Drivers hear of
+//! each death and restart through their hooks (driver.rs).
 
-use super::{Exec, Task, WAKE_BUF};
+use super::{Death, Exec, Task, WAKE_BUF};
 use crate::simulation::node::NodeId;
 use crate::simulation::trace::Kind;
 use std::rc::Rc;
@@ -24,27 +25,27 @@ impl Exec {
     }
 
     fn die(self: &Rc<Self>, node: NodeId, crash: bool) {
-        let mut net_wakes = Vec::new();
-        let wakers = {
+        let death = if crash { Death::Crash } else { Death::Kill };
+        let mut wakes = Vec::new();
+        let deferred = {
             let mut core = self.core.borrow_mut();
-            if crash {
-                // Before the tasks drop: their sockets must not say goodbye.
-                net_wakes = crate::simulation::net::on_crash(&mut core, node);
-            }
+            // Before the tasks drop: what they hold must not outlive the
+            // process in the drivers (a crashed host's sockets must not say
+            // goodbye).
+            core.each_driver(|d, core| d.node_dying(core, node, death, &mut wakes));
             core.set_paused(node, false);
             let n = core.node_mut(node);
             n.alive = false;
             n.incarnation += 1;
             n.parked.clear();
             let deferred = std::mem::take(&mut n.deferred);
-            n.reset_signals();
             core.decide(
                 Kind::Node,
                 u64::from(node.0) << 8 | if crash { 5 } else { 1 },
             );
             deferred
         };
-        drop(wakers);
+        drop(deferred);
         loop {
             let victims = {
                 let mut core = self.core.borrow_mut();
@@ -72,33 +73,23 @@ impl Exec {
                 self.with_task(node, id, || drop(t));
             }
         }
-        let mut core = self.core.borrow_mut();
-        if crash {
-            let incarnation = core.node(node).incarnation;
-            let seed = crate::simulation::seed::child(
-                core.config.seed,
-                &format!("fs.crash.{}.{incarnation}", node.0),
-            );
-            let survived = core.fs.on_crash(node, seed);
-            core.decide(Kind::Fs, survived);
-        } else {
-            net_wakes.extend(crate::simulation::net::on_kill(&mut core, node));
-            core.fs.on_kill(node);
-        }
-        drop(core);
-        for w in net_wakes {
+        self.core
+            .borrow_mut()
+            .each_driver(|d, core| d.node_died(core, node, death, &mut wakes));
+        for w in wakes {
             w.wake();
         }
     }
 
     /// Makes a dead node alive again, as a fresh process on the same host.
     pub(crate) fn revive(&self, node: NodeId) {
-        let wakes = {
+        let mut wakes = Vec::new();
+        {
             let mut core = self.core.borrow_mut();
             core.node_mut(node).alive = true;
             core.decide(Kind::Node, u64::from(node.0) << 8 | 4);
-            crate::simulation::net::on_revive(&mut core, node)
-        };
+            core.each_driver(|d, core| d.node_restarted(core, node, &mut wakes));
+        }
         for w in wakes {
             w.wake();
         }

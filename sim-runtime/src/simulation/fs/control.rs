@@ -86,7 +86,7 @@ fn plan_digest(f: &Faults) -> u64 {
 pub fn faults(node: NodeId) -> Faults {
     let exec = expect_current();
     check_node(node);
-    let latency = exec.core.borrow().fs.latency(node);
+    let latency = exec.core_mut().driver::<super::Disks>().latency(node);
     with_disk_of(&exec, Some(node), |fs, _| {
         let f = fs.faults();
         Faults {
@@ -115,11 +115,11 @@ pub fn set_faults(node: NodeId, faults: Faults) {
     check_node(node);
     let digest = plan_digest(&faults);
     let now = {
-        let core = exec.core.borrow();
+        let core = exec.core();
         super::wall_now(&exec, &core, node)
     };
-    let mut core = exec.core.borrow_mut();
-    let disk = core.fs.disk(node, now);
+    let mut core = exec.core_mut();
+    let disk = core.driver::<super::Disks>().disk(node, now);
     disk.latency = faults.latency;
     disk.fs.set_faults(sim_fs::Faults {
         eio: faults.eio,
@@ -133,7 +133,7 @@ pub fn set_faults(node: NodeId, faults: Faults) {
 #[track_caller]
 fn check_node(node: NodeId) {
     let exec = expect_current();
-    let n = exec.core.borrow().nodes.len();
+    let n = exec.core().nodes().len();
     assert!(
         node.index() < n,
         "sim: {node} does not exist in this simulation"

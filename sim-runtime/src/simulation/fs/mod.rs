@@ -12,7 +12,7 @@
 //! ([`mirror_std_mkdir`]).
 //!
 //! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
-//! executor calls [`Disks::on_kill`] and [`Disks::on_crash`].
+//! disks are a driver (executor/driver.rs) that hears of both.
 
 pub mod control;
 mod dir;
@@ -32,13 +32,13 @@ pub use ops::{
 pub use options::{DirBuilder, OpenOptions};
 pub use std::fs::Permissions;
 
-use super::executor::{expect_current, Core, Exec};
+use super::executor::{expect_current, Core, Death, Driver, Exec};
 use super::node::NodeId;
 use super::trace::Kind;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
 /// Up to this many inodes, debug builds check every invariant of the disk
@@ -74,7 +74,7 @@ impl Disks {
     }
 
     /// The node's process died: open handles close, the page cache stays.
-    pub(crate) fn on_kill(&mut self, node: NodeId) {
+    fn on_kill(&mut self, node: NodeId) {
         if let Some(d) = self.disks.get_mut(&node) {
             d.fs.kill();
         }
@@ -84,7 +84,7 @@ impl Disks {
     /// fault plan says so, a torn prefix of unsynced writes drawn from
     /// `rng_seed`). Returns a digest of what survived, for the fingerprint
     /// (0 when the node never used its disk).
-    pub(crate) fn on_crash(&mut self, node: NodeId, rng_seed: u64) -> u64 {
+    fn on_crash(&mut self, node: NodeId, rng_seed: u64) -> u64 {
         match self.disks.get_mut(&node) {
             Some(d) => d.fs.crash(rng_seed).digest,
             None => 0,
@@ -92,10 +92,32 @@ impl Disks {
     }
 }
 
+impl Driver for Disks {
+    fn create(_: &Core) -> Disks {
+        Disks::default()
+    }
+
+    /// After the node's tasks are gone: a kill keeps the page cache, a
+    /// crash keeps only what was durable (what survived goes into the
+    /// fingerprint).
+    fn node_died(&mut self, core: &mut Core, node: NodeId, death: Death, _: &mut Vec<Waker>) {
+        match death {
+            Death::Kill => self.on_kill(node),
+            Death::Crash => {
+                let incarnation = core.node(node).incarnation;
+                let seed =
+                    super::seed::child(core.seed(), &format!("fs.crash.{}.{incarnation}", node.0));
+                let survived = self.on_crash(node, seed);
+                core.decide(Kind::Fs, survived);
+            }
+        }
+    }
+}
+
 /// The node's wall clock (what its `SystemTime::now()` reads).
 pub(crate) fn wall_now(exec: &Exec, core: &Core, node: NodeId) -> SystemTime {
     let n = core.node(node);
-    let local = super::hooks::local_elapsed_ns(core.now, n.drift_ppm) as i128
+    let local = super::hooks::local_elapsed_ns(core.now(), n.drift_ppm) as i128
         + i128::from(exec.wall_base_ns)
         + i128::from(n.wall_offset_ns);
     SystemTime::UNIX_EPOCH + Duration::from_nanos(local.max(0) as u64)
@@ -126,10 +148,10 @@ pub(crate) fn with_disk_of<R>(
     f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
 ) -> R {
     let node = node.unwrap_or_else(|| exec.current_node());
-    let mut core = exec.core.borrow_mut();
+    let mut core = exec.core_mut();
     let core = &mut *core;
     let now = wall_now(exec, core, node);
-    let disk = core.fs.disk(node, now);
+    let disk = core.driver::<Disks>().disk(node, now);
     let out = f(&mut disk.fs, now);
     // The model's own oracle after every operation, while it is cheap.
     if cfg!(debug_assertions) && disk.fs.inode_count() <= CHECK_EVERY_OP_MAX_INODES {
@@ -162,12 +184,12 @@ pub(crate) fn mirror_std_mkdir(path: &std::path::Path, mode: u32) {
     };
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let node = exec.current_node();
-        let Ok(mut core) = exec.core.try_borrow_mut() else {
+        let Some(mut core) = exec.try_core_mut() else {
             return;
         };
         let core = &mut *core;
         let now = wall_now(&exec, core, node);
-        let fs = &mut core.fs.disk(node, now).fs;
+        let fs = &mut core.driver::<Disks>().disk(node, now).fs;
         if let Some(parent) = path.parent() {
             let _ = ops::create_dir_all_in(fs, parent, 0o777, now);
         }
@@ -189,7 +211,7 @@ enum GateState {
 impl Gate {
     pub(crate) fn new(node: NodeId) -> Gate {
         let exec = expect_current();
-        let latency = exec.core.borrow().fs.latency(node);
+        let latency = exec.core_mut().driver::<Disks>().latency(node);
         // Tokio's fs needs no timer driver; without one, latency is only a
         // yield.
         let state = if latency.is_zero() || !exec.timers_enabled.get() {

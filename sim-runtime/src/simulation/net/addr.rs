@@ -148,9 +148,8 @@ pub(crate) fn resolve<T: ToSocketAddrs + ?Sized>(target: &T) -> io::Result<Vec<S
 
 fn rotate(name: &str, mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
     let exec = crate::simulation::executor::expect_current();
-    let mut core = exec.core.borrow_mut();
-    let n = core.net.route_draws;
-    core.net.route_draws += 1;
+    let mut core = exec.core_mut();
+    let n = super::network(&mut core).next_route_draw();
     let first = super::model(&mut core).pick_route(name, &ips, n);
     let at = ips.iter().position(|&ip| ip == first).unwrap_or(0);
     ips.rotate_left(at);
@@ -187,11 +186,10 @@ pub(crate) fn resolve_for_libc(name: &str) -> Option<Vec<IpAddr>> {
         return Some(vec![ip]);
     }
     let exec = crate::simulation::executor::current()?;
-    let mut core = exec.core.try_borrow_mut().ok()?;
+    let mut core = exec.try_core_mut()?;
     let mut ips = super::model(&mut core).resolve(name)?;
     if ips.len() > 1 {
-        let n = core.net.route_draws;
-        core.net.route_draws += 1;
+        let n = super::network(&mut core).next_route_draw();
         let first = super::model(&mut core).pick_route(name, &ips, n);
         let at = ips.iter().position(|&ip| ip == first).unwrap_or(0);
         ips.rotate_left(at);

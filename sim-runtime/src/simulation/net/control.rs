@@ -20,8 +20,8 @@ fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
-        let now = core.now;
+        let mut core = exec.core_mut();
+        let now = core.now();
         core.decide(Kind::Net, code);
         let r = f(model(&mut core), now);
         route_notes(&mut core, &mut wake);
@@ -52,15 +52,16 @@ fn ns(d: Duration) -> u64 {
 #[track_caller]
 pub fn configure(config: Config) {
     let exec = expect_current();
-    let mut core = exec.core.borrow_mut();
+    let mut core = exec.core_mut();
+    let net = super::network(&mut core);
     assert!(
-        core.net.model_is_unused(),
+        net.model_is_unused(),
         "sim::net::configure must come before the run's first socket"
     );
-    core.net.config = Some(config);
+    net.config = Some(config);
     // A model made before any socket existed is rebuilt from the new
     // settings at its next use.
-    core.net.reset_model();
+    net.reset_model();
 }
 
 /// Cuts both directions between `a` and `b`: connects time out (SYNs are
@@ -149,7 +150,7 @@ pub fn set_udp_faults(from: NodeId, to: NodeId, loss_ppm: u32, dup_ppm: u32) {
 fn select(mut pred: impl FnMut(&ConnInfo) -> bool) -> Vec<(u32, usize)> {
     let all = {
         let exec = expect_current();
-        let mut core = exec.core.borrow_mut();
+        let mut core = exec.core_mut();
         model(&mut core).connections()
     };
     all.into_iter()
@@ -242,7 +243,7 @@ pub fn route(name: &str, nodes: &[NodeId]) {
     assert!(!nodes.is_empty(), "sim::net::route needs at least one node");
     let exec = expect_current();
     let ips: Vec<std::net::IpAddr> = {
-        let core = exec.core.borrow();
+        let core = exec.core();
         nodes
             .iter()
             .map(|&n| core.node(n).ip.expect("every node has an IP"))

@@ -32,7 +32,7 @@ pub mod tcp {
     pub use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 }
 
-use super::executor::{expect_current, Core};
+use super::executor::{expect_current, Core, Death, Driver};
 use super::node::NodeId;
 use super::timer::TimerKey;
 use sim_net::{HostId, Net, Notification, Progress, SocketId};
@@ -63,24 +63,30 @@ struct SockWaiters {
 }
 
 /// The socket's waiter slot, reset if the slot belonged to a closed socket.
-fn slot(core: &mut Core, sock: SocketId) -> &mut SockWaiters {
+fn slot<'a>(net: &'a mut Network, core: &mut Core, sock: SocketId) -> &'a mut SockWaiters {
     let i = sock.index();
-    if core.net.waiters.len() <= i {
-        core.net.waiters.resize_with(i + 1, SockWaiters::default);
+    if net.waiters.len() <= i {
+        net.waiters.resize_with(i + 1, SockWaiters::default);
     }
-    if core.net.waiters[i].id != Some(sock) {
+    if net.waiters[i].id != Some(sock) {
         // A reused slot: whatever waited there waited on a closed socket.
-        for list in &mut core.net.waiters[i].dirs {
+        for list in &mut net.waiters[i].dirs {
             for old in list.drain(..) {
                 if let Some((k, _)) = old.timer {
-                    drop(core.timers.remove(k));
+                    drop(core.timers_mut().remove(k));
                 }
             }
         }
-        core.net.waiters[i].id = Some(sock);
-        core.net.waiters[i].sticky = [false; 2];
+        net.waiters[i].id = Some(sock);
+        net.waiters[i].sticky = [false; 2];
     }
-    &mut core.net.waiters[i]
+    &mut net.waiters[i]
+}
+
+/// The run's network driver.
+#[inline]
+pub(crate) fn network(core: &mut Core) -> &mut Network {
+    core.driver::<Network>()
 }
 
 /// A new stream's cached readiness (read, write): Tokio assumes an
@@ -88,12 +94,13 @@ fn slot(core: &mut Core, sock: SocketId) -> &mut SockWaiters {
 /// an operation finds otherwise.
 pub(crate) fn new_stream_ready(sock: SocketId, ready: [bool; 2]) {
     let exec = expect_current();
-    let mut core = exec.core.borrow_mut();
-    slot(&mut core, sock).sticky = ready;
+    let mut core = exec.core_mut();
+    core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky = ready);
 }
 
 fn set_sticky<T>(core: &mut Core, sock: SocketId, dir: Dir, r: &Progress<T>) {
-    slot(core, sock).sticky[dir as usize] = matches!(r, Progress::Ready(_));
+    let ready = matches!(r, Progress::Ready(_));
+    core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky[dir as usize] = ready);
 }
 
 /// The simulated network.
@@ -104,7 +111,7 @@ pub(crate) struct Network {
     waiters: Vec<SockWaiters>,
     notes: Vec<Notification>,
     /// Connection attempts to routed names, numbered for the route draw.
-    pub(crate) route_draws: u64,
+    route_draws: u64,
     /// Settings to use when the model is created.
     pub(crate) config: Option<sim_net::Config>,
     /// The Unix-domain sockets (local IPC, outside the network model).
@@ -117,6 +124,13 @@ impl Network {
         self.model.as_ref().is_none_or(|m| m.open_sockets() == 0)
     }
 
+    /// The number of the next route draw (a connection attempt to a routed
+    /// name).
+    pub(crate) fn next_route_draw(&mut self) -> u64 {
+        self.route_draws += 1;
+        self.route_draws - 1
+    }
+
     /// Drops an unused model so the next use builds it from new settings.
     pub(crate) fn reset_model(&mut self) {
         self.model = None;
@@ -124,38 +138,51 @@ impl Network {
     }
 }
 
-/// Makes sure the model exists and knows every node as a host.
-pub(crate) fn model(core: &mut Core) -> &mut Net {
-    if core.net.model.is_none() {
-        let mut config = core.net.config.take().unwrap_or_default();
-        config.seed = crate::simulation::seed::child(core.config.seed, "net");
-        let mut net = Net::new(config);
-        if crate::simulation::record::on() {
-            net.record_traffic();
+impl Network {
+    /// The model, made now if the run has none yet, knowing every node as
+    /// a host.
+    fn host_model(&mut self, core: &Core) -> &mut Net {
+        if self.model.is_none() {
+            let mut config = self.config.take().unwrap_or_default();
+            config.seed = crate::simulation::seed::child(core.seed(), "net");
+            let mut net = Net::new(config);
+            if crate::simulation::record::on() {
+                net.record_traffic();
+            }
+            self.model = Some(net);
         }
-        core.net.model = Some(net);
+        let net = self.model.as_mut().expect("made above");
+        while self.hosts < core.nodes().len() {
+            let node = &core.nodes()[self.hosts];
+            let ip = node.ip.expect("every node has an IP");
+            net.add_host(HostId(self.hosts as u32), ip);
+            net.set_name(&node.name, vec![ip]);
+            self.hosts += 1;
+        }
+        if net.records_traffic() {
+            // The recorder notes which task made each call (record.rs).
+            net.set_actor(super::executor::current().and_then(|e| e.current_task()));
+        }
+        net
     }
-    while core.net.hosts < core.nodes.len() {
-        let i = core.net.hosts;
-        let node = &core.nodes[i];
-        let ip = node.ip.expect("every node has an IP");
-        let name = node.name.clone();
-        let net = core.net.model.as_mut().expect("created above");
-        net.add_host(HostId(i as u32), ip);
-        net.set_name(&name, vec![ip]);
-        core.net.hosts += 1;
+}
+
+/// Makes sure the model exists and knows every node as a host.
+#[inline]
+pub(crate) fn model(core: &mut Core) -> &mut Net {
+    let nodes = core.nodes().len();
+    let n = network(core);
+    if n.model.is_none() || n.hosts < nodes || n.model.as_ref().is_some_and(Net::records_traffic) {
+        core.with_driver(|n: &mut Network, core| {
+            n.host_model(core);
+        });
     }
-    let net = core.net.model.as_mut().expect("created above");
-    if net.records_traffic() {
-        // The recorder notes which task made each call (record.rs).
-        net.set_actor(super::executor::current().and_then(|e| e.current_task()));
-    }
-    net
+    network(core).model.as_mut().expect("made above")
 }
 
 /// The traffic log of a recorded run (record.rs); empty otherwise.
 pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
-    core.net
+    network(core)
         .model
         .as_mut()
         .map(Net::take_traffic)
@@ -164,7 +191,7 @@ pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
 
 /// The task behind each event of the traffic log (take it first).
 pub(crate) fn take_traffic_actors(core: &mut Core) -> Vec<Option<u64>> {
-    core.net
+    network(core)
         .model
         .as_mut()
         .map(Net::take_traffic_actors)
@@ -172,22 +199,33 @@ pub(crate) fn take_traffic_actors(core: &mut Core) -> Vec<Option<u64>> {
 }
 
 /// Events past the traffic log's bound.
-pub(crate) fn traffic_dropped(core: &Core) -> u64 {
-    core.net.model.as_ref().map_or(0, Net::traffic_dropped)
+pub(crate) fn traffic_dropped(core: &mut Core) -> u64 {
+    core.driver_if_used::<Network>()
+        .and_then(|n| n.model.as_ref())
+        .map_or(0, Net::traffic_dropped)
 }
 
 /// Routes the model's notifications to waiters; returns wakers to wake once
 /// the core is released.
 pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
-    let Some(net) = core.net.model.as_mut() else {
+    let Some(net) = core.driver_if_used::<Network>() else {
         return;
     };
-    let mut notes = std::mem::take(&mut core.net.notes);
+    if net.model.is_none() {
+        return;
+    }
+    core.with_driver(|n: &mut Network, core| route(n, core, wake));
+}
+
+fn route(network: &mut Network, core: &mut Core, wake: &mut Vec<Waker>) {
+    let Some(net) = network.model.as_mut() else {
+        return;
+    };
+    let mut notes = std::mem::take(&mut network.notes);
     net.take_notifications(&mut notes);
-    let now = core.now;
+    let now = core.now();
     for n in notes.drain(..) {
-        if core
-            .net
+        if network
             .waiters
             .get(n.socket.index())
             .is_none_or(|w| w.id != Some(n.socket))
@@ -195,84 +233,95 @@ pub(crate) fn route_notes(core: &mut Core, wake: &mut Vec<Waker>) {
             continue;
         }
         let node = NodeId(
-            core.net
+            network
                 .model
                 .as_ref()
                 .and_then(|m| m.socket_host(n.socket))
                 .map_or(0, |h| h.0),
         );
         for d in 0..2 {
-            let list = &mut core.net.waiters[n.socket.index()].dirs[d];
+            let list = &mut network.waiters[n.socket.index()].dirs[d];
             if n.at <= now {
                 for waiter in list.drain(..) {
                     if let Some((key, _)) = waiter.timer {
-                        drop(core.timers.remove(key));
+                        drop(core.timers_mut().remove(key));
                     }
                     wake.push(waiter.waker);
                 }
             } else {
                 let mut i = 0;
-                while i < core.net.waiters[n.socket.index()].dirs[d].len() {
+                while i < network.waiters[n.socket.index()].dirs[d].len() {
                     let (timer, waker) = {
-                        let w = &core.net.waiters[n.socket.index()].dirs[d][i];
+                        let w = &network.waiters[n.socket.index()].dirs[d][i];
                         (w.timer, w.waker.clone())
                     };
-                    let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
+                    let live = timer.filter(|(k, _)| !core.timers().is_fired(*k));
                     if live.is_none_or(|(_, at)| at > n.at) {
                         // A fired timer is freed too (its slot is kept
                         // until its key is let go of).
                         if let Some((k, _)) = timer {
-                            drop(core.timers.remove(k));
+                            drop(core.timers_mut().remove(k));
                         }
                         let waker = core.wake_ref(&waker);
-                        let key = core.timers.insert_unwatched(n.at, waker, node);
-                        core.net.waiters[n.socket.index()].dirs[d][i].timer = Some((key, n.at));
+                        let key = core.timers_mut().insert_unwatched(n.at, waker, node);
+                        network.waiters[n.socket.index()].dirs[d][i].timer = Some((key, n.at));
                     }
                     i += 1;
                 }
             }
         }
     }
-    core.net.notes = notes;
+    network.notes = notes;
 }
 
 /// Leaves `cx`'s waker on the socket's `dir` list, with a timer at
 /// `wake_at` if given.
 fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at: Option<u64>) {
+    core.with_driver(|n: &mut Network, core| register_in(n, core, sock, dir, cx, wake_at))
+}
+
+fn register_in(
+    network: &mut Network,
+    core: &mut Core,
+    sock: SocketId,
+    dir: Dir,
+    cx: &Context<'_>,
+    wake_at: Option<u64>,
+) {
     let i = sock.index();
-    slot(core, sock);
+    slot(network, core, sock);
     let node = NodeId(
-        core.net
+        network
             .model
             .as_ref()
             .and_then(|m| m.socket_host(sock))
             .map_or(0, |h| h.0),
     );
-    let list = &core.net.waiters[i].dirs[dir as usize];
+    let list = &network.waiters[i].dirs[dir as usize];
     let pos = list.iter().position(|w| w.waker.will_wake(cx.waker()));
     let pos = match pos {
         Some(p) => p,
         None => {
-            core.net.waiters[i].dirs[dir as usize].push(Waiter {
+            network.waiters[i].dirs[dir as usize].push(Waiter {
                 waker: cx.waker().clone(),
                 timer: None,
             });
-            core.net.waiters[i].dirs[dir as usize].len() - 1
+            network.waiters[i].dirs[dir as usize].len() - 1
         }
     };
-    let timer = core.net.waiters[i].dirs[dir as usize][pos].timer;
-    let live = timer.filter(|(k, _)| !core.timers.is_fired(*k));
+    let timer = network.waiters[i].dirs[dir as usize][pos].timer;
+    let live = timer.filter(|(k, _)| !core.timers().is_fired(*k));
     match (live, wake_at) {
         (Some((_, at)), Some(want)) if at == want => {}
         (_, want) => {
             // A fired timer is freed too (its slot is kept until its key is
             // let go of).
             if let Some((k, _)) = timer {
-                drop(core.timers.remove(k));
+                drop(core.timers_mut().remove(k));
             }
-            core.net.waiters[i].dirs[dir as usize][pos].timer = want.map(|at| {
+            network.waiters[i].dirs[dir as usize][pos].timer = want.map(|at| {
                 let waker = core.wake_ref(cx.waker());
-                (core.timers.insert_unwatched(at, waker, node), at)
+                (core.timers_mut().insert_unwatched(at, waker, node), at)
             });
         }
     }
@@ -281,21 +330,23 @@ fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at
 /// Forgets a closed socket's waiters.
 fn unregister(core: &mut Core, sock: SocketId) -> Vec<Waker> {
     let mut out = Vec::new();
-    if let Some(w) = core.net.waiters.get_mut(sock.index()) {
-        if w.id == Some(sock) {
-            w.id = None;
-            for list in &mut w.dirs {
-                for old in list.drain(..) {
-                    // The timer's waker wakes the same task as the
-                    // waiter's, which is woken below.
-                    if let Some((k, _)) = old.timer {
-                        drop(core.timers.remove(k));
+    core.with_driver(|network: &mut Network, core| {
+        if let Some(w) = network.waiters.get_mut(sock.index()) {
+            if w.id == Some(sock) {
+                w.id = None;
+                for list in &mut w.dirs {
+                    for old in list.drain(..) {
+                        // The timer's waker wakes the same task as the
+                        // waiter's, which is woken below.
+                        if let Some((k, _)) = old.timer {
+                            drop(core.timers_mut().remove(k));
+                        }
+                        out.push(old.waker);
                     }
-                    out.push(old.waker);
                 }
             }
         }
-    }
+    });
     out
 }
 
@@ -307,8 +358,8 @@ pub(crate) fn with_net<R>(f: impl FnOnce(&mut Net, HostId, u64) -> R) -> R {
     let node = exec.current_node();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
-        let now = core.now;
+        let mut core = exec.core_mut();
+        let now = core.now();
         let r = f(model(&mut core), HostId(node.0), now);
         route_notes(&mut core, &mut wake);
         r
@@ -328,7 +379,7 @@ pub(crate) fn poll_net<T>(
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
     poll_core(cx, sock, dir, |core| {
-        let now = core.now;
+        let now = core.now();
         f(model(core), now)
     })
 }
@@ -349,7 +400,7 @@ fn poll_core<T>(
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
+        let mut core = exec.core_mut();
         let r = f(&mut core);
         set_sticky(&mut core, sock, dir, &r);
         let r = match r {
@@ -388,8 +439,8 @@ pub(crate) fn try_net<T>(
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
-        let now = core.now;
+        let mut core = exec.core_mut();
+        let now = core.now();
         let r = f(model(&mut core), now);
         set_sticky(&mut core, sock, dir, &r);
         route_notes(&mut core, &mut wake);
@@ -416,7 +467,7 @@ pub(crate) fn poll_net_read<T>(
     poll_core(cx, sock, Dir::Read, |core| {
         let short = len > 1 && core.fault_point("sim.net.short_read", 1, 4).is_some();
         let limit = if short { len / 2 } else { len };
-        let now = core.now;
+        let now = core.now();
         f(model(core), now, limit)
     })
 }
@@ -435,7 +486,7 @@ pub(crate) fn slow_delivery(
             .map_or(0, |draw| {
                 (1 + crate::simulation::seed::splitmix(draw) % 50) * 1_000_000
             });
-        let now = core.now;
+        let now = core.now();
         model(core).tcp_write_slow(sock, data, now, extra)
     })
 }
@@ -452,9 +503,9 @@ pub(crate) fn poll_ready_with<T>(
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
-        let now = core.now;
-        let sticky = slot(&mut core, sock).sticky;
+        let mut core = exec.core_mut();
+        let now = core.now();
+        let sticky = core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky);
         let r = match f(model(&mut core), now, sticky) {
             (Some(v), _) => Poll::Ready(v),
             (None, wake_at) => {
@@ -503,9 +554,9 @@ impl Drop for Handle {
         }
         let mut wake = Vec::new();
         {
-            let mut core = exec.core.borrow_mut();
-            let now = core.now;
-            if let Some(net) = core.net.model.as_mut() {
+            let mut core = exec.core_mut();
+            let now = core.now();
+            if let Some(net) = network(&mut core).model.as_mut() {
                 if self
                     .abort_on_close
                     .load(std::sync::atomic::Ordering::Relaxed)
@@ -529,7 +580,7 @@ impl Drop for Handle {
 /// alive).
 pub(crate) fn check_running() -> io::Result<()> {
     let exec = expect_current();
-    let alive = exec.core.borrow().node(NodeId::MAIN).alive;
+    let alive = exec.core().node(NodeId::MAIN).alive;
     if alive {
         Ok(())
     } else {
@@ -558,39 +609,45 @@ pub(crate) fn refuse_std(what: &str) -> ! {
     )
 }
 
-// ----- lifecycle hooks, called by the executor with the core borrowed ------
+// ----- the driver: lifecycle hooks, called with the core borrowed ---------
 
-/// The node's process died: the kernel closes its sockets.
-pub(crate) fn on_kill(core: &mut Core, node: NodeId) -> Vec<Waker> {
-    let mut wake = unix::on_node_death(&mut core.net.unix, node);
-    if core.net.model.is_some() {
-        let now = core.now;
-        model(core).host_kill(HostId(node.0), now);
-        route_notes(core, &mut wake);
+impl Driver for Network {
+    fn create(_: &Core) -> Network {
+        Network::default()
     }
-    wake
-}
 
-/// The node's machine died: its host goes silent.
-pub(crate) fn on_crash(core: &mut Core, node: NodeId) -> Vec<Waker> {
-    let mut wake = unix::on_node_death(&mut core.net.unix, node);
-    if core.net.model.is_some() {
-        let now = core.now;
-        model(core).host_crash(HostId(node.0), now);
-        route_notes(core, &mut wake);
+    /// A crashed machine goes silent before its tasks drop, so their
+    /// sockets vanish without FIN or RST.
+    fn node_dying(&mut self, core: &mut Core, node: NodeId, death: Death, wake: &mut Vec<Waker>) {
+        if death == Death::Crash {
+            wake.extend(unix::on_node_death(&mut self.unix, node));
+            if self.model.is_some() {
+                self.host_model(core).host_crash(HostId(node.0), core.now());
+                route(self, core, wake);
+            }
+        }
     }
-    wake
-}
 
-/// The node runs again on the same host.
-pub(crate) fn on_revive(core: &mut Core, node: NodeId) -> Vec<Waker> {
-    let mut wake = Vec::new();
-    if core.net.model.is_some() {
-        let now = core.now;
-        model(core).host_revive(HostId(node.0), now);
-        route_notes(core, &mut wake);
+    /// A killed process's kernel closes its sockets (FIN, or RST with
+    /// unread data).
+    fn node_died(&mut self, core: &mut Core, node: NodeId, death: Death, wake: &mut Vec<Waker>) {
+        if death == Death::Kill {
+            wake.extend(unix::on_node_death(&mut self.unix, node));
+            if self.model.is_some() {
+                self.host_model(core).host_kill(HostId(node.0), core.now());
+                route(self, core, wake);
+            }
+        }
     }
-    wake
+
+    /// The node runs again on the same host.
+    fn node_restarted(&mut self, core: &mut Core, node: NodeId, wake: &mut Vec<Waker>) {
+        if self.model.is_some() {
+            self.host_model(core)
+                .host_revive(HostId(node.0), core.now());
+            route(self, core, wake);
+        }
+    }
 }
 
 /// Tokio's `TryFrom<std::net::…>` conversions exist (code that names them

@@ -30,13 +30,13 @@ impl Instant {
     /// adds to the base).
     #[inline]
     pub(crate) fn local_now_ns(exec: &executor::Exec) -> u64 {
-        let core = exec.core.borrow();
+        let core = exec.core();
         let n = core.node(exec.current_node());
         if n.mono_offset_ns == 0 && n.drift_ppm == 0 {
-            return core.now;
+            return core.now();
         }
         let local =
-            hooks::local_elapsed_ns(core.now, n.drift_ppm) as i128 + n.mono_offset_ns as i128;
+            hooks::local_elapsed_ns(core.now(), n.drift_ppm) as i128 + n.mono_offset_ns as i128;
         local.max(0) as u64
     }
 

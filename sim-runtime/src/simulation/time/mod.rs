@@ -93,7 +93,7 @@ fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::executor::Exec> {
 pub fn pause() {
     let exec = frozen_exec("frozen");
     assert!(
-        !exec.multi_thread.get() || exec.harness.get(),
+        !exec.multi_thread.get() || exec.one_clock.get(),
         "`time::pause()` requires the `current_thread` Tokio runtime. This is the default Runtime used by `#[tokio::test]."
     );
     assert!(!exec.time_frozen.replace(true), "time is already frozen");

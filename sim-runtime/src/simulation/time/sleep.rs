@@ -170,9 +170,7 @@ impl Sleep {
             return true;
         }
         match (self.key, executor::current()) {
-            (Some(k), Some(exec)) if exec.id == self.exec_id => {
-                exec.core.borrow().timers.is_fired(k)
-            }
+            (Some(k), Some(exec)) if exec.id == self.exec_id => exec.core().timers().is_fired(k),
             _ => false,
         }
     }
@@ -197,7 +195,7 @@ impl Sleep {
             if exec.id != self.exec_id {
                 return None;
             }
-            exec.core.borrow_mut().timers.remove(key)
+            exec.core_mut().timers_mut().remove(key)
         })
         .flatten()
     }
@@ -221,14 +219,14 @@ impl Sleep {
             Deadline::At(i) => i.since_base_ns(exec),
         };
         let node = exec.current_node();
-        let mut core = exec.core.borrow_mut();
+        let mut core = exec.core_mut();
         let global = Instant::global_ns(core.node(node), since_base);
         let mut due = if self.exact {
             global
         } else {
             global.div_ceil(MS).saturating_mul(MS)
         };
-        if due <= core.now {
+        if due <= core.now() {
             return true;
         }
         // A fault point of the runtime's own: a timer that fires late (by
@@ -245,7 +243,7 @@ impl Sleep {
             Waiter::New(w) => core.wake_ref(w),
             Waiter::Kept(w) => w,
         };
-        self.key = Some(core.timers.insert(due, waker, node));
+        self.key = Some(core.timers_mut().insert(due, waker, node));
         false
     }
 
@@ -256,11 +254,11 @@ impl Sleep {
         match self.key {
             Some(key) => {
                 let fired = executor::with_expected(|exec| {
-                    let mut core = exec.core.borrow_mut();
-                    let fired = core.timers.take_fired(key);
+                    let mut core = exec.core_mut();
+                    let fired = core.timers_mut().take_fired(key);
                     if !fired {
                         let w = core.wake_ref(cx.waker());
-                        core.timers.set_waker(key, w);
+                        core.timers_mut().set_waker(key, w);
                     }
                     fired
                 });

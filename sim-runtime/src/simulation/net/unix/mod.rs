@@ -230,8 +230,8 @@ fn with<R>(f: impl FnOnce(&mut Table, NodeId, &mut Vec<Waker>) -> R) -> R {
     let node = exec.current_node();
     let mut wake = Vec::new();
     let r = {
-        let mut core = exec.core.borrow_mut();
-        f(&mut core.net.unix, node, &mut wake)
+        let mut core = exec.core_mut();
+        f(&mut super::network(&mut core).unix, node, &mut wake)
     };
     for w in wake {
         w.wake();
@@ -327,9 +327,7 @@ impl Drop for Handle {
             return;
         }
         let mut wake = Vec::new();
-        exec.core
-            .borrow_mut()
-            .net
+        super::network(&mut exec.core_mut())
             .unix
             .close(self.id, false, &mut wake);
         for w in wake {

@@ -1,0 +1,107 @@
+//! The executor entered on this thread, and leaving its context.
+
+use super::*;
+
+/// Makes `new` the executor entered on this thread; returns the previous one.
+pub(super) fn set_current(new: Option<Rc<Exec>>) -> Option<Rc<Exec>> {
+    let ptr = new.as_ref().map_or(std::ptr::null(), Rc::as_ptr);
+    CURRENT
+        .try_with(|c| {
+            let prev = c.replace(new);
+            CURRENT_PTR.set(ptr);
+            prev
+        })
+        .ok()
+        .flatten()
+}
+
+/// Runs `f` with the executor entered on this thread, without taking a
+/// reference count on it; `None` when there is none. For leaf code that runs
+/// no user code (a timer's registration, a yield): `f` must not leave or
+/// drop the executor.
+#[inline]
+pub(crate) fn with_current<R>(f: impl FnOnce(&Exec) -> R) -> Option<R> {
+    let ptr = current_ptr();
+    // SAFETY: `CURRENT_PTR` is non-null only while `CURRENT` holds an `Rc`
+    // of that executor (both are written by `set_current` only), and `f`
+    // does not change `CURRENT` (see above), so the executor outlives `f`.
+    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
+}
+
+/// The base instant of the first executor made in this process; every
+/// executor's is the same (the virtual monotonic clock at 0) when the
+/// clock interposers are in place.
+pub(super) static STANDARD_BASE: std::sync::OnceLock<std::time::Instant> =
+    std::sync::OnceLock::new();
+
+/// [`STANDARD_BASE`], once an executor has set it.
+pub(crate) fn standard_base() -> Option<std::time::Instant> {
+    STANDARD_BASE.get().copied()
+}
+
+/// The executor entered on this thread, as a raw pointer (null when there
+/// is none): [`with_current`] for code whose result is wider than two
+/// words (a closure's result returned through memory can stall the
+/// caller's read of it). Valid under the same rule: no user code runs, and
+/// nothing leaves or drops the executor, while it is used.
+#[inline(always)]
+pub(crate) fn current_ptr() -> *const Exec {
+    CURRENT_PTR.try_with(Cell::get).unwrap_or(std::ptr::null())
+}
+
+/// The executor entered on this thread, if any.
+pub(crate) fn current() -> Option<Rc<Exec>> {
+    CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+}
+
+/// Tokio's panic when a runtime is needed and there is none.
+const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a \
+                          Tokio 1.x runtime (sim: no simulation is running on this thread)";
+
+/// The executor entered on this thread, or Tokio's panic when there is none.
+#[track_caller]
+pub(crate) fn expect_current() -> Rc<Exec> {
+    match current() {
+        Some(exec) => exec,
+        None => panic!("{NO_RUNTIME}"),
+    }
+}
+
+/// [`with_current`], or Tokio's panic when there is no executor.
+#[track_caller]
+#[inline]
+pub(crate) fn with_expected<R>(f: impl FnOnce(&Exec) -> R) -> R {
+    match with_current(f) {
+        Some(r) => r,
+        None => panic!("{NO_RUNTIME}"),
+    }
+}
+
+/// Leaves the executor's context for the duration of `f` (as Tokio's
+/// `block_in_place` does on a multi-thread runtime), so `f` may build and
+/// drive another runtime. Wakes for this executor made meanwhile go to its
+/// remote queue and are drained when it resumes.
+pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rc<Exec>>, u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            drop(set_current(prev));
+            let id = self.1;
+            let _ = WAKE_BUF.try_with(|b| b.borrow_mut().exec_id = id);
+        }
+    }
+    let Some(exec) = set_current(None) else {
+        return f();
+    };
+    // Buffered wakes belong to this executor: move them to its run queue.
+    let buffered = WAKE_BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        b.exec_id = 0;
+        std::mem::take(&mut b.buf)
+    });
+    exec.core.borrow_mut().take_requests(buffered);
+    let id = exec.id;
+    let _restore = Restore(Some(exec), id);
+    f()
+}
