@@ -15,10 +15,12 @@
 //!    its current service, every paused node resumed, and every node's disk
 //!    faults cleared ([`crate::fs::clear_faults`]).
 //!
-//! From then on the run is in its quiet phase. A fault injected through
-//! the harness in the quiet phase (a crash, kill or pause, a partition or
-//! clog, a port, datagram, connection or disk fault) fails the run: it
-//! would turn a liveness check into a chaos check. Healing calls (restart,
+//! From then on the run is in its quiet phase. A fault injected in the
+//! quiet phase (a crash, kill or pause, a partition or clog, a port,
+//! datagram, connection or disk fault) fails the run: it would turn a
+//! liveness check into a chaos check. The harness sees every control call
+//! through the runtime's observer ([`observe`]), so a call made through
+//! `sim_runtime::sim` directly is checked too. Healing calls (restart,
 //! resume, heal, unclog, clear) stay allowed.
 //!
 //! [`crate::eventually`] waits for the heal before it starts counting its
@@ -63,9 +65,38 @@ thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
-/// Clears the run's liveness state (a new seed or world starts).
+/// Clears the run's liveness state (a new seed or world starts), and
+/// makes this thread's control calls pass through [`observe`].
 pub(crate) fn reset() {
     STATE.with(|s| *s.borrow_mut() = State::default());
+    rt::set_observer(Some(Rc::new(observe)));
+}
+
+/// What the harness does with every call of the runtime's control API on
+/// this thread (`sim::net`, `sim::fs`, a node's lifecycle; the runtime
+/// logs each one itself): refuses a fault in the quiet phase, remembers
+/// the port and datagram faults the heal must clear, and draws the call on
+/// the timeline.
+#[track_caller]
+fn observe(call: &rt::Call<'_>) {
+    if call.injects {
+        fault(call);
+    }
+    match (call.what, call.nodes) {
+        ("refuse connects" | "black-hole connects", &[node]) => {
+            if let Some(port) = call.arg("port").and_then(|p| p.parse().ok()) {
+                STATE.with(|s| s.borrow_mut().ports.insert((node, port)));
+            }
+        }
+        ("udp faults", &[from, to]) if call.injects => {
+            STATE.with(|s| s.borrow_mut().udp.insert((from, to)));
+        }
+        _ => {}
+    }
+    if super::timeline::recording() {
+        let args: Vec<&str> = call.args.iter().map(|(_, v)| v.as_str()).collect();
+        super::timeline::note(call.what, &args);
+    }
 }
 
 /// Turns the liveness phase on: the chaos phase lasts `chaos` of virtual
@@ -113,24 +144,21 @@ pub(crate) fn register_node(node: &Node) {
     STATE.with(|s| s.borrow_mut().nodes.push(node.clone()));
 }
 
-/// Records a port fault set through `sim::net`, for the heal to clear.
-pub(crate) fn note_port_fault(node: rt::Node, port: u16) {
-    STATE.with(|s| s.borrow_mut().ports.insert((node, port)));
-}
-
-/// Records datagram faults set through `sim::net`, for the heal to clear.
-pub(crate) fn note_udp_faults(from: rt::Node, to: rt::Node) {
-    STATE.with(|s| s.borrow_mut().udp.insert((from, to)));
-}
-
-/// Fails the run when `what`, a fault, is injected in the quiet phase.
+/// Fails the run when `call`, a fault, is injected in the quiet phase.
 #[track_caller]
-pub(crate) fn fault(what: &str) {
+fn fault(call: &rt::Call<'_>) {
     let heal = STATE.with(|s| {
         let s = s.borrow();
         s.healed.then_some(s.heal_at).flatten()
     });
     if let Some(heal) = heal {
+        let what = match (call.what, call.arg("node")) {
+            ("crash" | "kill" | "pause", Some(node)) => format!("{} of node '{node}'", call.what),
+            _ => std::iter::once(call.what.to_string())
+                .chain(call.args.iter().map(|(k, v)| format!("{k}={v}")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
         panic!(
             "sim: {what} at {:?} is a fault in the quiet phase, which began with the heal at \
              {heal:?} (sim::heal_after): the liveness phase checks that the system recovers \
@@ -153,7 +181,7 @@ fn heal() {
         )
     });
     tracing::info!(target: "sim", "liveness phase: the heal begins; the quiet phase starts");
-    super::net::heal_all();
+    rt::net::heal_all();
     let conns = rt::net::set_conn_fault(|_| true, Default::default());
     for (node, port) in &ports {
         rt::net::clear_port_fault(*node, *port);

@@ -3,6 +3,7 @@
 
 use sim_runtime::signal::unix::SignalKind;
 use sim_runtime::sim as rt;
+pub use sim_runtime::sim::AsNode;
 use std::cell::RefCell;
 use std::future::Future;
 use std::net::IpAddr;
@@ -176,9 +177,6 @@ impl Node {
     /// only what was synced.
     #[track_caller]
     pub fn crash(&self) {
-        super::liveness::fault(&format!("crash of node '{}'", self.name()));
-        tracing::info!(target: "sim", node = self.name(), "crash");
-        super::timeline::note("crash", &[self.name()]);
         rt::crash(self.inner.id);
     }
 
@@ -186,9 +184,6 @@ impl Node {
     /// disk keeps its page cache.
     #[track_caller]
     pub fn kill(&self) {
-        super::liveness::fault(&format!("kill of node '{}'", self.name()));
-        tracing::info!(target: "sim", node = self.name(), "kill");
-        super::timeline::note("kill", &[self.name()]);
         rt::kill(self.inner.id);
     }
 
@@ -196,12 +191,7 @@ impl Node {
     /// again on the same host (same IP, same disk).
     #[track_caller]
     pub fn restart(&self) {
-        if self.is_alive() {
-            rt::kill(self.inner.id);
-        }
-        tracing::info!(target: "sim", node = self.name(), "restart");
-        super::timeline::note("restart", &[self.name()]);
-        rt::revive(self.inner.id);
+        rt::restart(self.inner.id);
         self.launch();
     }
 
@@ -222,16 +212,11 @@ impl Node {
     /// Pauses the node (no task polled, no timer fired) until [`Node::resume`].
     #[track_caller]
     pub fn pause(&self) {
-        super::liveness::fault(&format!("pause of node '{}'", self.name()));
-        tracing::info!(target: "sim", node = self.name(), "pause");
-        super::timeline::note("pause", &[self.name()]);
         rt::pause(self.inner.id);
     }
 
     #[track_caller]
     pub fn resume(&self) {
-        tracing::info!(target: "sim", node = self.name(), "resume");
-        super::timeline::note("resume", &[self.name()]);
         rt::resume(self.inner.id);
     }
 
@@ -239,10 +224,6 @@ impl Node {
     /// `hangup()`, …) through `tokio::signal`.
     #[track_caller]
     pub fn signal(&self, kind: SignalKind) {
-        tracing::info!(target: "sim", node = self.name(), signal = kind.as_raw_value(), "signal");
-        if super::timeline::recording() {
-            super::timeline::note("signal", &[self.name(), &kind.as_raw_value().to_string()]);
-        }
         rt::signal(self.inner.id, kind);
     }
 
@@ -274,10 +255,6 @@ impl Node {
 }
 
 /// Something that names a node: a [`Node`], its name, or its runtime id.
-pub trait AsNode {
-    fn node_id(&self) -> rt::Node;
-}
-
 impl AsNode for Node {
     fn node_id(&self) -> rt::Node {
         self.inner.id
@@ -287,30 +264,5 @@ impl AsNode for Node {
 impl AsNode for &Node {
     fn node_id(&self) -> rt::Node {
         self.inner.id
-    }
-}
-
-impl AsNode for rt::Node {
-    fn node_id(&self) -> rt::Node {
-        *self
-    }
-}
-
-impl AsNode for &str {
-    #[track_caller]
-    fn node_id(&self) -> rt::Node {
-        match rt::lookup_node(self) {
-            Some(n) => n,
-            None => {
-                panic!("sim: there is no node named {self:?} (create it with sim::node({self:?}))")
-            }
-        }
-    }
-}
-
-impl AsNode for String {
-    #[track_caller]
-    fn node_id(&self) -> rt::Node {
-        self.as_str().node_id()
     }
 }

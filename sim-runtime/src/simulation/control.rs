@@ -30,7 +30,59 @@ pub use super::config::{Schedule, UnhandledPanic};
 pub use super::fs::control as fs;
 pub use super::net::control as net;
 pub use super::node::NodeId as Node;
+pub use super::observe::{set_observer, Call, Observer};
 pub use super::report::{Class, Failure};
+
+/// What names a node in the control API: its id, or its name (a name no
+/// node has panics, saying so). A harness implements it for its own node
+/// handles.
+pub trait AsNode {
+    fn node_id(&self) -> NodeId;
+}
+
+impl AsNode for NodeId {
+    fn node_id(&self) -> NodeId {
+        *self
+    }
+}
+
+impl AsNode for &NodeId {
+    fn node_id(&self) -> NodeId {
+        **self
+    }
+}
+
+impl AsNode for &str {
+    #[track_caller]
+    fn node_id(&self) -> NodeId {
+        match lookup_node(self) {
+            Some(n) => n,
+            None => {
+                panic!("sim: there is no node named {self:?} (create it with sim::node({self:?}))")
+            }
+        }
+    }
+}
+
+impl AsNode for String {
+    #[track_caller]
+    fn node_id(&self) -> NodeId {
+        self.as_str().node_id()
+    }
+}
+
+impl AsNode for &String {
+    #[track_caller]
+    fn node_id(&self) -> NodeId {
+        self.as_str().node_id()
+    }
+}
+
+/// Announces a lifecycle call on `node` (observe.rs).
+#[track_caller]
+fn announce_node(what: &'static str, node: NodeId, injects: bool) {
+    super::observe::announce(what, &[node], &[("node", node_name(node))], injects);
+}
 
 /// Whether this code runs inside a simulation.
 pub fn is_simulation() -> bool {
@@ -202,10 +254,12 @@ fn not_main(node: NodeId, what: &str) {
 /// context. The node stays dead (spawns on it are cancelled) until
 /// [`revive`].
 #[track_caller]
-pub fn kill(node: NodeId) {
+pub fn kill(node: impl AsNode) {
+    let node = node.node_id();
     not_main(node, "kill");
     let exec = expect_current();
     check_node(&exec, node);
+    announce_node("kill", node, true);
     exec.kill(node);
 }
 
@@ -214,50 +268,76 @@ pub fn kill(node: NodeId) {
 /// and its disk keeps only what was synced. The node stays dead until
 /// [`revive`].
 #[track_caller]
-pub fn crash(node: NodeId) {
+pub fn crash(node: impl AsNode) {
+    let node = node.node_id();
     not_main(node, "crash");
     let exec = expect_current();
     check_node(&exec, node);
+    announce_node("crash", node, true);
     exec.crash(node);
 }
 
 /// Makes a killed node alive again, as a fresh process (no tasks, no signal
 /// handlers). The caller then spawns its init on it.
 #[track_caller]
-pub fn revive(node: NodeId) {
+pub fn revive(node: impl AsNode) {
+    let node = node.node_id();
     let exec = expect_current();
     check_node(&exec, node);
+    announce_node("restart", node, false);
+    exec.revive(node);
+}
+
+/// Restarts the node's process: kills it if it runs (part of the restart,
+/// not a fault of its own), then revives it. The caller then spawns its
+/// init on it.
+#[track_caller]
+pub fn restart(node: impl AsNode) {
+    let node = node.node_id();
+    not_main(node, "restart");
+    let exec = expect_current();
+    check_node(&exec, node);
+    announce_node("restart", node, false);
+    if exec.core().node(node).alive {
+        exec.kill(node);
+    }
     exec.revive(node);
 }
 
 /// Whether the node is alive (not killed, or revived since).
 #[track_caller]
-pub fn is_alive(node: NodeId) -> bool {
+pub fn is_alive(node: impl AsNode) -> bool {
+    let node = node.node_id();
     expect_current().core().node(node).alive
 }
 
 /// Pauses the node: its tasks are not polled and its timers do not fire
 /// until [`resume`].
 #[track_caller]
-pub fn pause(node: NodeId) {
+pub fn pause(node: impl AsNode) {
+    let node = node.node_id();
     not_main(node, "pause");
     let exec = expect_current();
     check_node(&exec, node);
+    announce_node("pause", node, true);
     exec.pause(node);
 }
 
 /// Resumes a paused node: woken tasks run, and timers that came due while
 /// it was paused fire now.
 #[track_caller]
-pub fn resume(node: NodeId) {
+pub fn resume(node: impl AsNode) {
+    let node = node.node_id();
     let exec = expect_current();
     check_node(&exec, node);
+    announce_node("resume", node, false);
     exec.resume(node);
 }
 
 /// Whether the node is paused.
 #[track_caller]
-pub fn is_paused(node: NodeId) -> bool {
+pub fn is_paused(node: impl AsNode) -> bool {
+    let node = node.node_id();
     expect_current().core().node(node).paused
 }
 
@@ -289,9 +369,19 @@ pub fn set_drift_ppm(node: NodeId, ppm: i64) {
 
 /// Delivers a signal to the node, as `kill -<sig>` would.
 #[track_caller]
-pub fn signal(node: NodeId, kind: SignalKind) {
+pub fn signal(node: impl AsNode, kind: SignalKind) {
+    let node = node.node_id();
     let exec = expect_current();
     check_node(&exec, node);
+    super::observe::announce(
+        "signal",
+        &[node],
+        &[
+            ("node", node_name(node)),
+            ("signal", kind.as_raw_value().to_string()),
+        ],
+        false,
+    );
     let handled = super::signal::handled(&mut exec.core_mut(), node, kind.as_raw_value());
     if node == NodeId::MAIN && !handled && kind.terminates_by_default() {
         panic!(

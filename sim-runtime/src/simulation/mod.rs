@@ -22,6 +22,7 @@ pub mod io;
 pub(crate) mod mem;
 pub mod net;
 pub(crate) mod node;
+pub(crate) mod observe;
 pub mod private;
 pub mod process;
 pub(crate) mod record;

@@ -539,7 +539,7 @@ fn a_one_way_partition_cuts_one_direction() {
         let server = sim::node("server").build();
         let me = sim::current_node();
         let (mut c, mut s) = pair(server, 80).await;
-        simnet::partition_one_way(me, server);
+        simnet::partition_oneway(me, server);
         s.write_all(b"server to client").await.unwrap();
         assert_eq!(read_n(&mut c, 16).await, b"server to client");
         c.write_all(b"client to server").await.unwrap();

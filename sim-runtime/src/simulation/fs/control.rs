@@ -29,8 +29,10 @@
 //! does).
 
 use super::{record, with_disk, with_disk_of};
+use crate::simulation::control::AsNode;
 use crate::simulation::executor::expect_current;
 use crate::simulation::node::NodeId;
+use crate::simulation::observe::announce;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -83,7 +85,8 @@ fn plan_digest(f: &Faults) -> u64 {
 
 /// The node's fault plan.
 #[track_caller]
-pub fn faults(node: NodeId) -> Faults {
+pub fn faults(node: impl AsNode) -> Faults {
+    let node = node.node_id();
     let exec = expect_current();
     check_node(node);
     let latency = exec.core_mut().driver::<super::Disks>().latency(node);
@@ -101,7 +104,21 @@ pub fn faults(node: NodeId) -> Faults {
 
 /// Replaces the node's fault plan.
 #[track_caller]
-pub fn set_faults(node: NodeId, faults: Faults) {
+pub fn set_faults(node: impl AsNode, faults: Faults) {
+    let node = node.node_id();
+    check_node(node);
+    let injects = faults != Faults::default();
+    let what = if injects {
+        "disk: fault plan"
+    } else {
+        "disk: clear faults"
+    };
+    announce_disk(what, node, vec![], injects);
+    set_plan(node, faults);
+}
+
+#[track_caller]
+fn set_plan(node: NodeId, faults: Faults) {
     for r in &faults.eio {
         if let Some(p) = &r.path {
             assert!(
@@ -140,62 +157,103 @@ fn check_node(node: NodeId) {
     );
 }
 
+/// Announces a disk call about `node` (observe.rs).
 #[track_caller]
-fn update(node: NodeId, f: impl FnOnce(&mut Faults)) {
+fn announce_disk(
+    what: &'static str,
+    node: NodeId,
+    mut args: Vec<(&'static str, String)>,
+    injects: bool,
+) {
+    args.insert(0, ("node", super::super::control::node_name(node)));
+    announce(what, &[node], &args, injects);
+}
+
+/// Changes one part of the node's plan, after announcing the call.
+#[track_caller]
+fn update(
+    node: impl AsNode,
+    what: &'static str,
+    args: Vec<(&'static str, String)>,
+    injects: bool,
+    f: impl FnOnce(&mut Faults),
+) {
+    let node = node.node_id();
+    check_node(node);
+    announce_disk(what, node, args, injects);
     let mut plan = faults(node);
     f(&mut plan);
-    set_faults(node, plan);
+    set_plan(node, plan);
 }
 
 /// Operations of kind `op` on files at or below `path` (every file of the
 /// disk when `None`) fail with `EIO` until cleared.
 #[track_caller]
-pub fn fail_io(node: NodeId, op: IoOp, path: Option<&Path>) {
+pub fn fail_io(node: impl AsNode, op: IoOp, path: Option<&Path>) {
     let path = path.map(Path::to_path_buf);
-    update(node, |f| f.eio.push(Eio { op, path }));
+    let args = vec![("op", format!("{op:?}")), ("path", format!("{path:?}"))];
+    update(node, "disk: fail io", args, true, |f| {
+        f.eio.push(Eio { op, path })
+    });
 }
 
 /// Removes the `EIO` rules for `op` (for every path).
 #[track_caller]
-pub fn heal_io(node: NodeId, op: IoOp) {
-    update(node, |f| f.eio.retain(|r| r.op != op));
+pub fn heal_io(node: impl AsNode, op: IoOp) {
+    let args = vec![("op", format!("{op:?}"))];
+    update(node, "disk: heal io", args, false, |f| {
+        f.eio.retain(|r| r.op != op)
+    });
 }
 
 /// Sets how many bytes of file data the disk holds (`None`: unlimited).
 /// Writes past it are short, then fail with `ENOSPC`.
 #[track_caller]
-pub fn set_capacity(node: NodeId, capacity_bytes: Option<u64>) {
-    update(node, |f| f.capacity_bytes = capacity_bytes);
+pub fn set_capacity(node: impl AsNode, capacity_bytes: Option<u64>) {
+    let args = vec![("bytes", format!("{capacity_bytes:?}"))];
+    update(
+        node,
+        "disk: capacity",
+        args,
+        capacity_bytes.is_some(),
+        |f| f.capacity_bytes = capacity_bytes,
+    );
 }
 
 /// Sets the virtual time each disk operation of the node takes.
 #[track_caller]
-pub fn set_latency(node: NodeId, latency: Duration) {
-    update(node, |f| f.latency = latency);
+pub fn set_latency(node: impl AsNode, latency: Duration) {
+    let args = vec![("latency", format!("{latency:?}"))];
+    update(node, "disk: latency", args, false, |f| f.latency = latency);
 }
 
 /// The node's next `count` syncs fail with `EIO` (and lose their pending
 /// writes from the writeback, as on Linux).
 #[track_caller]
-pub fn fail_syncs(node: NodeId, count: u32) {
-    update(node, |f| f.failing_syncs = count);
+pub fn fail_syncs(node: impl AsNode, count: u32) {
+    let args = vec![("count", count.to_string())];
+    update(node, "disk: fail syncs", args, count > 0, |f| {
+        f.failing_syncs = count
+    });
 }
 
 /// Whether a crash of the node keeps a seeded prefix of unsynced writes.
 #[track_caller]
-pub fn set_torn_writes(node: NodeId, on: bool) {
-    update(node, |f| f.torn_writes = on);
+pub fn set_torn_writes(node: impl AsNode, on: bool) {
+    let args = vec![("on", on.to_string())];
+    update(node, "disk: torn writes", args, on, |f| f.torn_writes = on);
 }
 
 /// Removes every fault of the node's disk.
 #[track_caller]
-pub fn clear_faults(node: NodeId) {
+pub fn clear_faults(node: impl AsNode) {
     set_faults(node, Faults::default());
 }
 
 /// Bytes of file data on the node's disk (what the capacity limits).
 #[track_caller]
-pub fn used_bytes(node: NodeId) -> u64 {
+pub fn used_bytes(node: impl AsNode) -> u64 {
+    let node = node.node_id();
     check_node(node);
     with_disk(Some(node), |fs, _| fs.used_bytes())
 }
@@ -203,7 +261,8 @@ pub fn used_bytes(node: NodeId) -> u64 {
 /// Checks every invariant of the node's disk model (panics with the broken
 /// one). Cheap enough for tests, not for every step.
 #[track_caller]
-pub fn check(node: NodeId) {
+pub fn check(node: impl AsNode) {
+    let node = node.node_id();
     check_node(node);
     with_disk(Some(node), |fs, _| fs.check());
 }

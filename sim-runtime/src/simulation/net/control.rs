@@ -5,8 +5,10 @@
 //! `sim::at(secs(30), move || sim::net::partition(a, b))`.
 
 use super::{model, route_notes};
+use crate::simulation::control::{node_name, AsNode};
 use crate::simulation::executor::expect_current;
 use crate::simulation::node::NodeId;
+use crate::simulation::observe::announce;
 use crate::simulation::trace::Kind;
 use sim_net::{HostId, Net};
 use std::time::Duration;
@@ -31,6 +33,18 @@ fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
         w.wake();
     }
     r
+}
+
+/// Announces a call about the link between two nodes.
+#[track_caller]
+fn announce_link(what: &'static str, (a, b): (NodeId, NodeId), oneway: bool, injects: bool) {
+    let (ka, kb) = if oneway { ("from", "to") } else { ("a", "b") };
+    announce(
+        what,
+        &[a, b],
+        &[(ka, node_name(a)), (kb, node_name(b))],
+        injects,
+    );
 }
 
 fn host(n: NodeId) -> HostId {
@@ -68,7 +82,9 @@ pub fn configure(config: Config) {
 /// lost), stream bytes wait (and time out after the retransmission limit),
 /// datagrams are lost.
 #[track_caller]
-pub fn partition(a: NodeId, b: NodeId) {
+pub fn partition(a: impl AsNode, b: impl AsNode) {
+    let (a, b) = (a.node_id(), b.node_id());
+    announce_link("partition", (a, b), false, true);
     fault(pair(1, a, b), |net, now| {
         net.partition(host(a), host(b), false, now)
     });
@@ -76,7 +92,9 @@ pub fn partition(a: NodeId, b: NodeId) {
 
 /// Cuts only the direction from `from` to `to`.
 #[track_caller]
-pub fn partition_one_way(from: NodeId, to: NodeId) {
+pub fn partition_oneway(from: impl AsNode, to: impl AsNode) {
+    let (from, to) = (from.node_id(), to.node_id());
+    announce_link("partition one way", (from, to), true, true);
     fault(pair(2, from, to), |net, now| {
         net.partition(host(from), host(to), true, now)
     });
@@ -84,7 +102,9 @@ pub fn partition_one_way(from: NodeId, to: NodeId) {
 
 /// Clogs both directions between `a` and `b`: bytes queue, none are lost.
 #[track_caller]
-pub fn clog(a: NodeId, b: NodeId) {
+pub fn clog(a: impl AsNode, b: impl AsNode) {
+    let (a, b) = (a.node_id(), b.node_id());
+    announce_link("clog", (a, b), false, true);
     fault(pair(3, a, b), |net, now| {
         net.clog(host(a), host(b), false, now)
     });
@@ -92,7 +112,9 @@ pub fn clog(a: NodeId, b: NodeId) {
 
 /// Clogs only the direction from `from` to `to`.
 #[track_caller]
-pub fn clog_one_way(from: NodeId, to: NodeId) {
+pub fn clog_oneway(from: impl AsNode, to: impl AsNode) {
+    let (from, to) = (from.node_id(), to.node_id());
+    announce_link("clog one way", (from, to), true, true);
     fault(pair(4, from, to), |net, now| {
         net.clog(host(from), host(to), true, now)
     });
@@ -100,7 +122,9 @@ pub fn clog_one_way(from: NodeId, to: NodeId) {
 
 /// Clogs every link to and from `node`.
 #[track_caller]
-pub fn clog_node(node: NodeId) {
+pub fn clog_node(node: impl AsNode) {
+    let node = node.node_id();
+    announce("clog node", &[node], &[("node", node_name(node))], true);
     fault(pair(5, node, node), |net, now| {
         net.clog_host(host(node), now)
     });
@@ -108,7 +132,9 @@ pub fn clog_node(node: NodeId) {
 
 /// Unclogs a node clogged with [`clog_node`].
 #[track_caller]
-pub fn unclog_node(node: NodeId) {
+pub fn unclog_node(node: impl AsNode) {
+    let node = node.node_id();
+    announce("unclog node", &[node], &[("node", node_name(node))], false);
     fault(pair(6, node, node), |net, now| {
         net.unclog_host(host(node), now)
     });
@@ -116,19 +142,42 @@ pub fn unclog_node(node: NodeId) {
 
 /// Heals partitions and clogs between `a` and `b`; held bytes leave now.
 #[track_caller]
-pub fn heal(a: NodeId, b: NodeId) {
+pub fn heal(a: impl AsNode, b: impl AsNode) {
+    let (a, b) = (a.node_id(), b.node_id());
+    announce_link("heal", (a, b), false, false);
+    fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
+}
+
+/// Lifts clogs (and partitions) between `a` and `b`: [`heal`] under the
+/// name that reads right after a [`clog`].
+#[track_caller]
+pub fn unclog(a: impl AsNode, b: impl AsNode) {
+    let (a, b) = (a.node_id(), b.node_id());
+    announce_link("unclog", (a, b), false, false);
     fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
 }
 
 /// Heals every partition and clog.
 #[track_caller]
 pub fn heal_all() {
+    announce("heal all", &[], &[], false);
     fault(8 << 56, |net, now| net.heal_all(now));
 }
 
 /// Sets the one-way latency and jitter from `from` to `to`.
 #[track_caller]
-pub fn set_latency(from: NodeId, to: NodeId, latency: Duration, jitter: Duration) {
+pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter: Duration) {
+    let (from, to) = (from.node_id(), to.node_id());
+    announce(
+        "latency",
+        &[from, to],
+        &[
+            ("from", node_name(from)),
+            ("to", node_name(to)),
+            ("latency", format!("{latency:?}")),
+        ],
+        false,
+    );
     fault(
         pair(9, from, to) ^ ns(latency).rotate_left(17) ^ ns(jitter),
         |net, _| net.set_link_latency(host(from), host(to), ns(latency), ns(jitter)),
@@ -138,7 +187,19 @@ pub fn set_latency(from: NodeId, to: NodeId, latency: Duration, jitter: Duration
 /// Datagrams from `from` to `to` are lost / duplicated with these
 /// probabilities (parts per million).
 #[track_caller]
-pub fn set_udp_faults(from: NodeId, to: NodeId, loss_ppm: u32, dup_ppm: u32) {
+pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm: u32) {
+    let (from, to) = (from.node_id(), to.node_id());
+    announce(
+        "udp faults",
+        &[from, to],
+        &[
+            ("from", node_name(from)),
+            ("to", node_name(to)),
+            ("loss_ppm", loss_ppm.to_string()),
+            ("dup_ppm", dup_ppm.to_string()),
+        ],
+        loss_ppm > 0 || dup_ppm > 0,
+    );
     fault(
         pair(10, from, to) ^ u64::from(loss_ppm) << 20 ^ u64::from(dup_ppm),
         |net, _| net.set_udp_faults(host(from), host(to), loss_ppm, dup_ppm),
@@ -164,10 +225,28 @@ fn select(mut pred: impl FnMut(&ConnInfo) -> bool) -> Vec<(u32, usize)> {
 pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
     let mut ids: Vec<u32> = select(pred).into_iter().map(|(i, _)| i).collect();
     ids.dedup();
+    announce(
+        "reset connections",
+        &[],
+        &[("count", ids.len().to_string())],
+        true,
+    );
     fault(11 << 56 ^ ids.len() as u64, |net, now| {
         net.reset_connections_by_id(&ids, now)
     });
     ids.len()
+}
+
+/// Resets every connection from `a` to `b` (the ends on `a` whose peer is
+/// `b`); returns how many.
+#[track_caller]
+pub fn reset_between(a: impl AsNode, b: impl AsNode) -> usize {
+    let (a, b) = (a.node_id(), b.node_id());
+    let (ia, ib) = (
+        crate::simulation::control::node_ip(a),
+        crate::simulation::control::node_ip(b),
+    );
+    reset_connections(|c| Some(c.local.ip()) == ia && Some(c.peer.ip()) == ib)
 }
 
 /// Sets `fault` on every existing connection end matching `pred` (short
@@ -176,6 +255,12 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
 #[track_caller]
 pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) -> usize {
     let ends = select(pred);
+    announce(
+        "connection fault",
+        &[],
+        &[("count", ends.len().to_string())],
+        fault_ != ConnFault::default(),
+    );
     let code = 12 << 56
         ^ fault_.short_reads.map_or(0, |n| n as u64)
         ^ fault_.throttle_bytes_per_sec.unwrap_or(0).rotate_left(8)
@@ -194,7 +279,14 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) ->
 
 /// Connects to `port` of `node` are refused.
 #[track_caller]
-pub fn refuse_connects(node: NodeId, port: u16) {
+pub fn refuse_connects(node: impl AsNode, port: u16) {
+    let node = node.node_id();
+    announce(
+        "refuse connects",
+        &[node],
+        &[("node", node_name(node)), ("port", port.to_string())],
+        true,
+    );
     fault(pair(13, node, node) ^ u64::from(port), |net, _| {
         net.refuse_connects(host(node), port)
     });
@@ -202,7 +294,14 @@ pub fn refuse_connects(node: NodeId, port: u16) {
 
 /// Connects to `port` of `node` go unanswered (and time out).
 #[track_caller]
-pub fn blackhole_connects(node: NodeId, port: u16) {
+pub fn blackhole_connects(node: impl AsNode, port: u16) {
+    let node = node.node_id();
+    announce(
+        "black-hole connects",
+        &[node],
+        &[("node", node_name(node)), ("port", port.to_string())],
+        true,
+    );
     fault(pair(14, node, node) ^ u64::from(port), |net, _| {
         net.blackhole_connects(host(node), port)
     });
@@ -210,7 +309,14 @@ pub fn blackhole_connects(node: NodeId, port: u16) {
 
 /// Connects to `port` of `node` behave normally again.
 #[track_caller]
-pub fn clear_port_fault(node: NodeId, port: u16) {
+pub fn clear_port_fault(node: impl AsNode, port: u16) {
+    let node = node.node_id();
+    announce(
+        "clear port fault",
+        &[node],
+        &[("node", node_name(node)), ("port", port.to_string())],
+        false,
+    );
     fault(pair(15, node, node) ^ u64::from(port), |net, _| {
         net.clear_port_fault(host(node), port)
     });
@@ -239,8 +345,18 @@ pub fn resume_listener(listener: &super::TcpListener) {
 /// to every node in `nodes`, and each connection to it reaches one of them,
 /// drawn from the seed.
 #[track_caller]
-pub fn route(name: &str, nodes: &[NodeId]) {
+pub fn route<N: AsNode>(name: &str, nodes: &[N]) {
     assert!(!nodes.is_empty(), "sim::net::route needs at least one node");
+    let nodes: Vec<NodeId> = nodes.iter().map(AsNode::node_id).collect();
+    announce(
+        "route",
+        &nodes,
+        &[
+            ("name", name.to_string()),
+            ("nodes", nodes.len().to_string()),
+        ],
+        false,
+    );
     let exec = expect_current();
     let ips: Vec<std::net::IpAddr> = {
         let core = exec.core();
