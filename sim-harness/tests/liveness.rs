@@ -165,6 +165,23 @@ fn a_fault_in_the_quiet_phase_fails_the_run() {
 }
 
 #[test]
+fn a_fault_made_through_the_runtime_directly_is_refused_too() {
+    // The harness re-exports the runtime's control API and watches it
+    // through the runtime's observer: no call goes around the guard.
+    let r = report(
+        options("liveness::direct_fault", file!(), Seeds::One(5)),
+        || async {
+            let a = sim::node("a").start(listen);
+            sim::heal_after(SECS(1));
+            sleep(SECS(2)).await;
+            sim::runtime::sim::net::partition_oneway(a.id(), sim::runtime::sim::Node::MAIN);
+        },
+    );
+    assert!(r.contains("partition one way from=a to=main"), "{r}");
+    assert!(r.contains("is a fault in the quiet phase"), "{r}");
+}
+
+#[test]
 fn the_heal_is_set_once() {
     let r = report(
         options("liveness::twice", file!(), Seeds::One(6)),
