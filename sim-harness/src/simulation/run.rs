@@ -7,7 +7,8 @@
 use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
 use sim_runtime::__private::harness::{
-    cargo_prefix, replay_env, run_seed, strategy, Recording, SeedOutcome, SeedSettings,
+    cargo_prefix, replay_env, replay_mismatch, run_seed, strategy, Recording, SeedOutcome,
+    SeedSettings,
 };
 use sim_runtime::__private::TestOutput;
 use std::collections::BTreeMap;
@@ -318,28 +319,16 @@ where
         first.outcome.recording.clone(),
         draw,
     );
-    if second.outcome.passed()
-        && (second.outcome.divergence.is_some()
-            || second.outcome.fingerprint != first.outcome.fingerprint)
-    {
-        second.outcome.class = Some("nondeterminism");
-        second.outcome.message = format!(
-            "seed {seed} made different decisions when run again: {}. Something outside the \
-             seed steers the run (an OS thread, real I/O, a global counter, time read outside \
-             the simulation).",
-            second
-                .outcome
-                .divergence
-                .clone()
-                .unwrap_or_else(|| "the fingerprints differ".into())
-        );
-    } else if !second.outcome.passed() {
+    if !second.outcome.passed() {
         second.outcome.message = format!(
             "seed {seed} passed once and failed when run again ({}): {}",
             second.outcome.class.unwrap_or("?"),
             second.outcome.message
         );
         second.outcome.class = Some("nondeterminism");
+    } else if let Some(text) = replay_mismatch(&first.outcome, &second.outcome) {
+        second.outcome.class = Some("nondeterminism");
+        second.outcome.message = text;
     }
     second
 }

@@ -4,12 +4,11 @@
 //! the shapes here are a contract with `sim-harness`, not a public API.
 
 use super::config::{self, Config, Schedule};
-use super::executor::Exec;
 use super::report::{self, TestInfo};
-use super::runtime::{Runtime, RuntimeFlavor};
+use super::runtime::Runtime;
+use super::seed_run::{self, strategy_name, Shape};
 use super::trace::{Decision, Trace};
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,19 +121,8 @@ pub fn strategy(seed: u64, test_schedule: Option<&str>, early: Option<bool>) -> 
     )
 }
 
-fn strategy_name(schedule: Schedule, early: bool, yield_ahead: bool) -> String {
-    let mut s = schedule.name().to_string();
-    if early {
-        s.push_str(" + early timers");
-    }
-    if yield_ahead {
-        s.push_str(" + yields ahead");
-    }
-    s
-}
-
 /// Runs `make()` as the body of a fresh simulation of `settings.seed` on
-/// the current thread. Call it on a fresh thread per seed.
+/// the current thread (seed_run.rs). Call it on a fresh thread per seed.
 pub fn run_seed<F, Fut>(settings: &SeedSettings, make: F) -> SeedOutcome
 where
     F: FnOnce() -> Fut,
@@ -162,28 +150,11 @@ where
         settings.record,
         settings.compare.as_ref().map(|r| r.0.clone()),
     );
-    let exec = Exec::with_trace(config, trace);
-    // The nodes are services that run on Tokio's multi-thread runtime in
-    // production (`#[tokio::main]`'s default): exploring schedules may run
-    // any runnable task next, a yielder included, and `block_in_place`
-    // works.
-    exec.multi_thread.set(true);
-    exec.one_clock.set(true);
-    let rt = Runtime::with_exec_flavor(exec.clone(), RuntimeFlavor::MultiThread);
     // The executor prints its own report when it fails; the harness writes
-    // one report per failing seed instead.
-    let quiet = report::QuietPanics::new();
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(make())));
-    let leftover = {
-        let core = exec.core();
-        if result.is_ok() && core.alive_tasks() > 0 {
-            core.describe_tasks()
-        } else {
-            Vec::new()
-        }
-    };
-    let leaked = (settings.strict && !leftover.is_empty()).then(|| leftover.clone());
-    let (class, message) = match (&result, leaked) {
+    // one report per failing seed instead (quiet).
+    let end = seed_run::run(config, trace, &Shape::Nodes, true, make);
+    let leaked = (settings.strict && !end.leftover.is_empty()).then(|| end.leftover.clone());
+    let (class, message) = match (&end.result, leaked) {
         (Ok(()), None) => (None, String::new()),
         (Ok(()), Some(tasks)) => (
             Some("leak"),
@@ -193,76 +164,52 @@ where
                 tasks.join("\n    ")
             ),
         ),
-        (Err(payload), _) => match exec.last_failure.borrow().clone() {
-            Some(f) => (Some(f.class.name()), f.message),
+        (Err(payload), _) => match &end.failure {
+            Some(f) => (Some(f.class.name()), f.message.clone()),
             None => (
                 Some("assertion"),
                 strip_context(&report::payload_text(&**payload)),
             ),
         },
     };
-    // Dropping the runtime drops the remaining tasks; a panic there is part
-    // of this seed's outcome, not the harness's.
-    let drop_result = std::panic::catch_unwind(AssertUnwindSafe(|| drop(rt)));
-    drop(quiet);
-    let (class, message) = match (class, drop_result) {
-        (None, Err(p)) => (
+    let (class, message) = match (class, &end.teardown_panic) {
+        (None, Some(p)) => (
             Some("panic"),
             format!(
                 "a task panicked while the simulation shut down: {}",
-                report::payload_text(&*p)
+                report::payload_text(&**p)
             ),
         ),
         (c, _) => (c, message),
     };
-    let mut core = exec.core_mut();
-    core.trace_mut().finish();
-    let divergence = core.trace().divergence().map(|d| {
-        let show = |x: Option<Decision>| {
-            x.map(|d| d.to_string())
-                .unwrap_or_else(|| "(the run ended)".into())
-        };
-        format!(
-            "first difference at decision #{}: first run: {}; this run: {}",
-            d.index,
-            show(d.expected),
-            show(d.actual)
-        )
-    });
     let outcome = SeedOutcome {
         seed: settings.seed,
         class,
         message,
-        step: core.step(),
-        now: Duration::from_nanos(core.now()),
-        schedule: strategy_name(
-            core.config().schedule,
-            core.config().early_timers,
-            core.config().yield_ahead,
-        ),
-        fingerprint: core.trace().fingerprint(),
-        decisions: core.trace().decisions(),
-        recording: core
-            .trace_mut()
-            .take_record()
-            .map(|r| Recording(Arc::new(r))),
-        divergence,
+        step: end.at.step,
+        now: Duration::from_nanos(end.at.now),
+        schedule: end.strategy,
+        fingerprint: end.fingerprint,
+        decisions: end.decisions,
+        recording: end.record.map(|r| Recording(Arc::new(r))),
+        divergence: end.divergence.as_ref().map(seed_run::divergence_text),
         replay: report::replay_command(settings.seed),
-        buggify: core
-            .driver_if_used::<super::buggify::Buggify>()
-            .map(|b| {
-                b.sites
-                    .iter()
-                    .map(|(name, s)| (name.to_string(), s.active, s.fired))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        leftover,
+        buggify: end.buggify,
+        leftover: end.leftover,
     };
-    super::record::collect(&mut core);
-    drop(core);
     report::set_test(None);
     outcome
+}
+
+/// Whether `second`, a rerun of `first`'s seed compared with its
+/// recording, replayed it; the nondeterminism report when not
+/// (seed_run.rs: the one check both runners make).
+pub fn replay_mismatch(first: &SeedOutcome, second: &SeedOutcome) -> Option<String> {
+    seed_run::replay_mismatch(
+        second.seed,
+        second.divergence.as_deref(),
+        (first.fingerprint, second.fingerprint),
+    )
 }
 
 /// Runs every runnable task of `rt`'s simulation until none is, without

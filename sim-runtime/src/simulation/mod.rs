@@ -29,6 +29,7 @@ pub(crate) mod record;
 pub(crate) mod report;
 pub mod runtime;
 pub(crate) mod seed;
+pub(crate) mod seed_run;
 pub mod signal;
 pub(crate) mod sockfd;
 pub mod task;

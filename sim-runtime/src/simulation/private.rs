@@ -3,9 +3,10 @@
 //! `sim-runtime-macros`.
 
 use super::config::{self, Config};
-use super::executor::{self, Exec};
+use super::executor;
 use super::report::{self, Class, TestInfo};
-use super::runtime::{Builder, Runtime, RuntimeFlavor};
+use super::runtime::Builder;
+use super::seed_run::{self, Shape};
 use super::trace::{Decision, Trace};
 use std::cell::Cell;
 use std::fmt::Debug;
@@ -90,11 +91,14 @@ fn test_info(opts: &TestOptions) -> TestInfo {
 struct SeedRun {
     outcome: Result<(), String>,
     fingerprint: u64,
-    decisions: u64,
     record: Option<Vec<Decision>>,
-    divergence: Option<super::trace::Divergence>,
+    divergence: Option<String>,
 }
 
+/// Runs one seed of a `#[tokio::test]` body on a fresh thread
+/// (seed_run.rs), so no thread-local state (std's HashMap keys, rand's
+/// ThreadRng, Tokio's context) leaks between seeds. A panic of the body is
+/// the test's own: it comes back as this thread's.
 fn run_seed<F, Fut>(
     opts: &TestOptions,
     seed: u64,
@@ -110,54 +114,41 @@ where
 {
     let make = make.clone();
     let info = info.clone();
-    let start_paused = opts.start_paused;
-    let runtime_name = opts.runtime_name;
     let multi_thread = opts.flavor == "multi_thread";
-    let local = opts.flavor == "local";
-    // Reported by metrics only: every flavor runs on one thread. Tokio's
-    // default for multi_thread is the number of CPUs.
-    let workers = match (multi_thread, opts.worker_threads) {
-        (false, _) => 1,
-        (true, Some(n)) => n,
-        (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let shape = Shape::Test {
+        multi_thread,
+        local: opts.flavor == "local",
+        // Tokio's default for multi_thread is the number of CPUs.
+        workers: match (multi_thread, opts.worker_threads) {
+            (false, _) => 1,
+            (true, Some(n)) => n,
+            (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
+        start_paused: opts.start_paused,
+        name: opts.runtime_name,
     };
-    // Each seed runs on a fresh OS thread, so no thread-local state (std's
-    // HashMap keys, rand's ThreadRng, Tokio's context) leaks between seeds.
     std::thread::Builder::new()
         .name(info.name.clone())
         .spawn(move || {
             IN_TEST_RUNNER.with(|c| c.set(true));
             report::set_test(Some(info));
-            let exec = Exec::with_trace(Config::from_env(seed), Trace::new(record, compare));
-            exec.time_frozen.set(start_paused);
-            exec.multi_thread.set(multi_thread);
-            exec.local_runtime.set(local);
-            exec.workers.set(workers);
-            if let Some(name) = runtime_name {
-                let _ = exec.name.set(name.into());
-            }
-            let flavor = if multi_thread {
-                RuntimeFlavor::MultiThread
-            } else {
-                RuntimeFlavor::CurrentThread
+            let trace = Trace::new(record, compare);
+            let end = seed_run::run(Config::from_env(seed), trace, &shape, false, || make());
+            let out = match end.result {
+                Ok(out) => out,
+                Err(payload) => std::panic::resume_unwind(payload),
             };
-            let rt = Runtime::with_exec_flavor(exec.clone(), flavor);
-            let out = rt.block_on(make());
-            let outcome = out.into_outcome().map_err(|e| {
-                let core = exec.core();
-                format!(
-                    "{e}\n{}",
-                    report::context(&core.snapshot(), "the test failed")
-                )
-            });
-            drop(rt);
-            let mut core = exec.core_mut();
+            if let Some(payload) = end.teardown_panic {
+                std::panic::resume_unwind(payload);
+            }
+            let outcome = out
+                .into_outcome()
+                .map_err(|e| format!("{e}\n{}", report::context(&end.at, "the test failed")));
             SeedRun {
                 outcome,
-                fingerprint: core.trace().fingerprint(),
-                decisions: core.trace().decisions(),
-                record: core.trace_mut().take_record(),
-                divergence: core.trace().divergence().cloned(),
+                fingerprint: end.fingerprint,
+                record: end.record,
+                divergence: end.divergence.as_ref().map(seed_run::divergence_text),
             }
         })
         .expect("sim: could not start the thread for a seed")
@@ -202,28 +193,18 @@ where
                     std::panic::resume_unwind(payload)
                 }
             };
-            if let Some(d) = second.divergence {
-                let show = |x: Option<Decision>| {
-                    x.map(|d| d.to_string())
-                        .unwrap_or_else(|| "(the run ended)".into())
-                };
+            let mismatch = seed_run::replay_mismatch(
+                seed,
+                second.divergence.as_deref(),
+                (first.fingerprint, second.fingerprint),
+            );
+            if let Some(text) = mismatch {
                 panic!(
-                    "sim: {}: seed {seed} made different decisions when run again.\n  first \
-                     difference at decision #{}:\n    first run:  {}\n    second run: {}\n  \
-                     Something outside the seed steers the run (an OS thread, real I/O, a \
-                     global counter, time read outside the simulation).\n  replay: {}",
+                    "sim: {}: {text}\n  replay: {}",
                     Class::Nondeterminism.name(),
-                    d.index,
-                    show(d.expected),
-                    show(d.actual),
                     report::replay_command(seed)
                 );
             }
-            assert_eq!(
-                (first.fingerprint, first.decisions),
-                (second.fingerprint, second.decisions),
-                "sim: seed {seed}: fingerprints differ although no decision did"
-            );
         }
     }
     report::set_test(None);
