@@ -34,12 +34,8 @@ impl Report {
              (`target/compat/`) whose `tokio` dependency is \
              `{{ package = \"sim-runtime\", features = [\"full\", \"test-util\"] }}`, \
              built with `RUSTFLAGS=\"--cfg simulation\"` (not `tokio_unstable`), and \
-             run. The copy is unchanged except that the items that use a Tokio \
-             module that is not simulated (none at present) get `#[cfg(not(simulation))]`: tests, the \
-             helpers and imports they need, and what uses those \
-             (xtask/src/compat/trim.rs); such a test still counts, as failed with \
-             cause [net] (named when `tokio::net` was not simulated either). A file that does not compile counts all its tests as failed. \
-             Both are counted by listing the same file built against real Tokio.\n"
+             run; the copy is unchanged. A file that does not compile counts all its \
+             tests as failed, listed from the same file built against real Tokio.\n"
         );
         let _ = writeln!(
             s,
@@ -51,7 +47,7 @@ impl Report {
                 String::new()
             }
         );
-        let (p7, c7, _) = self.scope(&ISSUE_7_SCOPE, reasons);
+        let (p7, c7) = self.scope(&ISSUE_7_SCOPE);
         let out7 = self.scope_unselected(&ISSUE_7_SCOPE, reasons);
         let _ = writeln!(
             s,
@@ -249,8 +245,8 @@ impl Report {
 }
 
 impl Report {
-    /// The pass rate over a scope's modules, with and without the tests
-    /// that need an unsimulated module.
+    /// The pass rate over a scope's modules (and over the selection it
+    /// defines, if it leaves some tests out).
     fn scope_section(&self, s: &mut String, scope: &Scope, reasons: &Reasons) {
         let files: Vec<String> = self
             .files
@@ -262,7 +258,7 @@ impl Report {
             return;
         }
         let names: Vec<&str> = scope.groups.iter().map(|g| g.name()).collect();
-        let (passed, counted, net) = self.scope(scope, reasons);
+        let (passed, counted) = self.scope(scope);
         let _ = writeln!(s, "\n## Scope: {}\n", names.join(", "));
         if scope.list_files {
             let _ = writeln!(s, "{}: the files {}.\n", scope.about, files.join(", "));
@@ -275,12 +271,6 @@ impl Report {
             s,
             "| all | {passed} | {counted} | {:.1}% |",
             ratio(passed, counted) * 100.0
-        );
-        let _ = writeln!(
-            s,
-            "| without the {net} that need an unsimulated module ([net]) | {passed} | {} | {:.1}% |",
-            counted - net,
-            ratio(passed, counted - net) * 100.0
         );
         if let Some(cause) = scope.unselected_cause {
             let out = self.scope_unselected(scope, reasons);
