@@ -18,7 +18,9 @@
 //! Speed is measured here, by release builds of benchmark binaries, never by
 //! timed tests (and never in CI).
 
-use crate::cmd::{cargo, root, Mode};
+use crate::cmd::{
+    capture, cargo, commit, locked_version, rel, root, rustc_version, utc_date, write_file, Mode,
+};
 use crate::json::{quote, Json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -340,9 +342,9 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     };
     let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
     let md = crate::bench_check::splice(&md, &crate::bench_check::measure()?);
-    write(&docs, &md)?;
+    write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
-    write(&json_path, &json(&results, &info, &opts, &timing))?;
+    write_file(&json_path, &json(&results, &info, &opts, &timing))?;
     eprintln!("bench: wrote {} and {}", rel(&docs), rel(&json_path));
     Ok(())
 }
@@ -433,7 +435,7 @@ pub(crate) fn build_bench(mode: Mode, package: &str, bench: &str) -> Result<Path
 fn build_outside(name: &str, cfg: &[&str]) -> Result<PathBuf, String> {
     let manifest = root().join("bench").join(name).join("Cargo.toml");
     let target = root().join("target").join(format!("bench-{name}"));
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = cargo(Mode::Production, &[]);
     cmd.current_dir(root().join("bench").join(name))
         .args(["build", "--release", "--locked", "--manifest-path"])
         .arg(&manifest)
@@ -698,26 +700,9 @@ impl Info {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown CPU".into());
-        let rustc = capture(
-            &std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()),
-            &["--version"],
-        )
-        .unwrap_or_else(|| "rustc (unknown version)".into());
-        let commit = match capture("git", &["rev-parse", "--short", "HEAD"]) {
-            Some(c) => {
-                // The report itself (a previous run's) is not a change
-                // to what is measured.
-                let dirty = capture(
-                    "git",
-                    &["status", "--porcelain", "--", ".", ":!docs/bench.md"],
-                )
-                .is_some_and(|s| !s.is_empty());
-                if dirty {
-                    format!("{c} (with uncommitted changes)")
-                } else {
-                    c
-                }
-            }
+        let commit = match commit(Path::new("docs/bench.md")) {
+            Some((c, true)) => format!("{c} (with uncommitted changes)"),
+            Some((c, false)) => c,
             None => "unknown".into(),
         };
         Info {
@@ -725,55 +710,16 @@ impl Info {
             date: utc_date(),
             nproc,
             cpu,
-            rustc,
+            rustc: rustc_version(),
             commit,
         }
     }
 }
 
-/// `program args` run in the workspace root: its trimmed stdout if it
-/// succeeded (also the sweep's commit line).
-pub(crate) fn capture(program: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(root())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// Today's date (UTC), `YYYY-MM-DD`, from the system clock.
-fn utc_date() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    // Howard Hinnant's civil_from_days.
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// The version of `package` in a `Cargo.lock` (relative to the root).
-fn locked_version(lock: &str, package: &str) -> String {
+fn locked(lock: &str, package: &str) -> String {
     let text = std::fs::read_to_string(root().join(lock)).unwrap_or_default();
-    let needle = format!("name = \"{package}\"\nversion = \"");
-    text.find(&needle)
-        .and_then(|i| {
-            let rest = &text[i + needle.len()..];
-            rest.find('"').map(|j| rest[..j].to_string())
-        })
-        .unwrap_or_else(|| "?".into())
+    locked_version(&text, package).unwrap_or_else(|| "?".into())
 }
 
 fn markdown(
@@ -941,10 +887,10 @@ fn markdown(
         nproc = info.nproc,
         cpu = info.cpu,
         rustc = info.rustc,
-        madsim = locked_version("bench/madsim/Cargo.lock", "madsim"),
-        madsim_tokio = locked_version("bench/madsim/Cargo.lock", "madsim-tokio"),
-        turmoil = locked_version("bench/turmoil/Cargo.lock", "turmoil"),
-        tokio = locked_version("Cargo.lock", "tokio"),
+        madsim = locked("bench/madsim/Cargo.lock", "madsim"),
+        madsim_tokio = locked("bench/madsim/Cargo.lock", "madsim-tokio"),
+        turmoil = locked("bench/turmoil/Cargo.lock", "turmoil"),
+        tokio = locked("Cargo.lock", "tokio"),
         total = minutes(timing.total_s),
         build = minutes(timing.build_s),
         cold = if timing.cold {
@@ -1045,18 +991,4 @@ fn json(r: &Results, info: &Info, opts: &Opts, timing: &Timing) -> String {
     }
     s.push_str("  ]\n}\n");
     s
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn rel(path: &Path) -> String {
-    path.strip_prefix(root())
-        .unwrap_or(path)
-        .display()
-        .to_string()
 }

@@ -9,6 +9,7 @@ mod cmd;
 mod compat;
 mod demo;
 mod failure_modes;
+mod harness_report;
 mod json;
 mod parity;
 mod proc;

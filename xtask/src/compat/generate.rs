@@ -1,8 +1,8 @@
 //! The generated crate: `target/compat/`, whose `tokio` is sim-runtime.
 
 use super::selection::{DEV_DEPENDENCIES, SELECTED};
-use super::tokio_source::{locked_version, TokioSource};
-use crate::cmd::io_context;
+use super::tokio_source::TokioSource;
+use crate::cmd::{io_context, locked_version};
 use crate::Result;
 use std::fmt::Write as _;
 use std::fs;

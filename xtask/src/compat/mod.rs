@@ -32,7 +32,7 @@ mod selection;
 mod sources;
 mod tokio_source;
 
-use build::{build, Mode};
+use build::{build, label};
 use generate::generate;
 use options::Options;
 use reasons::Reasons;
@@ -42,7 +42,7 @@ use selection::{all_named_files, Group, NOT_APPLICABLE, SELECTED};
 use sources::{count_test_attributes, is_unstable_only};
 use tokio_source::locate_tokio;
 
-use crate::cmd::{io_context, root as workspace_root};
+use crate::cmd::{build_cargo_sim, io_context, root as workspace_root, Mode};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs;
@@ -101,12 +101,7 @@ pub fn main(args: &[String]) -> Result<()> {
         "target/compat"
     });
     if opts.graph {
-        crate::cmd::run(
-            crate::cmd::Mode::Production,
-            "cargo-sim",
-            &["build", "-p", "cargo-sim"],
-        )
-        .map_err(Error::Failed)?;
+        build_cargo_sim().map_err(Error::Failed)?;
     }
     let logs = dir.join("logs");
     let manifest = generate(&dir, &root, &tokio)?;
@@ -114,7 +109,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let names: Vec<&str> = files.iter().map(|(f, _)| *f).collect();
 
     // The simulation.
-    let sim = build(&dir, Mode::Sim, &names, &logs)?;
+    let sim = build(&dir, Mode::Simulation, &names, &logs)?;
     let env = test_env(&opts);
     let mut results: BTreeMap<&str, FileRun> = BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
@@ -122,7 +117,15 @@ pub fn main(args: &[String]) -> Result<()> {
             continue;
         };
         eprint!("compat: [{}/{}] {name} ... ", i + 1, names.len());
-        let run = run_file(exe, &dir, &logs, name, "sim", &env, opts.limits)?;
+        let run = run_file(
+            exe,
+            &dir,
+            &logs,
+            name,
+            label(Mode::Simulation),
+            &env,
+            opts.limits,
+        )?;
         eprintln!("{} ({:.1} s)", run.summary(), run.elapsed.as_secs_f64());
         results.insert(name, run);
     }
@@ -164,7 +167,7 @@ pub fn main(args: &[String]) -> Result<()> {
                 " to list the tests that did not compile under simulation"
             }
         );
-        let real = build(&dir, Mode::Real, &real_names, &logs)?;
+        let real = build(&dir, Mode::Production, &real_names, &logs)?;
         for name in &real_names {
             let Some(exe) = real.executables.get(*name) else {
                 continue;
@@ -175,7 +178,7 @@ pub fn main(args: &[String]) -> Result<()> {
                     binary: opts.limits.binary,
                     test: opts.limits.test.max(Duration::from_secs(30)),
                 };
-                let run = run_file(exe, &dir, &logs, name, "real", &[], limits)?;
+                let run = run_file(exe, &dir, &logs, name, label(Mode::Production), &[], limits)?;
                 eprintln!("{}", run.summary());
                 let list: Vec<String> = run.tests.keys().cloned().collect();
                 real_runs.insert(name, run);
@@ -238,10 +241,7 @@ pub fn main(args: &[String]) -> Result<()> {
         None if partial || opts.graph => dir.join("report.md"),
         None => root.join("docs/compat.md"),
     };
-    if let Some(parent) = out.parent() {
-        fs::create_dir_all(parent).map_err(io_context(parent))?;
-    }
-    fs::write(&out, md).map_err(io_context(&out))?;
+    crate::cmd::write_file(&out, &md).map_err(Error::Failed)?;
     eprintln!("compat: wrote {}", out.display());
     if !partial {
         for p in unused {
