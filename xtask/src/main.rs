@@ -2,7 +2,6 @@
 //! `.cargo/config.toml`). Std only, so it builds in seconds.
 
 mod bench;
-mod bench_check;
 mod canaries;
 mod ci;
 mod cmd;
