@@ -37,7 +37,7 @@ commands:
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
   parity    read Tokio's public API from its rustdoc and write
-            sim-runtime/tests/parity_api.rs (--check: fail if it is stale)
+            sim-runtime/tests/parity/tokio_api.rs (--check: fail if it is stale)
   sweep     every example's passing #[sim::test] over many seeds (default
             100000) with the determinism check, all cores; writes
             docs/sweep.md (opt-in, long; cargo xtask sweep --help)

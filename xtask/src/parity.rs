@@ -1,6 +1,6 @@
 //! `cargo xtask parity [--check]`: Tokio's whole public API, read from its
 //! own rustdoc, written out as compile-time checks
-//! (`sim-runtime/tests/parity_api.rs`).
+//! (`sim-runtime/tests/parity/tokio_api.rs`).
 //!
 //! Under `cargo sim` every crate in a service's graph compiles against the
 //! simulation, so every item a dependency can name must exist there with
@@ -51,7 +51,7 @@ const STD_METADATA: &str = "returns the simulation's `fs::Metadata`/`fs::FileTyp
      real one (ARCHITECTURE.md, deliberate differences)";
 
 /// The generated file, relative to the workspace root.
-pub(crate) const OUT: &str = "sim-runtime/tests/parity_api.rs";
+pub(crate) const OUT: &str = "sim-runtime/tests/parity/tokio_api.rs";
 
 pub fn main(args: &[String]) -> crate::Result<()> {
     let check = match args {
