@@ -26,8 +26,10 @@ commands:
             Chromium (SIM_SKIP_BROWSER=1 skips it)
   test      tests in both build modes (production, then --cfg simulation)
   demo      a simulated service finds its planted bug; the seed replays
-  tidy      check the simulator's code against the determinism rules, and
-            that every failure-mode table row is claimed by a test
+  tidy      check the simulator's code against the determinism rules and
+            ARCHITECTURE.md's structure (one cfg switch per crate, unsafe
+            documented, an executor core that names no driver), and that
+            every failure-mode table row is claimed by a test
   failure-modes
             list every failure-mode row and the tests that claim it
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
