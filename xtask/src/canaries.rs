@@ -11,10 +11,9 @@
 //! is not found within its bound, if a failing seed does not replay, or if
 //! the timeout canary is found without early timers.
 
-use crate::cmd::{cargo, output, Mode};
+use crate::cmd::{output, sim_cargo, write_file};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::process::Command;
 use std::time::Instant;
 
 const USAGE: &str = "\
@@ -43,10 +42,6 @@ const NEEDS_EARLY_TIMERS: &str = "partial_batch";
 /// The canary that must not be found while every yield is deferred
 /// (Tokio's current-thread order).
 const NEEDS_YIELD_AHEAD: &str = "yield_ahead";
-
-/// Variables that steer a run: cleared so the caller's shell cannot skew
-/// the measurement.
-const CLEARED: &[&str] = crate::cmd::SIM_STEERING;
 
 /// A canary as the sweep binary lists it.
 struct Canary {
@@ -182,10 +177,7 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
         &replays,
         started.elapsed().as_secs(),
     );
-    if let Some(dir) = out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::write(out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    write_file(out, &md)?;
     println!("{}", table_only(&md));
     println!(
         "wrote {} ({} s)",
@@ -197,17 +189,6 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
     } else {
         Err(format!("the catalog failed:\n  {}", problems.join("\n  ")))
     }
-}
-
-/// `cargo <args>` in simulation, with none of the caller's steering
-/// variables and no backtraces.
-fn sim_cargo(args: &[&str]) -> Command {
-    let mut cmd = cargo(Mode::Simulation, args);
-    for v in CLEARED {
-        cmd.env_remove(v);
-    }
-    cmd.env("RUST_BACKTRACE", "0");
-    cmd
 }
 
 /// Runs the sweep binary with `env`; its whole output.
@@ -254,12 +235,7 @@ fn parse_catalog(text: &str) -> Vec<Canary> {
 /// What the sweep of `name` found: nothing if its test passed, else the
 /// harness's report for it.
 fn parse_found(text: &str, name: &str, seeds: u64) -> Result<Found, String> {
-    let head = format!("sim: {name}: ");
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(start) = lines
-        .iter()
-        .position(|l| l.starts_with(&head) && l.contains(" seed(s) failed: "))
-    else {
+    let Some(report) = crate::harness_report::parse(text, name) else {
         return if text.contains(&format!("test {name} ... ok")) {
             Ok(Found {
                 total: seeds,
@@ -269,42 +245,20 @@ fn parse_found(text: &str, name: &str, seeds: u64) -> Result<Found, String> {
             Err(format!("the sweep has no result for `{name}`:\n{text}"))
         };
     };
-    let first_line = lines[start];
-    let (counts, list) = first_line[head.len()..]
-        .split_once(" seed(s) failed: ")
-        .ok_or("malformed report")?;
-    let (failed, total) = counts
-        .split_once(" of ")
-        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
-        .ok_or_else(|| format!("malformed report line: {first_line}"))?;
-    let first = list.split(',').next().and_then(|s| s.trim().parse().ok());
-    let mut f = Found {
-        failed,
-        total,
-        first,
-        ..Found::default()
-    };
-    for l in &lines[start..] {
-        if let Some(rest) = l.strip_prefix("sim: first failure — ") {
-            f.strategy = rest
-                .split(" · ")
-                .find_map(|p| p.strip_prefix("strategy "))
-                .unwrap_or_default()
-                .to_string();
-        } else if let Some(rest) = l.strip_prefix("sim: class: ") {
-            f.class = rest.to_string();
-        } else if let Some(rest) = l.strip_prefix("sim: reproduced when run again: ") {
-            f.reproduced = rest.starts_with("yes");
-            f.fingerprint = fingerprint(rest);
-        } else if let Some(rest) = l.strip_prefix("sim: replay: ") {
-            f.replay = rest.to_string();
-            break;
-        }
-    }
-    if f.replay.is_empty() {
+    let r = report?;
+    if r.replay.is_empty() {
         return Err(format!("the report for `{name}` has no replay line"));
     }
-    Ok(f)
+    Ok(Found {
+        failed: r.failed,
+        total: r.total,
+        first: r.first,
+        reproduced: r.reproduced.starts_with("yes"),
+        fingerprint: fingerprint(&r.reproduced),
+        class: r.class,
+        strategy: r.strategy,
+        replay: r.replay,
+    })
 }
 
 /// `0x…` in a line.

@@ -1,8 +1,7 @@
 //! `cargo xtask test` and `cargo xtask ci`: the whole suite, in both build
 //! modes, each with its own target directory so neither rebuilds the other.
 
-use crate::cmd::{root, run, Mode};
-use std::process::Command;
+use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 
 /// The crates whose tests also run with the whole dependency graph on the
 /// simulator (`cargo sim test`): `jobs` names plain `tokio` and uses tower,
@@ -21,22 +20,17 @@ const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "counter", "chat", "echo", "s
 /// checkout, and a check that the workspace's Cargo.lock is byte for byte
 /// what it was (production is untouched by a simulated run).
 pub fn graph() -> Result<(), String> {
-    run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
+    build_cargo_sim()?;
     let lock = root().join("Cargo.lock");
     let before = std::fs::read(&lock).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
-    let bin = root().join("target/debug/cargo-sim");
-    let mut args = vec!["sim".to_string(), "test".to_string()];
+    let mut args = vec!["test"];
     for p in GRAPH_PACKAGES {
-        args.push("-p".into());
-        args.push(p.to_string());
+        args.extend(["-p", p]);
     }
-    eprintln!("\n==> [whole graph] tests: cargo {}", args.join(" "));
-    let status = Command::new(&bin)
-        .args(&args)
-        .current_dir(root())
-        .env_remove("RUSTFLAGS")
+    eprintln!("\n==> [whole graph] tests: cargo sim {}", args.join(" "));
+    let status = cargo_sim(&args)
         .status()
-        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+        .map_err(|e| format!("cannot run cargo-sim: {e}"))?;
     let after = std::fs::read(&lock).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
     if after != before {
         return Err(

@@ -1,10 +1,12 @@
 //! What every xtask command shares: the workspace root, the two build
-//! modes and how cargo runs in each, and the variables that steer a
-//! simulated run. Every other module imports from here; `ci` orchestrates
-//! the others and nothing imports `ci`.
+//! modes and how cargo (and cargo-sim) runs in each, the variables that
+//! steer a simulated run, and what the generated reports say about where
+//! they were made (date, commit, rustc, locked versions). Every other
+//! module imports from here; `ci` orchestrates the others and nothing
+//! imports `ci`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The workspace root (xtask's parent directory).
 pub fn root() -> PathBuf {
@@ -34,9 +36,11 @@ pub const SIM_STEERING: &[&str] = &[
 ];
 
 /// A build mode: production (plain Tokio) or simulation.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Mode {
+    /// No cfg: sim-runtime is real Tokio re-exported.
     Production,
+    /// `--cfg simulation`: the simulated runtime.
     Simulation,
 }
 
@@ -69,6 +73,39 @@ pub fn cargo(mode: Mode, args: &[&str]) -> Command {
     cmd
 }
 
+/// `cmd` without the caller's steering variables (`SIM_STEERING`) and
+/// without backtraces: what a measurement runs, so the caller's shell
+/// cannot change what it measures.
+pub fn unsteered(mut cmd: Command) -> Command {
+    for v in SIM_STEERING {
+        cmd.env_remove(v);
+    }
+    cmd.env("RUST_BACKTRACE", "0");
+    cmd
+}
+
+/// `cargo <args>` in simulation, `unsteered`.
+pub fn sim_cargo(args: &[&str]) -> Command {
+    unsteered(cargo(Mode::Simulation, args))
+}
+
+/// Builds cargo-sim from this checkout (what `cargo_sim` runs).
+pub fn build_cargo_sim() -> Result<(), String> {
+    run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])
+}
+
+/// `cargo sim <args>` (the whole graph on the simulation) with the
+/// cargo-sim that `build_cargo_sim` built, from the workspace root.
+/// cargo-sim sets the cfgs itself: the caller's RUSTFLAGS is removed.
+pub fn cargo_sim(args: &[&str]) -> Command {
+    let mut cmd = Command::new(root().join("target/debug/cargo-sim"));
+    cmd.current_dir(root())
+        .arg("sim")
+        .args(args)
+        .env_remove("RUSTFLAGS");
+    cmd
+}
+
 /// Runs `cmd` to the end: whether it succeeded, and its stdout then stderr.
 pub fn output(cmd: &mut Command) -> Result<(bool, String), String> {
     let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -95,4 +132,131 @@ pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
 /// Formats an I/O error with the path it concerns, as an xtask error.
 pub fn io_context(path: &Path) -> impl FnOnce(std::io::Error) -> crate::Error + '_ {
     move |e| crate::Error::Failed(format!("{}: {e}", path.display()))
+}
+
+/// Writes `text` to `path`, making its directory first.
+pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `path` relative to the workspace root, for messages and reports.
+pub fn rel(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// `program args` run in the workspace root: its trimmed stdout if it
+/// succeeded.
+pub fn capture(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The checkout's commit (short hash), and whether the work tree has
+/// uncommitted changes other than to `report` (a previous run's report is
+/// not a change to what it reports on). `None` outside git.
+pub fn commit(report: &Path) -> Option<(String, bool)> {
+    let hash = capture("git", &["rev-parse", "--short", "HEAD"])?;
+    let report = report.strip_prefix(root()).unwrap_or(report);
+    let dirty = capture(
+        "git",
+        &[
+            "status",
+            "--porcelain",
+            "--",
+            ".",
+            &format!(":!{}", report.display()),
+        ],
+    )
+    .is_some_and(|s| !s.is_empty());
+    Some((hash, dirty))
+}
+
+/// `rustc --version` (of `$RUSTC` if set).
+pub fn rustc_version() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    capture(&rustc, &["--version"]).unwrap_or_else(|| "rustc (version unknown)".into())
+}
+
+/// The version of the registry package `name` in the text of a
+/// `Cargo.lock`.
+pub fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let mut found = None;
+    for block in lock.split("[[package]]") {
+        let field = |key: &str| {
+            block.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
+            })
+        };
+        if field("name").as_deref() == Some(name)
+            && field("source").is_some_and(|s| s.starts_with("registry+"))
+        {
+            found = field("version");
+        }
+    }
+    found
+}
+
+/// Today's UTC date, `YYYY-MM-DD`, from the system clock (reports only).
+pub fn utc_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to a date.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn lock_versions() {
+        let lock = "version = 4\n\n[[package]]\nname = \"tokio\"\nversion = \"1.54.1\"\n\
+                    source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n\
+                    [[package]]\nname = \"tokio\"\nversion = \"0.1.0\"\n\n\
+                    [[package]]\nname = \"tokio-macros\"\nversion = \"2.7.2\"\n\
+                    source = \"registry+x\"\n";
+        assert_eq!(locked_version(lock, "tokio").as_deref(), Some("1.54.1"));
+        assert_eq!(
+            locked_version(lock, "tokio-macros").as_deref(),
+            Some("2.7.2")
+        );
+        assert_eq!(locked_version(lock, "rand"), None);
+    }
 }

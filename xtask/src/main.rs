@@ -2,13 +2,13 @@
 //! `.cargo/config.toml`). Std only, so it builds in seconds.
 
 mod bench;
-mod bench_check;
 mod canaries;
 mod ci;
 mod cmd;
 mod compat;
 mod demo;
 mod failure_modes;
+mod harness_report;
 mod json;
 mod parity;
 mod proc;
@@ -26,8 +26,10 @@ commands:
             Chromium (SIM_SKIP_BROWSER=1 skips it)
   test      tests in both build modes (production, then --cfg simulation)
   demo      a simulated service finds its planted bug; the seed replays
-  tidy      check the simulator's code against the determinism rules, and
-            that every failure-mode table row is claimed by a test
+  tidy      check the simulator's code against the determinism rules and
+            ARCHITECTURE.md's structure (one cfg switch per crate, unsafe
+            documented, an executor core that names no driver), and that
+            every failure-mode table row is claimed by a test
   failure-modes
             list every failure-mode row and the tests that claim it
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
@@ -37,7 +39,7 @@ commands:
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
   parity    read Tokio's public API from its rustdoc and write
-            sim-runtime/tests/parity_api.rs (--check: fail if it is stale)
+            sim-runtime/tests/parity/tokio_api.rs (--check: fail if it is stale)
   sweep     every example's passing #[sim::test] over many seeds (default
             100000) with the determinism check, all cores; writes
             docs/sweep.md (opt-in, long; cargo xtask sweep --help)

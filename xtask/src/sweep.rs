@@ -15,7 +15,7 @@
 //! against the `#[sim::test]`s in `examples/*/tests/*.rs`, so a new example
 //! test cannot be left out.
 
-use crate::cmd::{cargo, Mode};
+use crate::cmd::{cargo_sim, sim_cargo, unsteered, Mode};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -117,11 +117,6 @@ const FAIL_BY_DESIGN: &[&str] = &[
     "examples/kv/tests/demo.rs",
 ];
 
-/// Variables that steer a run: cleared so the caller's shell cannot change
-/// what is swept (the sweep then sets `SIM_SEEDS`, `SIM_JOBS` and
-/// `SIM_CHECK_DETERMINISM` itself).
-const CLEARED: &[&str] = crate::cmd::SIM_STEERING;
-
 /// Lines of a failure's report kept in the markdown, before the trace.
 const REPORT_LINES: usize = 12;
 
@@ -144,7 +139,6 @@ struct Outcome {
     failed: u64,
     first: Option<u64>,
     strategy: String,
-    class: String,
     /// The first failure's class was `nondeterminism`, or its rerun did
     /// not reproduce it.
     nondeterministic: bool,
@@ -258,7 +252,7 @@ fn run(opts: &Options) -> Result<(), String> {
     // the same way): the runs then find everything fresh and their wall
     // time is the sweep's alone.
     if tests.iter().any(|t| t.graph) {
-        crate::cmd::run(Mode::Production, "cargo-sim", &["build", "-p", "cargo-sim"])?;
+        crate::cmd::build_cargo_sim()?;
     }
     for graph in [false, true] {
         for package in packages(&tests) {
@@ -303,10 +297,7 @@ fn run(opts: &Options) -> Result<(), String> {
     }
 
     let md = markdown(opts, &results, sweeping.elapsed());
-    if let Some(dir) = opts.out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::write(&opts.out, &md).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    crate::cmd::write_file(&opts.out, &md)?;
     println!(
         "wrote {} ({} s)",
         opts.out.display(),
@@ -422,43 +413,22 @@ fn sweep(t: &Test, opts: &Options, logs: &Path) -> Result<Outcome, String> {
 }
 
 /// `cargo sim <args>` (the whole graph simulated), with cargo-sim built
-/// from this checkout, none of the caller's steering variables and no
-/// backtraces.
+/// from this checkout, `unsteered`: the caller's shell cannot change what
+/// is swept (the sweep sets `SIM_SEEDS`, `SIM_JOBS` and
+/// `SIM_CHECK_DETERMINISM` itself).
 fn graph_cargo(args: &[&str]) -> Command {
-    let mut cmd = Command::new(crate::cmd::root().join("target/debug/cargo-sim"));
-    cmd.current_dir(crate::cmd::root()).arg("sim").args(args);
-    for v in CLEARED {
-        cmd.env_remove(v);
-    }
-    cmd.env_remove("RUSTFLAGS");
-    cmd.env("RUST_BACKTRACE", "0");
-    cmd
-}
-
-/// `cargo <args>` in simulation, with none of the caller's steering
-/// variables and no backtraces.
-fn sim_cargo(args: &[&str]) -> Command {
-    let mut cmd = cargo(Mode::Simulation, args);
-    for v in CLEARED {
-        cmd.env_remove(v);
-    }
-    cmd.env("RUST_BACKTRACE", "0");
-    cmd
+    unsteered(cargo_sim(args))
 }
 
 /// What the output of one test's run says. `passed` is whether cargo
 /// exited with success; `exit` describes how it exited.
 fn parse(text: &str, name: &str, seeds: u64, passed: bool, exit: &str) -> Outcome {
-    let lines: Vec<&str> = text.lines().collect();
-    let head = format!("sim: {name}: ");
-    let start = lines
-        .iter()
-        .position(|l| l.starts_with(&head) && l.contains(" seed(s) failed: "));
-    let Some(start) = start else {
+    let Some(report) = crate::harness_report::parse(text, name) else {
         // A pass counts only if libtest ran exactly this test: a name
         // that matches nothing also exits with success.
         let ran = text.contains(&format!("test {name} ... ok"))
             && text.contains("test result: ok. 1 passed");
+        let lines: Vec<&str> = text.lines().collect();
         return Outcome {
             seeds,
             broken: (!passed || !ran).then(|| {
@@ -472,79 +442,46 @@ fn parse(text: &str, name: &str, seeds: u64, passed: bool, exit: &str) -> Outcom
             ..Outcome::default()
         };
     };
-    let first_line = lines[start];
-    let (counts, list) = first_line[head.len()..]
-        .split_once(" seed(s) failed: ")
-        .unwrap_or_default();
-    let (failed, total) = counts
-        .split_once(" of ")
-        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
-        .unwrap_or((0, 0));
-    let mut o = Outcome {
-        seeds: total,
-        failed,
-        first: list.split(',').next().and_then(|s| s.trim().parse().ok()),
-        ..Outcome::default()
+    let r = match report {
+        Ok(r) if r.failed > 0 => r,
+        Ok(r) => {
+            return Outcome {
+                seeds: r.total,
+                broken: Some(format!("malformed report line: {}", r.head[0])),
+                ..Outcome::default()
+            }
+        }
+        Err(e) => {
+            return Outcome {
+                seeds,
+                broken: Some(e),
+                ..Outcome::default()
+            }
+        }
     };
-    if failed == 0 {
-        o.broken = Some(format!("malformed report line: {first_line}"));
-        return o;
+    let mut head = r.head;
+    head.truncate(REPORT_LINES);
+    Outcome {
+        seeds: r.total,
+        failed: r.failed,
+        first: r.first,
+        nondeterministic: r.class == "nondeterminism" || r.reproduced.starts_with("NO"),
+        broken: r
+            .replay
+            .is_empty()
+            .then(|| "the harness's report has no replay line".into()),
+        strategy: r.strategy,
+        head,
+        reproduced: r.reproduced,
+        replay: r.replay,
+        ..Outcome::default()
     }
-    let mut in_head = true;
-    for l in &lines[start..] {
-        if l.starts_with("sim: trace: ") {
-            in_head = false;
-        }
-        if in_head && o.head.len() < REPORT_LINES {
-            o.head.push(l.to_string());
-        }
-        if let Some(rest) = l.strip_prefix("sim: first failure — ") {
-            o.strategy = rest
-                .split(" · ")
-                .find_map(|p| p.strip_prefix("strategy "))
-                .unwrap_or_default()
-                .to_string();
-        } else if let Some(rest) = l.strip_prefix("sim: class: ") {
-            o.class = rest.to_string();
-        } else if let Some(rest) = l.strip_prefix("sim: reproduced when run again: ") {
-            o.reproduced = rest.to_string();
-        } else if let Some(rest) = l.strip_prefix("sim: replay: ") {
-            o.replay = rest.to_string();
-            break;
-        }
-    }
-    o.nondeterministic = o.class == "nondeterminism" || o.reproduced.starts_with("NO");
-    if o.replay.is_empty() {
-        o.broken = Some("the harness's report has no replay line".into());
-    }
-    o
 }
 
 fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> String {
-    let commit = match crate::bench::capture("git", &["rev-parse", "--short", "HEAD"]) {
-        Some(c) => {
-            // A previous run's report is not a change to what is swept.
-            let out = opts
-                .out
-                .strip_prefix(crate::cmd::root())
-                .unwrap_or(&opts.out);
-            let dirty = crate::bench::capture(
-                "git",
-                &[
-                    "status",
-                    "--porcelain",
-                    "--",
-                    ".",
-                    &format!(":!{}", out.display()),
-                ],
-            )
-            .is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("`{c}` (with uncommitted changes)")
-            } else {
-                format!("`{c}`")
-            }
-        }
+    let commit = match crate::cmd::commit(&opts.out) {
+        Some((c, true)) => format!("`{c}` (with uncommitted changes)"),
+        Some((c, false)) => format!("`{c}`"),
         None => "an unknown commit".into(),
     };
     let mut s = String::new();

@@ -28,6 +28,10 @@
 //! `durability` and `faults` (simulation only) test what has no production
 //! counterpart: crashes, kills, the page cache, injected faults, latency,
 //! and that a simulated run never reaches the real disk.
+//!
+//! `gaps` holds what Tokio's own tests (`cargo xtask compat`) found missing
+//! from the simulated disk, in both modes where the outcome does not depend
+//! on who runs it.
 
 /// Names the failure-mode rows (the tables in sim-net's and sim-fs's crate
 /// docs) a test checks; `cargo xtask tidy` reads the claims from the source.
@@ -42,6 +46,7 @@ mod conformance;
 mod durability;
 #[cfg(simulation)]
 mod faults;
+mod gaps;
 
 use std::future::Future;
 use std::io;

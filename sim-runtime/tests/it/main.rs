@@ -14,6 +14,7 @@ mod failures;
 mod net;
 mod nodes;
 mod schedules;
+mod signals;
 mod tasks;
 mod time;
 mod unsupported;

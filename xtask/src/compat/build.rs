@@ -1,6 +1,6 @@
 //! Building the test files, one cargo invocation per mode.
 
-use crate::cmd::io_context;
+use crate::cmd::{cargo, cargo_sim, io_context, Mode};
 use crate::json::Json;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,20 +9,12 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    /// `--cfg simulation`: the simulated runtime.
-    Sim,
-    /// No cfg: sim-runtime is real Tokio re-exported.
-    Real,
-}
-
-impl Mode {
-    pub(super) fn label(self) -> &'static str {
-        match self {
-            Mode::Sim => "sim",
-            Mode::Real => "real",
-        }
+/// The name of `mode`'s target directory and logs: `sim` or `real` (real
+/// Tokio: sim-runtime re-exports it in production).
+pub(super) fn label(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Simulation => "sim",
+        Mode::Production => "real",
     }
 }
 
@@ -37,18 +29,16 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
         .parent()
         .expect("target/compat has a parent")
         .join("compat-target")
-        .join(mode.label());
-    let log_path = logs.join(format!("build-{}.log", mode.label()));
+        .join(label(mode));
+    let log_path = logs.join(format!("build-{}.log", label(mode)));
     let log = fs::File::create(&log_path).map_err(io_context(&log_path))?;
     // Under `--graph`, the simulated build is `cargo sim build`: cargo-sim
     // patches `tokio` and sets the cfgs itself (RUSTFLAGS stays empty).
-    let through_cargo_sim = super::graph() && mode == Mode::Sim;
+    let through_cargo_sim = super::graph() && mode == Mode::Simulation;
     let mut cmd = if through_cargo_sim {
-        let mut c = std::process::Command::new(crate::cmd::root().join("target/debug/cargo-sim"));
-        c.arg("sim");
-        c
+        cargo_sim(&[])
     } else {
-        crate::cmd::cargo(crate::cmd::Mode::Production, &[])
+        cargo(Mode::Production, &[])
     };
     cmd.current_dir(dir)
         .args(["build", "--keep-going", "--message-format=json"])
@@ -57,7 +47,7 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
         .env("CARGO_TARGET_DIR", &target_dir)
         .env(
             "RUSTFLAGS",
-            if mode == Mode::Sim && !through_cargo_sim {
+            if mode == Mode::Simulation && !through_cargo_sim {
                 "--cfg simulation"
             } else {
                 ""
@@ -76,7 +66,7 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
         files.len(),
         if through_cargo_sim {
             "cargo sim: the whole graph simulated"
-        } else if mode == Mode::Sim {
+        } else if mode == Mode::Simulation {
             "RUSTFLAGS=\"--cfg simulation\""
         } else {
             "real Tokio"
@@ -139,7 +129,7 @@ pub(super) fn build(dir: &Path, mode: Mode, files: &[&str], logs: &Path) -> Resu
     if !foreign_errors.is_empty() {
         return Err(Error::Failed(format!(
             "a dependency of the compat crate does not compile ({}):\n{}",
-            if mode == Mode::Sim {
+            if mode == Mode::Simulation {
                 "sim-runtime under --cfg simulation?"
             } else {
                 "production build"

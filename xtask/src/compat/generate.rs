@@ -1,11 +1,9 @@
 //! The generated crate: `target/compat/`, whose `tokio` is sim-runtime.
 
 use super::selection::{DEV_DEPENDENCIES, SELECTED};
-use super::tokio_source::{locked_version, TokioSource};
-use super::trim::{trim, Trimmed};
-use crate::cmd::io_context;
+use super::tokio_source::TokioSource;
+use crate::cmd::{io_context, locked_version};
 use crate::Result;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
@@ -85,23 +83,16 @@ debug = 0
     m
 }
 
-/// What `generate` wrote.
-pub(super) struct Generated {
-    pub(super) manifest: String,
-    /// Per selected file, what was compiled out under simulation.
-    pub(super) cuts: BTreeMap<&'static str, Trimmed>,
-}
-
-pub(super) fn generate(dir: &Path, root: &Path, tokio: &TokioSource) -> Result<Generated> {
+/// Writes the crate (its manifest, the selected test files unchanged, and
+/// `tests/support/`); returns the manifest, which keys the cached test
+/// lists.
+pub(super) fn generate(dir: &Path, root: &Path, tokio: &TokioSource) -> Result<String> {
     let manifest = manifest(root, &tokio.version);
     write_if_changed(&dir.join("Cargo.toml"), manifest.as_bytes())?;
-    let mut cuts = BTreeMap::new();
     for (f, _) in SELECTED {
         let src = tokio.tests.join(format!("{f}.rs"));
-        let text = fs::read_to_string(&src).map_err(io_context(&src))?;
-        let trimmed = trim(&text);
-        write_if_changed(&dir.join(format!("tests/{f}.rs")), trimmed.text.as_bytes())?;
-        cuts.insert(*f, trimmed);
+        let text = fs::read(&src).map_err(io_context(&src))?;
+        write_if_changed(&dir.join(format!("tests/{f}.rs")), &text)?;
     }
     let support = tokio.tests.join("support");
     for entry in fs::read_dir(&support).map_err(io_context(&support))? {
@@ -122,5 +113,5 @@ pub(super) fn generate(dir: &Path, root: &Path, tokio: &TokioSource) -> Result<G
         let ws_lock = root.join("Cargo.lock");
         fs::copy(&ws_lock, &lock).map_err(io_context(&ws_lock))?;
     }
-    Ok(Generated { manifest, cuts })
+    Ok(manifest)
 }

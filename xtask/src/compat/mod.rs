@@ -7,18 +7,16 @@
 //!    in the cargo registry (its `tests/` ship in the crate package)
 //!    ([`tokio_source`]);
 //! 2. generate a crate in `target/compat/` whose `tokio` is sim-runtime, with
-//!    the selected test files copied to `tests/` (plus `tests/support/`),
-//!    their items that need `tokio::net`/`tokio::fs` compiled out under
-//!    simulation ([`generate`], [`trim`], [`syntax`]);
+//!    the selected test files copied unchanged to `tests/` (plus
+//!    `tests/support/`) ([`generate`]);
 //! 3. build every test target with `--keep-going`, so a file that does not
 //!    compile does not hide the others (its tests all count as failed)
 //!    ([`build`]);
 //! 4. run each test binary with a deadline, and re-run alone the tests that
 //!    a crash or a hang left without a verdict ([`run`], [`libtest`]);
-//! 5. for files that did not compile, and for files with items compiled out,
-//!    list their tests from the same file built against real Tokio (the
-//!    production build of sim-runtime; cached per file in
-//!    `target/compat/lists/`), so every test stays in the count;
+//! 5. for files that did not compile, list their tests from the same file
+//!    built against real Tokio (the production build of sim-runtime; cached
+//!    per file in `target/compat/lists/`), so every test stays in the count;
 //! 6. explain failures from `compat/reasons.txt` ([`reasons`]), and write
 //!    the report ([`report`], [`markdown`]).
 
@@ -32,11 +30,9 @@ mod report;
 mod run;
 mod selection;
 mod sources;
-mod syntax;
 mod tokio_source;
-mod trim;
 
-use build::{build, Mode};
+use build::{build, label};
 use generate::generate;
 use options::Options;
 use reasons::Reasons;
@@ -46,19 +42,12 @@ use selection::{all_named_files, Group, NOT_APPLICABLE, SELECTED};
 use sources::{count_test_attributes, is_unstable_only};
 use tokio_source::locate_tokio;
 
-use crate::cmd::{io_context, root as workspace_root};
+use crate::cmd::{build_cargo_sim, io_context, root as workspace_root, Mode};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
-
-/// The cause, in `compat/reasons.txt`, of the tests compiled out.
-const NET_CAUSE: &str = "net";
-
-/// The failure of a test compiled out under simulation.
-const CUT_MESSAGE: &str =
-    "compiled out under simulation: it uses a Tokio module that is not simulated";
 
 /// `--graph`: the files name plain `tokio` and build through `cargo sim`.
 static GRAPH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -112,34 +101,15 @@ pub fn main(args: &[String]) -> Result<()> {
         "target/compat"
     });
     if opts.graph {
-        crate::cmd::run(
-            crate::cmd::Mode::Production,
-            "cargo-sim",
-            &["build", "-p", "cargo-sim"],
-        )
-        .map_err(Error::Failed)?;
+        build_cargo_sim().map_err(Error::Failed)?;
     }
     let logs = dir.join("logs");
-    let generated = generate(&dir, &root, &tokio)?;
+    let manifest = generate(&dir, &root, &tokio)?;
     fs::create_dir_all(&logs).map_err(io_context(&logs))?;
     let names: Vec<&str> = files.iter().map(|(f, _)| *f).collect();
-    for name in &names {
-        let cut = &generated.cuts[*name];
-        if cut.is_trimmed() {
-            eprintln!(
-                "compat: {name}: compiled out under simulation (unsimulated module): {}",
-                cut.tests
-                    .iter()
-                    .map(|t| format!("fn {t}"))
-                    .chain(cut.helpers.iter().cloned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
 
     // The simulation.
-    let sim = build(&dir, Mode::Sim, &names, &logs)?;
+    let sim = build(&dir, Mode::Simulation, &names, &logs)?;
     let env = test_env(&opts);
     let mut results: BTreeMap<&str, FileRun> = BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
@@ -147,19 +117,27 @@ pub fn main(args: &[String]) -> Result<()> {
             continue;
         };
         eprint!("compat: [{}/{}] {name} ... ", i + 1, names.len());
-        let run = run_file(exe, &dir, &logs, name, "sim", &env, opts.limits)?;
+        let run = run_file(
+            exe,
+            &dir,
+            &logs,
+            name,
+            label(Mode::Simulation),
+            &env,
+            opts.limits,
+        )?;
         eprintln!("{} ({:.1} s)", run.summary(), run.elapsed.as_secs_f64());
         results.insert(name, run);
     }
 
-    // Real Tokio: the tests of the files that did not compile or lost
-    // tests to the cut, and with --baseline, every file's verdicts.
+    // Real Tokio: the tests of the files that did not compile, and with
+    // --baseline, every file's verdicts.
     let listed: Vec<&str> = names
         .iter()
         .copied()
-        .filter(|n| !sim.executables.contains_key(*n) || generated.cuts[*n].is_trimmed())
+        .filter(|n| !sim.executables.contains_key(*n))
         .collect();
-    let key = |name: &str| listing_key(&tokio.version, &sources[name], &generated.manifest);
+    let key = |name: &str| listing_key(&tokio.version, &sources[name], &manifest);
     let lists_dir = dir.join("lists");
     let mut real_lists: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     if !opts.baseline {
@@ -189,7 +167,7 @@ pub fn main(args: &[String]) -> Result<()> {
                 " to list the tests that did not compile under simulation"
             }
         );
-        let real = build(&dir, Mode::Real, &real_names, &logs)?;
+        let real = build(&dir, Mode::Production, &real_names, &logs)?;
         for name in &real_names {
             let Some(exe) = real.executables.get(*name) else {
                 continue;
@@ -200,7 +178,7 @@ pub fn main(args: &[String]) -> Result<()> {
                     binary: opts.limits.binary,
                     test: opts.limits.test.max(Duration::from_secs(30)),
                 };
-                let run = run_file(exe, &dir, &logs, name, "real", &[], limits)?;
+                let run = run_file(exe, &dir, &logs, name, label(Mode::Production), &[], limits)?;
                 eprintln!("{}", run.summary());
                 let list: Vec<String> = run.tests.keys().cloned().collect();
                 real_runs.insert(name, run);
@@ -238,30 +216,6 @@ pub fn main(args: &[String]) -> Result<()> {
                 fr.tests
                     .push(TestReport::new(t, v.clone(), source, real(t)));
             }
-            // The tests compiled out: in real Tokio's list, not in ours.
-            let cut = &generated.cuts[*name];
-            for t in real_lists.get(name).into_iter().flatten() {
-                if run.tests.contains_key(t) {
-                    continue;
-                }
-                let mut tr = TestReport::new(t, Verdict::Failed(Vec::new()), source, real(t));
-                if cut.tests.iter().any(|c| t.rsplit("::").next() == Some(c)) {
-                    tr.verdict = Verdict::Failed(vec![CUT_MESSAGE.into()]);
-                    tr.cut = true;
-                    tr.cause = Some(reasons.index_of(NET_CAUSE).ok_or_else(|| {
-                        Error::Failed(format!(
-                            "compat/reasons.txt has no [{NET_CAUSE}] cause, which the \
-                             tests compiled out under simulation need"
-                        ))
-                    })?);
-                } else {
-                    tr.verdict = Verdict::Failed(vec![
-                        "listed by real Tokio, but not compiled under simulation".into(),
-                    ]);
-                }
-                fr.tests.push(tr);
-            }
-            fr.tests.sort_by(|a, b| a.name.cmp(&b.name));
         } else if let Some(list) = real_lists.get(name) {
             for t in list {
                 let failed = Verdict::Failed(vec!["the file does not compile".into()]);
@@ -271,7 +225,7 @@ pub fn main(args: &[String]) -> Result<()> {
             fr.estimated_total = Some(count_test_attributes(source));
         }
         for t in &mut fr.tests {
-            if t.verdict.is_failure() && t.cause.is_none() {
+            if t.verdict.is_failure() {
                 t.cause = reasons.cause_of(name, Some(&t.name));
             }
         }
@@ -287,10 +241,7 @@ pub fn main(args: &[String]) -> Result<()> {
         None if partial || opts.graph => dir.join("report.md"),
         None => root.join("docs/compat.md"),
     };
-    if let Some(parent) = out.parent() {
-        fs::create_dir_all(parent).map_err(io_context(parent))?;
-    }
-    fs::write(&out, md).map_err(io_context(&out))?;
+    crate::cmd::write_file(&out, &md).map_err(Error::Failed)?;
     eprintln!("compat: wrote {}", out.display());
     if !partial {
         for p in unused {

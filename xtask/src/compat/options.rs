@@ -11,9 +11,8 @@ usage: cargo xtask compat [options]
 Runs Tokio's own integration tests (from the tokio crate package that
 Cargo.lock resolves) against sim-runtime under --cfg simulation, prints a
 summary and writes docs/compat.md (target/compat/report.md with --only).
-Tests that use a Tokio module that is not simulated (none at present:
-xtask/src/compat/trim.rs) are compiled out of the simulated build and count
-as failed; real Tokio lists them.
+The test files are copied unchanged; the tests of a file that does not
+compile count as failed (real Tokio lists them).
 
 options:
   --only a,b,...         run only these test files (names without .rs)

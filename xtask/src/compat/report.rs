@@ -14,8 +14,6 @@ pub(super) struct TestReport {
     pub(super) cause: Option<usize>,
     /// The verdict with real Tokio (with --baseline).
     pub(super) real: Option<Verdict>,
-    /// Compiled out under simulation (it needs an unsimulated module).
-    pub(super) cut: bool,
 }
 
 impl TestReport {
@@ -31,7 +29,6 @@ impl TestReport {
             line: test_line(source, name),
             cause: None,
             real,
-            cut: false,
         }
     }
 }
@@ -94,13 +91,6 @@ impl FileReport {
         if self.estimated_total.is_some() {
             notes.push("total estimated from its test attributes".into());
         }
-        let cut = self.tests.iter().filter(|t| t.cut).count();
-        if cut > 0 {
-            notes.push(format!(
-                "{cut} test{} compiled out (an unsimulated module)",
-                if cut == 1 { "" } else { "s" }
-            ));
-        }
         if let Some(c) = &self.crash {
             notes.push(format!(
                 "the binary {c} (the run resumed after the test concerned)"
@@ -154,11 +144,9 @@ impl Report {
     }
 
     /// Over the files of the scope's modules: (passed, total less
-    /// ignored, of which the tests that fail for want of an unsimulated
-    /// module).
-    pub(super) fn scope(&self, scope: &Scope, reasons: &Reasons) -> (usize, usize, usize) {
-        let net = reasons.index_of(super::NET_CAUSE);
-        let (mut passed, mut counted, mut needs_net) = (0, 0, 0);
+    /// ignored).
+    pub(super) fn scope(&self, scope: &Scope) -> (usize, usize) {
+        let (mut passed, mut counted) = (0, 0);
         for f in self
             .files
             .iter()
@@ -166,30 +154,18 @@ impl Report {
         {
             passed += f.passed();
             counted += f.total() - f.ignored();
-            needs_net += f
-                .tests
-                .iter()
-                .filter(|t| t.verdict.is_failure() && (t.cut || (net.is_some() && t.cause == net)))
-                .count();
-            if f.estimated_total.is_some() && net.is_some() && reasons.cause_of(f.name, None) == net
-            {
-                needs_net += f.total();
-            }
         }
-        (passed, counted, needs_net)
+        (passed, counted)
     }
 
     /// The scope's rates, in a sentence.
     pub(super) fn scope_summary(&self, scope: &Scope, reasons: &Reasons) -> String {
-        let (passed, counted, net) = self.scope(scope, reasons);
+        let (passed, counted) = self.scope(scope);
         let names: Vec<&str> = scope.groups.iter().map(|g| g.name()).collect();
         let mut line = format!(
-            "{}: {passed} of {counted} tests pass ({:.1}%); without the {net} that need \
-             an unsimulated module: {passed} of {} ({:.1}%)",
+            "{}: {passed} of {counted} tests pass ({:.1}%)",
             names.join("/"),
             ratio(passed, counted) * 100.0,
-            counted - net,
-            ratio(passed, counted - net) * 100.0
         );
         if let Some(cause) = scope.unselected_cause {
             let out = self.scope_unselected(scope, reasons);

@@ -1,7 +1,7 @@
 //! Finding Tokio's tests: the package that `Cargo.lock` resolves, in the
 //! cargo registry.
 
-use crate::cmd::io_context;
+use crate::cmd::{cargo, io_context, locked_version, Mode};
 use crate::{Error, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,25 +9,6 @@ use std::path::{Path, PathBuf};
 pub(super) struct TokioSource {
     pub(super) version: String,
     pub(super) tests: PathBuf,
-}
-
-/// The version of the registry package `name` in a `Cargo.lock`.
-pub(super) fn locked_version(lock: &str, name: &str) -> Option<String> {
-    let mut found = None;
-    for block in lock.split("[[package]]") {
-        let field = |key: &str| {
-            block.lines().find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
-            })
-        };
-        if field("name").as_deref() == Some(name)
-            && field("source").is_some_and(|s| s.starts_with("registry+"))
-        {
-            found = field("version");
-        }
-    }
-    found
 }
 
 pub(super) fn cargo_home() -> PathBuf {
@@ -63,7 +44,7 @@ pub(super) fn locate_tokio(root: &Path) -> Result<TokioSource> {
         return Ok(TokioSource { version, tests });
     }
     eprintln!("compat: tokio {version} is not in the cargo registry yet: cargo fetch");
-    let status = crate::cmd::cargo(crate::cmd::Mode::Production, &[])
+    let status = cargo(Mode::Production, &[])
         .arg("fetch")
         .arg("--manifest-path")
         .arg(root.join("Cargo.toml"))
@@ -78,24 +59,4 @@ pub(super) fn locate_tokio(root: &Path) -> Result<TokioSource> {
         ))
     })?;
     Ok(TokioSource { version, tests })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lock_versions() {
-        let lock = "version = 4\n\n[[package]]\nname = \"tokio\"\nversion = \"1.54.1\"\n\
-                    source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n\
-                    [[package]]\nname = \"tokio\"\nversion = \"0.1.0\"\n\n\
-                    [[package]]\nname = \"tokio-macros\"\nversion = \"2.7.2\"\n\
-                    source = \"registry+x\"\n";
-        assert_eq!(locked_version(lock, "tokio").as_deref(), Some("1.54.1"));
-        assert_eq!(
-            locked_version(lock, "tokio-macros").as_deref(),
-            Some("2.7.2")
-        );
-        assert_eq!(locked_version(lock, "rand"), None);
-    }
 }

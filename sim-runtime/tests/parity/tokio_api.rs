@@ -35,8 +35,10 @@
 #[test]
 fn tokio_api_compiles() {}
 
+// Nothing below is called: an `unsafe` call only checks a signature, so it
+// needs no SAFETY comment.
 #[rustfmt::skip]
-#[allow(deprecated, dead_code, non_snake_case, non_camel_case_types, unused_imports, unused_unsafe, clippy::all, clippy::pedantic)]
+#[allow(deprecated, dead_code, non_snake_case, non_camel_case_types, unused_imports, unused_unsafe, clippy::all, clippy::pedantic, clippy::undocumented_unsafe_blocks)]
 mod api {
 // use spawn
 #[allow(unused_imports)] use sim_runtime::spawn as _;

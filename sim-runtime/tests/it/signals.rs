@@ -3,7 +3,6 @@
 //! (resumed), or ignore. Before, every signal but three killed the node,
 //! SIGSTOP and SIGCONT included. And which numbers `signal()` refuses, with
 //! Tokio's errors.
-#![cfg(simulation)]
 
 use sim_runtime::signal::unix::{signal, SignalKind};
 use sim_runtime::sim;

@@ -85,17 +85,14 @@ async fn the_main_node_address_is_implicit_from_198_18_0_0_15() {
     assert_eq!(local.ip(), "198.18.0.2".parse::<IpAddr>().unwrap());
 }
 
-#[cfg(simulation)]
-mod common;
-
 /// Two nodes on one address: the run fails with a message that names both.
 #[cfg(simulation)]
 mod collisions {
-    use super::common::report;
+    use crate::common::report;
     use sim::__private::{Options, Seeds};
 
     fn options(name: &'static str) -> Options {
-        super::common::options(name, file!(), Seeds::One(1))
+        crate::common::options(name, file!(), Seeds::One(1))
     }
 
     #[test]

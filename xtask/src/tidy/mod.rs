@@ -1,6 +1,24 @@
-//! `cargo xtask tidy`: the determinism rules of ARCHITECTURE.md, checked by
-//! grep over the simulator's own code (and, for `std::fs`, over the example
-//! services that run inside simulations), each finding with its fix.
+//! `cargo xtask tidy`: what ARCHITECTURE.md promises about the code,
+//! checked, each finding with its fix:
+//!
+//! - the determinism rules (this file), by grep over the simulator's own
+//!   code (and, for `std::fs`, over the example services that run inside
+//!   simulations);
+//! - one switch per crate: only the switch tests `cfg(simulation)`
+//!   ([`cfg_switch`]);
+//! - every `unsafe` says why it is sound: clippy's lint for blocks stays on
+//!   for every crate, and an `unsafe fn` has a `# Safety` section
+//!   ([`unsafe_doc`]);
+//! - the executor core names no driver ([`core_drivers`]);
+//! - every failure-mode row is claimed by a test (`failure_modes.rs`).
+//!
+//! The structural rules read code through [`source`], which blanks
+//! comments and literals.
+
+mod cfg_switch;
+mod core_drivers;
+mod source;
+mod unsafe_doc;
 
 use crate::cmd::root;
 use std::path::{Path, PathBuf};
@@ -145,6 +163,144 @@ fn service_files(root: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Generated files: what they say is their generator's business.
+const GENERATED: &[&str] = &[crate::parity::OUT];
+
+/// Folders that hold no source of ours.
+const NOT_SOURCE: &[&str] = &["target", "node_modules"];
+
+fn relative(root: &Path, f: &Path) -> String {
+    f.strip_prefix(root)
+        .unwrap_or(f)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Every Rust file of the workspace's own (and `bench/`'s), build output
+/// and hidden folders left out.
+fn own_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if !name.starts_with('.') && !NOT_SOURCE.contains(&name) {
+                own_rust_files(&p, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The structural rules' findings in one file of our own.
+fn structure(rel: &str, text: &str) -> Vec<String> {
+    let mut findings = cfg_switch::check(rel, text);
+    if core_drivers::is_core(rel) {
+        findings.extend(core_drivers::check(rel, text));
+    }
+    findings.extend(unsafe_doc::check_fns(rel, text));
+    findings
+}
+
+/// `Cargo.toml` keeps clippy's check of unsafe blocks on, and every member
+/// inherits the workspace's lints.
+fn lint_stays_on(root: &Path) -> Result<Vec<String>, String> {
+    let read =
+        |rel: &str| std::fs::read_to_string(root.join(rel)).map_err(|e| format!("{rel}: {e}"));
+    let workspace = read("Cargo.toml")?;
+    let mut findings = workspace_lint(&workspace);
+    for member in members(&workspace) {
+        let rel = format!("{member}/Cargo.toml");
+        if !inherits_lints(&read(&rel)?) {
+            findings.push(format!(
+                "{rel}: no `[lints] workspace = true`: the workspace's lints \
+                 (unexpected_cfgs, clippy::{}) do not reach this crate; add the section",
+                unsafe_doc::LINT
+            ));
+        }
+    }
+    Ok(findings)
+}
+
+/// The finding if `[workspace.lints.clippy]` does not turn the unsafe lint
+/// on.
+fn workspace_lint(manifest: &str) -> Vec<String> {
+    let on = section(manifest, "[workspace.lints.clippy]").is_some_and(|body| {
+        body.lines().any(|l| {
+            let Some((key, value)) = l.split_once('=') else {
+                return false;
+            };
+            key.trim() == unsafe_doc::LINT
+                && ["\"warn\"", "\"deny\"", "\"forbid\""]
+                    .iter()
+                    .any(|level| value.contains(level))
+        })
+    });
+    if on {
+        Vec::new()
+    } else {
+        vec![format!(
+            "Cargo.toml: `[workspace.lints.clippy]` must set `{} = \"warn\"`: clippy checks \
+             that every unsafe block and unsafe impl has its `// SAFETY:` comment (CI \
+             denies warnings), and nothing else does",
+            unsafe_doc::LINT
+        )]
+    }
+}
+
+/// The lines of a TOML section, up to the next header.
+fn section<'a>(manifest: &'a str, header: &str) -> Option<&'a str> {
+    let start = manifest.lines().position(|l| l.trim() == header).map(|n| {
+        manifest
+            .lines()
+            .take(n + 1)
+            .map(|l| l.len() + 1)
+            .sum::<usize>()
+    })?;
+    let body = &manifest[start.min(manifest.len())..];
+    let end = body
+        .lines()
+        .scan(0, |at, l| {
+            let here = *at;
+            *at += l.len() + 1;
+            Some((here, l))
+        })
+        .find(|(_, l)| l.trim_start().starts_with('['))
+        .map_or(body.len(), |(at, _)| at);
+    Some(&body[..end])
+}
+
+/// The workspace's `members`.
+fn members(manifest: &str) -> Vec<String> {
+    let Some(body) = section(manifest, "[workspace]") else {
+        return Vec::new();
+    };
+    let Some(list) = body.split_once("members").and_then(|(_, rest)| {
+        let open = rest.find('[')?;
+        let close = rest[open..].find(']')?;
+        Some(&rest[open + 1..open + close])
+    }) else {
+        return Vec::new();
+    };
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+fn inherits_lints(manifest: &str) -> bool {
+    section(manifest, "[lints]").is_some_and(|body| {
+        body.lines().any(|l| {
+            l.split_once('=')
+                .is_some_and(|(k, v)| k.trim() == "workspace" && v.trim() == "true")
+        })
+    })
+}
+
 /// The findings in one file (`rel`: its path from the workspace root).
 fn check_file(rel: &str, text: &str, is_service: bool) -> Vec<String> {
     let mut findings = Vec::new();
@@ -186,16 +342,27 @@ pub fn tidy() -> Result<(), String> {
     let mut findings = Vec::new();
     for (n, f) in files.iter().enumerate() {
         let is_service = n >= simulator;
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap_or(f)
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = relative(&root, f);
         let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
         findings.extend(check_file(&rel, &text, is_service));
     }
+    let mut own = Vec::new();
+    own_rust_files(&root, &mut own);
+    for f in &own {
+        let rel = relative(&root, f);
+        if GENERATED.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
+        findings.extend(structure(&rel, &text));
+    }
+    findings.extend(lint_stays_on(&root)?);
     if findings.is_empty() {
-        eprintln!("tidy: {} files follow the determinism rules", files.len());
+        eprintln!(
+            "tidy: {} files follow the determinism rules, {} the structural ones",
+            files.len(),
+            own.len()
+        );
         crate::failure_modes::run(false)
     } else {
         for f in &findings {
@@ -228,5 +395,28 @@ mod tests {
         let src = "let m = std::collections::HashMap::new();\n";
         assert!(check_file("examples/svc/src/lib.rs", src, true).is_empty());
         assert_eq!(check_file("sim-fs/src/fs.rs", src, false).len(), 1);
+    }
+
+    #[test]
+    fn the_unsafe_lint_must_stay_on_for_every_member() {
+        let on = "[workspace]\nmembers = [\n    \"a\",\n    \"b/c\",\n]\n\n\
+                  [workspace.lints.clippy]\nundocumented_unsafe_blocks = \"warn\"\n\n[profile.release]\n";
+        assert!(super::workspace_lint(on).is_empty());
+        assert_eq!(super::members(on), ["a", "b/c"]);
+        let off = on.replace("\"warn\"", "\"allow\"");
+        let f = super::workspace_lint(&off);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].contains("must set `undocumented_unsafe_blocks = \"warn\"`"),
+            "{f:?}"
+        );
+        let gone = "[workspace]\nmembers = []\n[workspace.lints.rust]\nundocumented_unsafe_blocks = \"warn\"\n";
+        assert_eq!(super::workspace_lint(gone).len(), 1);
+        assert!(super::inherits_lints(
+            "[package]\nname = \"x\"\n\n[lints]\nworkspace = true\n"
+        ));
+        assert!(!super::inherits_lints(
+            "[package]\nname = \"x\"\n[dependencies]\nworkspace = true\n"
+        ));
     }
 }

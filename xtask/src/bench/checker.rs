@@ -13,7 +13,7 @@ const END: &str = "<!-- checker: end -->";
 
 /// Builds and runs the checker's bench; returns the section's markdown.
 pub fn measure() -> Result<String, String> {
-    let exe = super::bench::build_bench(Mode::Production, "sim-check", "check")?;
+    let exe = super::build::build_bench(Mode::Production, "sim-check", "check")?;
     eprintln!("==> bench [checker] {}", exe.display());
     let out = Command::new(&exe)
         .arg("--bench")

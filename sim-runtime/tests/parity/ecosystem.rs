@@ -6,7 +6,7 @@
 //! error in a crate the user does not own (tonic's server needs `AsFd` on
 //! `TcpStream`). This file keeps, by hand, what the ecosystem crates we
 //! build were found to need, each a regression test with its reason;
-//! Tokio's whole public API is checked mechanically by `parity_api.rs`,
+//! Tokio's whole public API is checked mechanically by `tokio_api.rs`,
 //! generated from Tokio's own rustdoc by `cargo xtask parity`.
 
 use sim_runtime::net::{TcpListener, TcpSocket, TcpStream, UdpSocket};

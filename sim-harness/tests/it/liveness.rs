@@ -5,9 +5,7 @@
 
 #![cfg(simulation)]
 
-mod common;
-
-use common::{options, report};
+use crate::common::{options, report};
 use sim::__private::Seeds;
 use sim::faults::{self, Envelope};
 use sim_runtime::net::{TcpListener, TcpStream, UdpSocket};

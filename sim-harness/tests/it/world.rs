@@ -245,7 +245,7 @@ fn block_on_a_future_that_can_never_complete_names_what_is_parked() {
     assert!(text.contains("can never complete"), "{text}");
     assert!(text.contains("sim::World::block_on at "), "{text}");
     assert!(
-        text.contains("tests/world.rs"),
+        text.contains("tests/it/world.rs"),
         "the caller is named: {text}"
     );
     assert!(text.contains("deadlock"), "{text}");

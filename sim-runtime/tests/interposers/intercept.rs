@@ -377,7 +377,7 @@ fn values_are_identical_across_processes() {
     let run_child = |seed: u64| -> String {
         let output = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
-                "child_print_values",
+                "intercept::child_print_values",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

@@ -4,9 +4,7 @@
 
 #![cfg(simulation)]
 
-mod common;
-
-use common::{options, report};
+use crate::common::{options, report};
 use sim::__private::Seeds;
 use sim::check::{Outcome, Register, RegisterOp, RegisterRet};
 use sim_runtime::time::sleep;

@@ -1,10 +1,10 @@
-//! Conformance for what `tests/parity_api.rs` brought into the simulated
+//! Conformance for what `tokio_api.rs` brought into the simulated
 //! surface and the simulation implements: each test runs against real
 //! Tokio (a production build) and against the simulation, asserting the
 //! same outcomes. (What the simulation refuses instead is tested in
 //! `tests/it/unsupported.rs`; what is only a type, a trait or a bound, such
 //! as `JoinHandle: Sync` or `time::error::Error: Copy`, is proved by
-//! `parity_api.rs` compiling.)
+//! `tokio_api.rs` compiling.)
 
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 

@@ -1,0 +1,19 @@
+//! What simulated code reaches through libc and std rather than through
+//! Tokio, and what the interposers (`simulation::intercept`,
+//! `intercept_net`) make of it:
+//!
+//! - `intercept`: clocks, randomness, thread creation and the CPU count come
+//!   from the simulation inside a simulation thread, and are the real ones
+//!   everywhere else (x86_64 Linux with glibc, under `--cfg simulation`);
+//! - `std_bridges`: a directory made through `std::fs` is usable with
+//!   `tokio::fs` (both modes), a signal a process sends itself is the
+//!   calling node's, and a simulated file has no real descriptor.
+//!
+//! A binary of its own, not a module of `tests/it`: its tests call libc
+//! directly, and a regression there reaches the real process (a signal the
+//! interposers let through ends it), which must not take the other suites
+//! down with it. `intercept::values_are_identical_across_processes` runs
+//! this binary again as its child.
+
+mod intercept;
+mod std_bridges;

@@ -1,0 +1,272 @@
+//! `cargo xtask bench`: the same workloads on sim, madsim, turmoil and real
+//! Tokio, side by side (issue 8). Four kinds of binary:
+//!
+//! - **sim**: `sim-runtime/benches/executor.rs` built with `--cfg simulation`
+//!   (`target/sim`), plus `sim-harness/benches/harness.rs` for workload 8;
+//! - **tokio**: the same executor bench in a normal build (`--features
+//!   full,test-util`, `target/`): real Tokio's current-thread runtime;
+//! - **madsim**: `bench/madsim`, built with `--cfg madsim` into
+//!   `target/bench-madsim` (madsim interposes libc as we do: its own binary);
+//! - **turmoil**: `bench/turmoil`, into `target/bench-turmoil`.
+//!
+//! `bench/` is outside the workspace, so only this command compiles madsim
+//! and turmoil. Every run starts each binary afresh (a warm-up, then one
+//! measured run of each workload), rotating which goes first; the table
+//! holds the medians, `docs/bench.md` the table and its context,
+//! `target/bench/bench.json` every sample.
+//!
+//! Speed is measured here, by release builds of benchmark binaries, never by
+//! timed tests (and never in CI).
+//!
+//! The module's files: `workloads.rs` (the workloads and the binaries
+//! that run them), `build.rs` (building every binary), this file (options,
+//! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
+//! and `bench.json`), `checker.rs` (sim-check's section).
+
+mod build;
+mod checker;
+mod report;
+mod workloads;
+
+use crate::cmd::{rel, root, write_file};
+use build::build_all;
+use report::{json, markdown, table, targets, Info, Timing};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+use workloads::{Workload, WORKLOADS};
+
+const USAGE: &str = "\
+usage: cargo xtask bench [--runs N] [--seeds N] [--only WORKLOAD]... [--no-write]
+
+Builds the bench binaries (sim: --cfg simulation into target/sim; real
+Tokio: --features full,test-util into target/; bench/madsim with --cfg
+madsim into target/bench-madsim; bench/turmoil into target/bench-turmoil),
+then runs them in turn, N times each (one fresh process per run: a
+warm-up, then one measured run of every workload that applies to it).
+Prints the medians as a markdown table and, for a full run, writes it to
+docs/bench.md and the samples to target/bench/bench.json.
+
+  --runs N        measured runs per binary and workload (default 5; the
+                  written report needs at least 5)
+  --seeds N       seeds of the `seeds` workload (default 20000)
+  --only NAME     only this workload (spawn_yield, sleep, sleepers, seeds,
+                  net_rt, net_idle_1000, heartbeats, scenario); repeatable;
+                  nothing is written. `--only checker` alone measures the
+                  linearizability checker (sim-check) and rewrites only its
+                  section of docs/bench.md
+  --no-write      print the table only
+";
+
+const DEFAULT_RUNS: usize = 5;
+
+struct Opts {
+    runs: usize,
+    seeds: u64,
+    only: Vec<String>,
+    write: bool,
+}
+
+impl Opts {
+    fn wanted(&self, w: &Workload) -> bool {
+        self.only.is_empty() || self.only.iter().any(|o| o == w.name)
+    }
+}
+
+fn parse(args: &[String]) -> Result<Option<Opts>, String> {
+    let mut o = Opts {
+        runs: DEFAULT_RUNS,
+        seeds: 20_000,
+        only: Vec::new(),
+        write: true,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))
+        };
+        let number = |name: &str, v: String| -> Result<u64, String> {
+            v.replace('_', "")
+                .parse()
+                .map_err(|_| format!("{name} {v:?} is not a number"))
+        };
+        match a.as_str() {
+            "--runs" => o.runs = number("--runs", value("--runs")?)?.max(1) as usize,
+            "--seeds" => o.seeds = number("--seeds", value("--seeds")?)?.max(1),
+            "--only" => {
+                let w = value("--only")?;
+                if w != "checker" && !WORKLOADS.iter().any(|k| k.name == w) {
+                    let mut known: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
+                    known.push("checker");
+                    return Err(format!(
+                        "unknown workload {w:?}; known: {}",
+                        known.join(", ")
+                    ));
+                }
+                o.only.push(w);
+            }
+            "--no-write" => o.write = false,
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(format!("unknown option {other:?}\n\n{USAGE}")),
+        }
+    }
+    Ok(Some(o))
+}
+
+/// One binary to start once per run: which variant it measures, and the
+/// arguments that select its workloads.
+struct Job {
+    label: &'static str,
+    exe: PathBuf,
+    args: Vec<String>,
+}
+
+pub fn bench(args: &[String]) -> Result<(), String> {
+    let Some(mut opts) = parse(args)? else {
+        return Ok(());
+    };
+    let docs = root().join("docs").join("bench.md");
+    // The checker's bench is a section of its own (checker.rs).
+    let checker = opts.only.iter().any(|o| o == "checker");
+    opts.only.retain(|o| o != "checker");
+    if checker && opts.only.is_empty() {
+        return checker::only(&docs, opts.write);
+    }
+    if checker {
+        println!("{}", checker::measure()?);
+    }
+    let started = Instant::now();
+    let cold = [
+        "target/sim/release",
+        "target/release",
+        "target/bench-madsim",
+        "target/bench-turmoil",
+    ]
+    .iter()
+    .all(|d| !root().join(d).exists());
+    let jobs = build_all(&opts)?;
+    let build_time = started.elapsed();
+    let mut results = Results::default();
+    let mut clock_checks = Vec::new();
+    for run in 0..opts.runs {
+        // Rotate which binary goes first, so none always runs on a machine
+        // another has just warmed (or heated).
+        for k in 0..jobs.len() {
+            let job = &jobs[(run + k) % jobs.len()];
+            eprintln!("==> bench run {}/{} [{}]", run + 1, opts.runs, job.label);
+            let out = run_once(job)?;
+            for line in out.lines() {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                match f.as_slice() {
+                    ["BENCH", mode, name, _unit, median, ..] => {
+                        let v: f64 = median
+                            .parse()
+                            .map_err(|_| format!("bad bench line {line:?}"))?;
+                        results.push(mode, name, v);
+                    }
+                    ["CLOCK", mode, real, measured] => {
+                        clock_checks
+                            .push(format!("{mode}: {real} ms slept, {measured} ms measured"));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let table = table(&results, &opts);
+    println!("{table}");
+    println!("{}", targets(&results, &opts));
+    let elapsed = started.elapsed();
+    eprintln!(
+        "bench: {} in all ({} building)",
+        minutes(elapsed.as_secs()),
+        minutes(build_time.as_secs())
+    );
+    if !opts.write || !opts.only.is_empty() {
+        return Ok(());
+    }
+    if opts.runs < 5 {
+        return Err(format!(
+            "bench: {} runs measured; the written report needs at least 5 (nothing written)",
+            opts.runs
+        ));
+    }
+    let info = Info::gather(&opts);
+    let timing = Timing {
+        total_s: elapsed.as_secs(),
+        build_s: build_time.as_secs(),
+        cold,
+    };
+    let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
+    let md = checker::splice(&md, &checker::measure()?);
+    write_file(&docs, &md)?;
+    let json_path = root().join("target").join("bench").join("bench.json");
+    write_file(&json_path, &json(&results, &info, &opts, &timing))?;
+    eprintln!("bench: wrote {} and {}", rel(&docs), rel(&json_path));
+    Ok(())
+}
+
+fn minutes(s: u64) -> String {
+    format!("{} min {:02} s", s / 60, s % 60)
+}
+
+fn run_once(job: &Job) -> Result<String, String> {
+    let out = Command::new(&job.exe)
+        .current_dir(root())
+        .args(&job.args)
+        // The harness prints a replay line per seed on stderr.
+        .stderr(if job.label == "sim harness" {
+            Stdio::null()
+        } else {
+            Stdio::inherit()
+        })
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", job.exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed ({})", job.exe.display(), out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[derive(Default)]
+struct Results {
+    /// (mode, workload) -> samples, in run order.
+    samples: Vec<((String, String), Vec<f64>)>,
+}
+
+impl Results {
+    fn push(&mut self, mode: &str, name: &str, v: f64) {
+        let key = (mode.to_string(), name.to_string());
+        match self.samples.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, s)) => s.push(v),
+            None => self.samples.push((key, vec![v])),
+        }
+    }
+
+    fn get(&self, mode: &str, name: &str) -> &[f64] {
+        self.samples
+            .iter()
+            .find(|((m, n), _)| m == mode && n == name)
+            .map(|(_, s)| s.as_slice())
+            .unwrap_or(&[])
+    }
+
+    fn median(&self, mode: &str, name: &str) -> Option<f64> {
+        let mut v = self.get(mode, name).to_vec();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        Some(if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        })
+    }
+}
