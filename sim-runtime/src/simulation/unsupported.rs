@@ -1,7 +1,7 @@
 //! What the simulation cannot do honestly, refused clearly.
 //!
 //! Tokio's whole public API exists under simulation (a crate anywhere in a
-//! service's graph compiles unchanged; `tests/parity_api.rs` checks it), but
+//! service's graph compiles unchanged; `tests/parity/tokio_api.rs` checks it), but
 //! a few calls reach past the simulated world: raw I/O on a socket's
 //! descriptor (`try_io`, `async_io`), a real descriptor handed in or taken
 //! out (`from_owned_fd`, `into_blocking_fd`), a named pipe on the disk, a

@@ -688,3 +688,32 @@ impl AsRef<TcpStream> for TcpStream {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::UdpSocket;
+    use crate::simulation::config::Config;
+    use crate::simulation::executor::Exec;
+
+    /// A socket's wake-up timers are freed once they fired and the socket
+    /// waits again, and, being unwatched, never hold back an early jump: a
+    /// long run of deliveries keeps neither slots nor unseen timers.
+    #[test]
+    fn delivery_timers_do_not_pile_up() {
+        let exec = Exec::new(Config::from_env(7));
+        let _entered = exec.enter();
+        exec.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:1").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:2").await.unwrap();
+            let mut buf = [0u8; 8];
+            for i in 0..2_000u32 {
+                a.send_to(&i.to_le_bytes(), "127.0.0.1:2").await.unwrap();
+                let (n, _) = b.recv_from(&mut buf).await.unwrap();
+                assert_eq!(n, 4);
+            }
+        });
+        let slots = exec.core().timers().slots();
+        assert!(slots < 16, "2,000 deliveries left {slots} timer slots");
+        assert_eq!(exec.core().timers().unseen(), 0);
+    }
+}

@@ -80,6 +80,8 @@ impl<F: Future> TaskAlloc<F> {
         // SAFETY: see the module's comment: the executor alone reaches the
         // stage, and never re-entrantly.
         let this = unsafe { Self::from_header(ptr) };
+        // SAFETY: the same rule: no other reference to the stage exists
+        // while the executor polls.
         let stage = unsafe { &mut *this.stage.get() };
         let Stage::Running(fut) = stage else {
             return Poll::Ready(());
@@ -116,6 +118,7 @@ impl<F: Future> TaskAlloc<F> {
     unsafe fn cancel(ptr: NonNull<Header>) {
         // SAFETY: as in `poll`.
         let this = unsafe { Self::from_header(ptr) };
+        // SAFETY: as in `poll`: the executor alone reaches the stage.
         let stage = unsafe { &mut *this.stage.get() };
         if let Stage::Running(_) = stage {
             // Drop the future first (its destructors may spawn or wake), then
@@ -153,10 +156,13 @@ pub(crate) static UNSET: TaskVtable = TaskVtable {
     free: unset,
 };
 
+// SAFETY: no contract: it only panics (a header whose vtable is still unset
+// was used before its allocation was made).
 unsafe fn unset_poll(_: NonNull<Header>, _: &mut Context<'_>) -> Poll<()> {
     unreachable!("a task header used before its allocation")
 }
 
+// SAFETY: as `unset_poll`.
 unsafe fn unset(_: NonNull<Header>) {
     unreachable!("a task header used before its allocation")
 }
@@ -313,6 +319,9 @@ pub(crate) unsafe fn waker_header(waker: &Waker) -> &Header {
     unsafe { &*waker.data().cast::<Header>() }
 }
 
+/// # Safety
+/// As `RawWakerVTable`'s: `data` is the header of a live task on which
+/// the calling waker holds a reference.
 unsafe fn waker_clone(data: *const ()) -> RawWaker {
     // SAFETY: `data` is a header with a reference (the waker being cloned).
     unsafe { &*data.cast::<Header>() }
@@ -321,6 +330,8 @@ unsafe fn waker_clone(data: *const ()) -> RawWaker {
     RawWaker::new(data, &WAKER)
 }
 
+/// # Safety
+/// As `waker_clone`; the waker's reference is consumed.
 unsafe fn waker_wake(data: *const ()) {
     // SAFETY: as in `waker_clone`; the waker's reference is released here.
     unsafe {
@@ -329,11 +340,15 @@ unsafe fn waker_wake(data: *const ()) {
     }
 }
 
+/// # Safety
+/// As `waker_clone`.
 unsafe fn waker_wake_by_ref(data: *const ()) {
     // SAFETY: as in `waker_clone`.
     unsafe { &*data.cast::<Header>() }.schedule();
 }
 
+/// # Safety
+/// As `waker_clone`; the waker's reference is released.
 unsafe fn waker_drop(data: *const ()) {
     // SAFETY: the waker's reference, handed back to a `TaskRef` to release.
     drop(TaskRef(unsafe {
