@@ -22,8 +22,8 @@ mod queue;
 mod step;
 
 pub(crate) use current::{
-    current, current_ptr, expect_current, outside_context, standard_base, with_current,
-    with_expected,
+    current, current_ptr, defer_yield, expect_current, outside_context, select_draw, standard_base,
+    unhandled_panic, with_current, with_expected, with_task_id,
 };
 use current::{set_current, STANDARD_BASE};
 pub(crate) use driver::{Death, Driver};
@@ -914,88 +914,6 @@ impl Drop for Entered {
         }
         let prev = self.prev.take();
         drop(set_current(prev));
-    }
-}
-
-/// `yield_now`. As in Tokio's current-thread scheduler, the yielding task
-/// runs again only after the tasks that are runnable now have had their
-/// turn; except on a multi-thread runtime (`#[tokio::main]`, `flavor =
-/// "multi_thread"`, the harness's nodes) in a run whose seed drew
-/// `yield_ahead` (half the seeds of the exploring schedules, never FIFO):
-/// there the yielder is runnable again at once, like any woken task. On
-/// Tokio's multi-thread runtime another worker may be busy, so a task may
-/// take many steps while another takes none, and the schedules must be
-/// able to produce that. Outside a simulation the waker is woken at once.
-pub(crate) fn defer_yield(waker: &Waker) {
-    let deferred = with_current(|exec| {
-        let core = exec.core.borrow();
-        if exec.multi_thread.get() && core.config.yield_ahead {
-            return false;
-        }
-        let w = core.wake_ref(waker);
-        exec.yielded.borrow_mut().push(w);
-        true
-    });
-    if deferred != Some(true) {
-        waker.wake_by_ref();
-    }
-}
-
-/// Runs `f` with `task` as the current task id (for dropping a task's
-/// output from its `JoinHandle`, as Tokio does).
-pub(crate) fn with_task_id<R>(task: u64, f: impl FnOnce() -> R) -> R {
-    match current() {
-        Some(exec) => {
-            let node = exec.current_node();
-            exec.with_task(node, Some(task), f)
-        }
-        None => f(),
-    }
-}
-
-/// `select!`'s fairness draw: from the seed inside a simulation, from a
-/// fixed-seed generator outside one (still deterministic).
-pub(crate) fn select_draw(n: u32) -> u32 {
-    if n <= 1 {
-        return 0;
-    }
-    if let Some(exec) = current() {
-        if let Ok(mut core) = exec.core.try_borrow_mut() {
-            return core.select_draw(n);
-        }
-    }
-    thread_local! {
-        static FALLBACK: Cell<u64> = const { Cell::new(0x853c_49e6_748f_ea9b) };
-    }
-    FALLBACK.with(|s| {
-        let x = seed::splitmix(s.get());
-        s.set(x);
-        seed::below(x, u64::from(n)) as u32
-    })
-}
-
-/// Called by a task whose panic nobody can observe (its `JoinHandle` is
-/// gone).
-pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
-    if let Some(exec) = current() {
-        if let Ok(mut core) = exec.core.try_borrow_mut() {
-            if core.config.unhandled_panic == UnhandledPanic::Fail {
-                let node = exec.current_node();
-                let node_name = core.node(node).name.clone();
-                core.fail(
-                    Class::Panic,
-                    format!(
-                        "task {id}{} on node '{node_name}' panicked and its JoinHandle was \
-                         dropped, so nobody could observe it: {message}\n  (SIM_UNHANDLED_PANIC=ignore \
-                         keeps running, as Tokio does by default){}",
-                        name.map(|n| format!(" '{n}'")).unwrap_or_default(),
-                        report::real_tokio_hint(message)
-                            .map(|h| format!("\n{h}"))
-                            .unwrap_or_default()
-                    ),
-                );
-            }
-        }
     }
 }
 

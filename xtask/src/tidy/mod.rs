@@ -203,7 +203,22 @@ fn structure(rel: &str, text: &str) -> Vec<String> {
         findings.extend(core_drivers::check(rel, text));
     }
     findings.extend(unsafe_doc::check_fns(rel, text));
+    findings.extend(too_long(rel, text));
     findings
+}
+
+/// The most lines a source file of ours may have (generated files aside):
+/// past it a file holds more than one responsibility.
+const MAX_LINES: usize = 1_000;
+
+fn too_long(rel: &str, text: &str) -> Option<String> {
+    let n = text.lines().count();
+    (n > MAX_LINES).then(|| {
+        format!(
+            "{rel}: {n} lines, over {MAX_LINES}: split it by responsibility into a folder \
+             module (one file per part, `mod.rs` for what they share)"
+        )
+    })
 }
 
 /// `Cargo.toml` keeps clippy's check of unsafe blocks on, and every member
@@ -375,6 +390,16 @@ pub fn tidy() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::check_file;
+
+    #[test]
+    fn a_file_over_the_limit_is_flagged_with_its_fix() {
+        let long = "fn f() {}\n".repeat(super::MAX_LINES + 1);
+        let found = super::structure("sim-net/src/x.rs", &long);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("split it"), "{found:?}");
+        let fine = "fn f() {}\n".repeat(super::MAX_LINES);
+        assert!(super::structure("sim-net/src/x.rs", &fine).is_empty());
+    }
 
     #[test]
     fn std_fs_in_a_service_is_flagged_with_its_fix() {
