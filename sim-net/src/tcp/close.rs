@@ -11,6 +11,7 @@ impl Net {
         let Some(s) = self.sock(sock) else { return };
         let host = s.host();
         match s {
+            Sock::Unix(_) => return self.unix_close(sock, false, now),
             Sock::TcpBound { addr, .. } => {
                 let port = addr.port();
                 self.unbind_port(host, Proto::Tcp, port, sock);
@@ -167,6 +168,7 @@ impl Net {
 
     /// The host's process died: every socket closes as `close(2)` would.
     pub fn host_kill(&mut self, host: HostId, now: u64) {
+        self.unix_close_host(host, now);
         let socks: Vec<SocketId> = self.host(host).sockets.iter().copied().collect();
         for s in socks {
             self.close(s, now);
@@ -175,6 +177,9 @@ impl Net {
 
     /// The host's machine died: its sockets vanish without a word.
     pub fn host_crash(&mut self, host: HostId, now: u64) {
+        // Its Unix sockets close as in a kill: the node's processes are gone
+        // with the machine, and no peer lives off it.
+        self.unix_close_host(host, now);
         self.host_mut(host).crashed = true;
         let conns: Vec<u32> = self.host(host).conns.iter().copied().collect();
         for conn in conns {

@@ -70,6 +70,7 @@ impl Net {
             Some(Sock::Listener(l)) => Ok(l.addr),
             Some(Sock::Stream { conn, end, .. }) => Ok(self.conn(*conn).addrs[*end]),
             Some(Sock::Udp(u)) => Ok(u.local),
+            Some(Sock::Unix(_)) => Net::einval(),
             None => Err(err(EBADF)),
         }
     }
