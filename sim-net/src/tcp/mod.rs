@@ -1,4 +1,10 @@
 //! TCP: listeners, connects, and connections as two ordered byte pipes.
+//!
+//! Here: the sockets' and connections' types, a pipe's arithmetic.
+//! `connect.rs`: bind, listen, addresses, connect (SYNs, retries), accept.
+//! `bytes.rs`: when a chunk arrives, writes, reads, readiness, shutdown.
+//! `close.rs`: close and abort, resets, a host's kill, crash and revival.
+//! `held.rs`: bytes held by a blocked link or a fault, and their release.
 
 use crate::errno::*;
 use crate::fault::{ConnFault, ConnInfo};
