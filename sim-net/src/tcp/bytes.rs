@@ -337,14 +337,7 @@ impl Net {
     /// What a stream's readiness is now.
     pub fn tcp_readiness(&mut self, sock: SocketId, now: u64) -> Readiness {
         let Some((conn, e)) = self.stream(sock) else {
-            return Readiness {
-                readable: true,
-                writable: true,
-                read_closed: true,
-                write_closed: true,
-                error: true,
-                wake_at: None,
-            };
+            return Readiness::CLOSED;
         };
         self.check_timeout(conn, e, now);
         let cap = self.config.send_buffer + self.config.recv_buffer;

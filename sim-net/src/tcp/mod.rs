@@ -159,6 +159,18 @@ pub struct Readiness {
     pub wake_at: Option<u64>,
 }
 
+impl Readiness {
+    /// A closed socket's: ready every way, as every operation fails at once.
+    pub const CLOSED: Readiness = Readiness {
+        readable: true,
+        writable: true,
+        read_closed: true,
+        write_closed: true,
+        error: true,
+        wake_at: None,
+    };
+}
+
 /// The error a RST leaves: `EPIPE` if the peer's FIN came first (Linux's
 /// `CLOSE_WAIT` case), `ECONNRESET` otherwise.
 fn reset_errno(p: &Pipe) -> i32 {

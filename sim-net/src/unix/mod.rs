@@ -265,14 +265,7 @@ impl Net {
     /// room), as Linux's `unix_dgram_poll` does.
     pub fn unix_readiness(&mut self, sock: SocketId) -> Readiness {
         let Ok(s) = self.unix(sock) else {
-            return Readiness {
-                readable: true,
-                writable: true,
-                read_closed: true,
-                write_closed: true,
-                error: true,
-                wake_at: None,
-            };
+            return Readiness::CLOSED;
         };
         let mut r = Readiness {
             read_closed: s.shut & RCV != 0,
