@@ -673,8 +673,12 @@ impl Net {
                     self.host(sock.host()).sockets.contains(&id),
                     "sim-net: every socket is listed by its host"
                 );
+                if let Sock::Unix(u) = sock {
+                    self.unix_check(id, u);
+                }
             }
         }
+        self.unix_check_names();
     }
 
     /// Number of open sockets (all hosts).

@@ -186,6 +186,51 @@ impl Net {
         }
     }
 
+    /// The invariants of Unix socket `id` ([`Net::check_invariants`]).
+    pub(crate) fn unix_check(&self, id: SocketId, s: &UnixSock) {
+        match &s.kind {
+            UnixKind::Listener { backlog } => {
+                assert!(
+                    backlog.len() <= UNIX_BACKLOG + 1,
+                    "sim-net: a Unix backlog holds at most UNIX_BACKLOG + 1 connections"
+                );
+            }
+            UnixKind::Stream { peer, rx, .. } => {
+                assert!(
+                    rx.len() <= UNIX_SNDBUF,
+                    "sim-net: a Unix stream buffer holds at most UNIX_SNDBUF bytes"
+                );
+                if let Ok(UnixKind::Stream { peer: back, .. }) = self.unix(*peer).map(|p| &p.kind) {
+                    assert_eq!(*back, id, "sim-net: a Unix stream is its peer's peer");
+                }
+            }
+            UnixKind::Dgram { rx, .. } => {
+                assert!(
+                    rx.len() <= UNIX_MAX_DGRAM_QLEN + 1,
+                    "sim-net: a Unix datagram queue holds at most UNIX_MAX_DGRAM_QLEN + 1"
+                );
+            }
+        }
+        if let Some(key) = &s.key {
+            assert!(
+                self.unix.names.contains_key(&(s.host, key.clone())),
+                "sim-net: a bound Unix socket's name is in its host's namespace"
+            );
+        }
+    }
+
+    /// A name held by an open socket is held on that socket's host. (A
+    /// name may outlive its socket: a datagram socket bound twice, which
+    /// Linux refuses, keeps only its last name, and leaves the first one
+    /// naming a closed socket once it closes.)
+    pub(crate) fn unix_check_names(&self) {
+        for ((host, _), id) in &self.unix.names {
+            if let Some(s) = id.and_then(|id| self.unix(id).ok()) {
+                assert_eq!(s.host, *host, "sim-net: a name is its host's");
+            }
+        }
+    }
+
     // ----- names ------------------------------------------------------------
 
     /// Binds `sock` to `addr` in its host's namespace (the unnamed address:

@@ -511,3 +511,32 @@ fn unix_sockets_move_to_a_rebuilt_network_under_their_ids() {
     assert!(![gone, l, c, s].contains(&d));
     new.check_invariants();
 }
+
+#[test]
+fn a_datagram_socket_bound_twice_holds_both_names() {
+    // FIXME: Linux refuses a second bind (`EINVAL`); the model (as the
+    // runtime's table did) takes the second name too, keeps the first held,
+    // and answers from the second. `UnixSocket::bind` on a datagram socket
+    // reaches this; its stream sockets check for it themselves.
+    let mut n = net();
+    let d = n.unix_datagram(A);
+    n.unix_bind(d, path("/one")).unwrap();
+    n.unix_bind(d, path("/two")).unwrap();
+    assert_eq!(n.unix_local_addr(d).unwrap(), path("/two"));
+    assert_eq!(errno(n.unix_check_free(A, &path("/one"))), EADDRINUSE);
+    let s = n.unix_datagram(A);
+    ready(n.unix_send(s, b"x", Some(&path("/one")), NOW)).unwrap();
+    n.close(d, NOW);
+    // The first name now names a closed socket: a send is refused, a
+    // connect finds no socket.
+    assert_eq!(
+        errno(ready(n.unix_send(s, b"x", Some(&path("/one")), NOW))),
+        ECONNREFUSED
+    );
+    assert_eq!(errno(n.unix_connect(A, &path("/one"), NOW)), EBADF);
+    assert_eq!(
+        errno(ready(n.unix_send(s, b"x", Some(&path("/two")), NOW))),
+        ECONNREFUSED
+    );
+    n.check_invariants();
+}
