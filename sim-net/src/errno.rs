@@ -2,10 +2,14 @@
 
 use std::io;
 
+pub(crate) const EPERM: i32 = 1;
+pub(crate) const ENOENT: i32 = 2;
+pub(crate) const EAGAIN: i32 = 11;
 pub(crate) const EACCES: i32 = 13;
 pub(crate) const EINVAL: i32 = 22;
 pub(crate) const EPIPE: i32 = 32;
 pub(crate) const EMSGSIZE: i32 = 90;
+pub(crate) const EPROTOTYPE: i32 = 91;
 pub(crate) const EADDRINUSE: i32 = 98;
 pub(crate) const EADDRNOTAVAIL: i32 = 99;
 pub(crate) const ECONNRESET: i32 = 104;

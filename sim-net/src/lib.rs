@@ -29,7 +29,8 @@
 //! # Semantics (normative)
 //!
 //! These are the rules the runtime and the conformance suite rely on. Each
-//! one is a test in this crate or in `sim-runtime/tests/net`.
+//! one is a test in this crate or in `sim-runtime/tests/net` (Unix sockets:
+//! `sim-runtime/tests/uds`).
 //!
 //! **Hosts and addresses.** A host has one IP address and a loopback
 //! (`127.0.0.0/8`, `::1`). A socket may bind the unspecified address, a
@@ -100,6 +101,61 @@
 //! the rest. Sending to the broadcast address needs `SO_BROADCAST`
 //! (`EACCES` otherwise) and reaches every host's socket bound to the port.
 //!
+//! **Unix sockets** are local IPC on one host, beside the network: in the
+//! same socket table (ids, [`Net::close`], notifications) but on no link,
+//! so no delay, fault or partition touches them and no time passes in
+//! them: every answer is ready at once or pending (`wake_at` `None`) until
+//! a notification. Errors are Linux's (`af_unix.c`).
+//!
+//! - A name is a key in its host's namespace ([`UnixAddr`]): each host has
+//!   its own, and the file system is never touched. A relative path is
+//!   taken from `/` without resolving `.` or `..`. Binding a name an open
+//!   socket holds is `AddrInUse` (`EADDRINUSE`); binding the unnamed
+//!   address autobinds an abstract name of five hex digits. A path whose
+//!   socket closed stays behind, as the socket file does: connecting to it
+//!   is `ConnectionRefused` (`ECONNREFUSED`), to a path never bound
+//!   `NotFound` (`ENOENT`), to a missing abstract name `ECONNREFUSED`.
+//!   Unlike Linux, a bind takes a stale path over (there is no file to
+//!   unlink). An abstract name goes with its socket.
+//! - A connect completes at once: the server end waits in the listener's
+//!   backlog, which holds [`UNIX_BACKLOG`]` + 1` connections; past it the
+//!   connect is `WouldBlock` (`EAGAIN`), as a non-blocking one on Linux.
+//!   Connecting to a datagram socket's name is `EPROTOTYPE`, to any other
+//!   socket's `ECONNREFUSED`. The server end's address is the listener's;
+//!   the client is unnamed unless bound first.
+//! - A stream is two byte buffers of [`UNIX_SNDBUF`] bytes: a write takes
+//!   what fits and is pending when nothing does. A writer that found no
+//!   room stays blocked (not writable, its writes pending) until the reader
+//!   has drained the buffer to a quarter of [`UNIX_SNDBUF`], when the writer
+//!   is notified: Linux's `unix_writable`. (Linux also counts each write's
+//!   overhead, so it takes fewer bytes.) `shutdown` mirrors onto the peer:
+//!   writing after either side's shutdown is `BrokenPipe` (`EPIPE`), reading
+//!   after it drains, then ends (0).
+//! - Closing a socket shuts its peer down both ways; if the closed socket
+//!   had unread bytes, or had never been accepted, the peer's next read
+//!   that finds nothing fails once with `ConnectionReset` (`ECONNRESET`),
+//!   also reported as the pending error. A listener's close closes the
+//!   connections in its backlog.
+//! - Datagrams keep their boundaries and are at most [`UNIX_SNDBUF`]` - 32`
+//!   bytes (`EMSGSIZE` beyond); a short buffer takes a datagram's start and
+//!   loses the rest. A receiver holds at most [`UNIX_MAX_DGRAM_QLEN`]` + 1`
+//!   datagrams; a send to a full one is pending, and the sender joins the
+//!   receiver's waiting senders (Linux's `peer_wait`), whose writers are
+//!   notified, in the order they came, when a datagram is received or the
+//!   receiver closes or shuts down. A socket connected to a full receiver
+//!   is not writable, and waits with them. A socket connected elsewhere
+//!   refuses a datagram (`EPERM`); a send to a connected peer that closed is
+//!   `ECONNREFUSED` once, then `NotConnected` (`ENOTCONN`). After
+//!   `shutdown(Read)` a datagram socket still gives out what it had queued,
+//!   then reads pending (never 0) while readiness says read-closed; sends
+//!   to it fail with `EPIPE`.
+//! - A notification names whose waiters it concerns ([`Wakes`]): a write
+//!   concerns the peer's readers, a read that leaves room the peer's
+//!   writers, a close or shutdown everyone.
+//! - A host's death (kill or crash) closes every Unix socket made on it, in
+//!   the order they were made, wherever its handle is: later calls on it
+//!   fail with `EBADF`, and its readiness is everything at once.
+//!
 //! **Faults** are explicit calls, each recorded by the runtime: partitions
 //! (both ways or one way), clogs (of a link or a whole host), link latency
 //! and jitter, UDP loss and duplication, resets of matching connections,
@@ -140,6 +196,8 @@
 //! | `net.listener.paused` | a listener is paused | connects complete, `accept` waits |
 //! | `net.udp.loss-dup` | a link loses or duplicates datagrams | each datagram is dropped or doubled with the set probability |
 //! | `net.udp.no-socket` | a datagram reaches a port nobody bound | it is dropped; an unconnected sender is not told |
+//! | `net.unix.death` | a process or machine dies with Unix sockets open | they close in the order they were made: peers read what was sent, then the end (or `ECONNRESET` once where bytes went unread); abstract names vanish, paths stay behind refusing; later calls fail with `EBADF` |
+//! | `net.unix.reset` | a Unix stream closes with unread bytes, or before it was accepted | the peer reads what was sent, then `ECONNRESET` once, then the end |
 //! | `net.heal` | the harness heals (`sim::heal_after`) | partitions, clogs, connection, port and datagram faults end; crashed nodes restart |
 
 mod config;
@@ -149,8 +207,11 @@ mod net;
 mod record;
 mod tcp;
 mod udp;
+mod unix;
 
 pub use config::Config;
 pub use fault::{ConnFault, ConnInfo};
-pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind};
+pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind, Wakes};
 pub use record::{NetEvent, SegmentKind, MAX_EVENTS, MAX_PAYLOAD_BYTES};
+pub use tcp::Readiness;
+pub use unix::{UnixAddr, UNIX_BACKLOG, UNIX_MAX_DGRAM_QLEN, UNIX_SNDBUF};

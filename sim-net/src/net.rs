@@ -4,6 +4,7 @@ use crate::config::Config;
 use crate::errno::*;
 use crate::tcp::{Conn, Connecting, Listener};
 use crate::udp::Udp;
+use crate::unix::{UnixKind, UnixSock, UnixSockets};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -21,6 +22,12 @@ pub struct SocketId {
 }
 
 impl SocketId {
+    /// No socket (a placeholder while a pair is being made).
+    pub(crate) const NONE: SocketId = SocketId {
+        index: u32::MAX,
+        gen: u32::MAX,
+    };
+
     /// The slot number (dense: suitable as an index into a side table).
     pub fn index(self) -> usize {
         self.index as usize
@@ -54,6 +61,34 @@ impl<T> Progress<T> {
 pub struct Notification {
     pub socket: SocketId,
     pub at: u64,
+    /// Whose answers: TCP and UDP notifications concern both directions; a
+    /// Unix socket's name the one that changed (a write concerns the peer's
+    /// readers only, a read its writers), so a task waiting in the other
+    /// direction is not polled for nothing.
+    pub wakes: Wakes,
+}
+
+/// Which of a socket's waiters a [`Notification`] concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wakes {
+    /// Readers and writers (readers first).
+    All,
+    /// Those waiting to read (or accept).
+    Readers,
+    /// Those waiting to write (or send).
+    Writers,
+}
+
+impl Wakes {
+    /// Whether the waiters of direction `dir` (0: reading, 1: writing) are
+    /// concerned.
+    pub fn includes(self, dir: usize) -> bool {
+        match self {
+            Wakes::All => true,
+            Wakes::Readers => dir == 0,
+            Wakes::Writers => dir == 1,
+        }
+    }
 }
 
 /// What a socket is.
@@ -64,6 +99,9 @@ pub enum SocketKind {
     TcpListener,
     TcpStream,
     Udp,
+    UnixListener,
+    UnixStream,
+    UnixDatagram,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,11 +131,20 @@ pub(crate) struct Host {
 }
 
 pub(crate) enum Sock {
-    TcpBound { host: HostId, addr: SocketAddr },
+    TcpBound {
+        host: HostId,
+        addr: SocketAddr,
+    },
     Connecting(Connecting),
     Listener(Listener),
-    Stream { host: HostId, conn: u32, end: usize },
+    Stream {
+        host: HostId,
+        conn: u32,
+        end: usize,
+    },
     Udp(Udp),
+    /// Boxed: a Unix socket carries its buffers, and most sockets are not one.
+    Unix(Box<UnixSock>),
 }
 
 impl Sock {
@@ -107,6 +154,7 @@ impl Sock {
             Sock::Connecting(c) => c.host,
             Sock::Listener(l) => l.host,
             Sock::Udp(u) => u.host,
+            Sock::Unix(u) => u.host,
         }
     }
 }
@@ -172,6 +220,8 @@ pub struct Net {
     pub(crate) bytes_gone: u64,
     /// The traffic log, when asked for (record.rs); never read here.
     pub(crate) traffic: Option<crate::record::Traffic>,
+    /// The Unix sockets' namespaces (their sockets are in `socks`).
+    pub(crate) unix: UnixSockets,
 }
 
 pub(crate) fn mix(a: u64, b: u64) -> u64 {
@@ -206,6 +256,7 @@ impl Net {
             bytes_written: 0,
             bytes_gone: 0,
             traffic: None,
+            unix: UnixSockets::default(),
         }
     }
 
@@ -363,6 +414,11 @@ impl Net {
             Sock::Listener(_) => SocketKind::TcpListener,
             Sock::Stream { .. } => SocketKind::TcpStream,
             Sock::Udp(_) => SocketKind::Udp,
+            Sock::Unix(u) => match u.kind {
+                UnixKind::Listener { .. } => SocketKind::UnixListener,
+                UnixKind::Stream { .. } => SocketKind::UnixStream,
+                UnixKind::Dgram { .. } => SocketKind::UnixDatagram,
+            },
         })
     }
 
@@ -372,8 +428,12 @@ impl Net {
     }
 
     pub(crate) fn notify(&mut self, socket: Option<SocketId>, at: u64) {
+        self.notify_some(socket, at, Wakes::All);
+    }
+
+    pub(crate) fn notify_some(&mut self, socket: Option<SocketId>, at: u64, wakes: Wakes) {
         if let Some(socket) = socket {
-            self.notes.push(Notification { socket, at });
+            self.notes.push(Notification { socket, at, wakes });
         }
     }
 
@@ -613,13 +673,61 @@ impl Net {
                     self.host(sock.host()).sockets.contains(&id),
                     "sim-net: every socket is listed by its host"
                 );
+                if let Sock::Unix(u) = sock {
+                    self.unix_check(id, u);
+                }
             }
         }
+        self.unix_check_names();
     }
 
     /// Number of open sockets (all hosts).
     pub fn open_sockets(&self) -> usize {
         self.socks.iter().filter(|s| s.sock.is_some()).count()
+    }
+
+    /// Number of open Unix sockets (all hosts).
+    pub fn open_unix_sockets(&self) -> usize {
+        self.socks
+            .iter()
+            .filter(|s| matches!(s.sock, Some(Sock::Unix(_))))
+            .count()
+    }
+
+    /// Moves every Unix socket of `old` into this network, under the same
+    /// ids, with its names, buffers and peers: for a network rebuilt with
+    /// new settings, which say nothing about Unix sockets (local IPC, on no
+    /// link). Panics unless this network never had a socket and knows every
+    /// host of `old`, and `old` has no TCP or UDP socket open.
+    pub fn adopt_unix_sockets(&mut self, old: &mut Net) {
+        assert!(
+            self.socks.is_empty(),
+            "sim-net: Unix sockets move only into a network that never had a socket"
+        );
+        assert_eq!(
+            old.open_sockets(),
+            old.open_unix_sockets(),
+            "sim-net: a network with TCP or UDP sockets open cannot hand its Unix sockets over"
+        );
+        // The whole slab moves (free slots and their generations too), so
+        // every id names the same socket as before.
+        self.socks = std::mem::take(&mut old.socks);
+        self.free_socks = std::mem::take(&mut old.free_socks);
+        self.unix = std::mem::take(&mut old.unix);
+        for h in old.hosts.iter_mut().flatten() {
+            h.sockets.clear();
+        }
+        for i in 0..self.socks.len() {
+            let slot = &self.socks[i];
+            if let Some(sock) = &slot.sock {
+                let id = SocketId {
+                    index: i as u32,
+                    gen: slot.gen,
+                };
+                let host = sock.host();
+                self.host_mut(host).sockets.insert(id);
+            }
+        }
     }
 
     pub(crate) fn einval<T>() -> io::Result<T> {

@@ -27,21 +27,18 @@ use std::time::Duration;
 /// the simulation's numbers never meet.
 pub(crate) const FD_BASE: i32 = 1 << 30;
 
-/// The first *live* descriptor: the number a simulated Tokio socket shows
-/// through `AsRawFd`/`AsFd` (tonic's server sets TCP keep-alive through
-/// `socket2::SockRef::from(&stream)`), `FD_LIVE` + the socket's index in
-/// the network model. No table: the number names the socket. Option calls
-/// on it are accepted (intercept_net.rs); I/O through it is refused.
+/// The first *live* descriptor: the number a simulated Tokio socket (TCP,
+/// UDP or Unix) shows through `AsRawFd`/`AsFd` (tonic's server sets TCP
+/// keep-alive through `socket2::SockRef::from(&stream)`), `FD_LIVE` + the
+/// socket's index in the network model. No table: the number names the
+/// socket. Option calls on it are accepted (intercept_net.rs); I/O through
+/// it is refused.
 pub(crate) const FD_LIVE: i32 = FD_BASE + (1 << 29);
-
-/// The live descriptors of Unix sockets (net/unix's table): this + the
-/// socket's id.
-const FD_LIVE_UNIX: i32 = FD_LIVE + (1 << 28);
 
 /// The live descriptors of sockets not made yet (a `TcpSocket`, a stream
 /// `UnixSocket` before `connect` or `listen`), numbered per thread when
 /// first asked for.
-const FD_LIVE_UNMADE: i32 = FD_LIVE_UNIX + (1 << 27);
+const FD_LIVE_UNMADE: i32 = FD_LIVE + (1 << 28) + (1 << 27);
 
 /// The live descriptor of the simulated socket at `index`.
 pub(crate) fn live_fd(index: usize) -> i32 {
@@ -50,15 +47,6 @@ pub(crate) fn live_fd(index: usize) -> i32 {
         "sim: more than 2^28 sockets in one simulation"
     );
     FD_LIVE + index as i32
-}
-
-/// The live descriptor of the Unix socket `id`.
-pub(crate) fn live_unix_fd(id: u32) -> i32 {
-    assert!(
-        id < (1 << 27),
-        "sim: more than 2^27 Unix sockets in one simulation"
-    );
-    FD_LIVE_UNIX + id as i32
 }
 
 /// A new live descriptor for a socket not made yet.

@@ -276,3 +276,33 @@ fn the_same_seed_gives_the_same_unix_socket_run() {
         "every seed gave the same transcript"
     );
 }
+
+#[test]
+fn configuring_the_network_keeps_the_unix_sockets() {
+    run(4, async {
+        // Unix sockets take no network setting: made before
+        // `sim::net::configure`, they live on in the rebuilt network.
+        let l = UnixListener::bind(path("kept.sock")).unwrap();
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_all(b"before").await.unwrap();
+        sim::net::configure(sim::net::Config {
+            latency_ns: 2_000_000,
+            ..Default::default()
+        });
+        let mut buf = [0u8; 6];
+        b.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"before");
+        let mut c = UnixStream::connect(path("kept.sock")).await.unwrap();
+        let (mut s, _) = bounded("accept", l.accept()).await.unwrap();
+        s.write_all(b"after").await.unwrap();
+        drop(s);
+        let mut all = String::new();
+        c.read_to_string(&mut all).await.unwrap();
+        assert_eq!(all, "after");
+        // A TCP socket made after it takes the new settings.
+        let tcp = sim_runtime::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        drop(tcp);
+    });
+}

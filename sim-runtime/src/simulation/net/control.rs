@@ -61,8 +61,8 @@ fn ns(d: Duration) -> u64 {
         .min(u64::MAX / 4)
 }
 
-/// Replaces the network's settings. Only before the first socket of the
-/// run (the model is built from them then); panics afterwards.
+/// Replaces the network's settings. Only before the first TCP or UDP socket
+/// of the run (the model is built from them then); panics afterwards.
 #[track_caller]
 pub fn configure(config: Config) {
     let exec = expect_current();
@@ -74,8 +74,13 @@ pub fn configure(config: Config) {
     );
     net.config = Some(config);
     // A model made before any socket existed is rebuilt from the new
-    // settings at its next use.
-    net.reset_model();
+    // settings at its next use; Unix sockets, which no setting touches,
+    // move into it now.
+    if let Some(mut old) = net.reset_model() {
+        if old.open_unix_sockets() > 0 {
+            super::model(&mut core).adopt_unix_sockets(&mut old);
+        }
+    }
 }
 
 /// Cuts both directions between `a` and `b`: connects time out (SYNs are

@@ -1,9 +1,9 @@
 //! `TcpListener`: accepts simulated connections.
 
 use super::addr::{resolve, ToSocketAddrs};
+use super::shared::{debug_addrs, refuse_std};
 use super::stream::TcpStream;
 use super::{poll_net, with_net, Dir, Handle};
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
@@ -16,13 +16,7 @@ pub struct TcpListener {
     ttl: AtomicU32,
 }
 
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TcpListener")
-            .field("local", &self.local_addr().ok())
-            .finish()
-    }
-}
+debug_addrs!(TcpListener, local: local_addr);
 
 impl TcpListener {
     pub(crate) fn id(&self) -> sim_net::SocketId {
@@ -99,12 +93,6 @@ impl TcpListener {
         }
     }
 
-    /// Refused: there is no OS socket behind a simulated listener.
-    #[track_caller]
-    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        super::refuse_std("TcpListener::into_std")
-    }
-
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         let id = self.handle.id;
         with_net(|net, _, _| net.local_addr(id))
@@ -127,3 +115,5 @@ impl TcpListener {
         self.handle.id
     }
 }
+
+refuse_std!(TcpListener, std::net::TcpListener, into);

@@ -1,4 +1,5 @@
-//! `tokio::net` under simulation, bound to the `sim_net` model.
+//! `tokio::net` under simulation, bound to the `sim_net` model (TCP, UDP
+//! and Unix sockets alike).
 //!
 //! The model answers every socket call at once, given the virtual time:
 //! ready with a result, or pending until a time or a notification. This
@@ -13,6 +14,7 @@
 mod addr;
 pub mod control;
 mod listener;
+mod shared;
 mod socket;
 mod split;
 mod stream;
@@ -98,8 +100,21 @@ pub(crate) fn new_stream_ready(sock: SocketId, ready: [bool; 2]) {
     core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky = ready);
 }
 
-fn set_sticky<T>(core: &mut Core, sock: SocketId, dir: Dir, r: &Progress<T>) {
+/// How an answer updates its direction's cached readiness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cache {
+    /// Set when ready, cleared when pending (TCP, UDP).
+    Follow,
+    /// Cleared when pending, kept when ready (Unix sockets, whose
+    /// readiness checks also set it: `shared::ready_from`).
+    ClearOnWait,
+}
+
+fn set_sticky<T>(core: &mut Core, sock: SocketId, dir: Dir, cache: Cache, r: &Progress<T>) {
     let ready = matches!(r, Progress::Ready(_));
+    if cache == Cache::ClearOnWait && ready {
+        return;
+    }
     core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky[dir as usize] = ready);
 }
 
@@ -114,14 +129,15 @@ pub(crate) struct Network {
     route_draws: u64,
     /// Settings to use when the model is created.
     pub(crate) config: Option<sim_net::Config>,
-    /// The Unix-domain sockets (local IPC, outside the network model).
-    pub(crate) unix: unix::Table,
 }
 
 impl Network {
-    /// Whether no socket was made yet (settings may still change).
+    /// Whether no TCP or UDP socket was made yet (settings may still
+    /// change; Unix sockets take none of them).
     pub(crate) fn model_is_unused(&self) -> bool {
-        self.model.as_ref().is_none_or(|m| m.open_sockets() == 0)
+        self.model
+            .as_ref()
+            .is_none_or(|m| m.open_sockets() == m.open_unix_sockets())
     }
 
     /// The number of the next route draw (a connection attempt to a routed
@@ -131,10 +147,11 @@ impl Network {
         self.route_draws - 1
     }
 
-    /// Drops an unused model so the next use builds it from new settings.
-    pub(crate) fn reset_model(&mut self) {
-        self.model = None;
+    /// Drops an unused model so the next use builds it from new settings;
+    /// returns it (its Unix sockets are to move into the new one).
+    pub(crate) fn reset_model(&mut self) -> Option<Net> {
         self.hosts = 0;
+        self.model.take()
     }
 }
 
@@ -239,7 +256,7 @@ fn route(network: &mut Network, core: &mut Core, wake: &mut Vec<Waker>) {
                 .and_then(|m| m.socket_host(n.socket))
                 .map_or(0, |h| h.0),
         );
-        for d in 0..2 {
+        for d in (0..2).filter(|&d| n.wakes.includes(d)) {
             let list = &mut network.waiters[n.socket.index()].dirs[d];
             if n.at <= now {
                 for waiter in list.drain(..) {
@@ -378,7 +395,18 @@ pub(crate) fn poll_net<T>(
     dir: Dir,
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
-    poll_core(cx, sock, dir, |core| {
+    poll_net_with(cx, sock, dir, Cache::Follow, f)
+}
+
+/// [`poll_net`] with the socket kind's cached-readiness rule.
+pub(crate) fn poll_net_with<T>(
+    cx: &mut Context<'_>,
+    sock: SocketId,
+    dir: Dir,
+    cache: Cache,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> Poll<io::Result<T>> {
+    poll_core(cx, sock, dir, cache, |core| {
         let now = core.now();
         f(model(core), now)
     })
@@ -392,6 +420,7 @@ fn poll_core<T>(
     cx: &mut Context<'_>,
     sock: SocketId,
     dir: Dir,
+    cache: Cache,
     f: impl FnOnce(&mut Core) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
     // As Tokio's I/O: an operation spends a unit of the task's budget
@@ -402,7 +431,7 @@ fn poll_core<T>(
     let r = {
         let mut core = exec.core_mut();
         let r = f(&mut core);
-        set_sticky(&mut core, sock, dir, &r);
+        set_sticky(&mut core, sock, dir, cache, &r);
         let r = match r {
             Progress::Ready(v) => Poll::Ready(v),
             Progress::Pending { wake_at } => {
@@ -436,13 +465,23 @@ pub(crate) fn try_net<T>(
     dir: Dir,
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> io::Result<T> {
+    try_net_with(sock, dir, Cache::Follow, f)
+}
+
+/// [`try_net`] with the socket kind's cached-readiness rule.
+pub(crate) fn try_net_with<T>(
+    sock: SocketId,
+    dir: Dir,
+    cache: Cache,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> io::Result<T> {
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
         let mut core = exec.core_mut();
         let now = core.now();
         let r = f(model(&mut core), now);
-        set_sticky(&mut core, sock, dir, &r);
+        set_sticky(&mut core, sock, dir, cache, &r);
         route_notes(&mut core, &mut wake);
         r
     };
@@ -464,7 +503,7 @@ pub(crate) fn poll_net_read<T>(
     len: usize,
     f: impl FnOnce(&mut Net, u64, usize) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
-    poll_core(cx, sock, Dir::Read, |core| {
+    poll_core(cx, sock, Dir::Read, Cache::Follow, |core| {
         let short = len > 1 && core.fault_point("sim.net.short_read", 1, 4).is_some();
         let limit = if short { len / 2 } else { len };
         let now = core.now();
@@ -480,7 +519,7 @@ pub(crate) fn slow_delivery(
     data: &[u8],
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<usize>> {
-    poll_core(cx, sock, Dir::Write, |core| {
+    poll_core(cx, sock, Dir::Write, Cache::Follow, |core| {
         let extra = core
             .fault_point("sim.net.slow_delivery", 1, 4)
             .map_or(0, |draw| {
@@ -492,21 +531,32 @@ pub(crate) fn slow_delivery(
 }
 
 /// A readiness check: `f` gets the model, the time and the cached
-/// readiness of both directions, and answers `(ready, wake_at)`; pending
-/// leaves the waker on `dir`'s list.
+/// readiness of both directions (which it may update), and answers
+/// `(ready, wake_at)`; pending leaves the waker on `dir`'s list. A closed
+/// socket's id keeps its hands off the waiter slot, which a new socket may
+/// hold by now (its answer is ready anyway).
 pub(crate) fn poll_ready_with<T>(
     cx: &mut Context<'_>,
     sock: SocketId,
     dir: Dir,
-    f: impl FnOnce(&mut Net, u64, [bool; 2]) -> (Option<T>, Option<u64>),
+    f: impl FnOnce(&mut Net, u64, &mut [bool; 2]) -> (Option<T>, Option<u64>),
 ) -> Poll<T> {
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
         let mut core = exec.core_mut();
         let now = core.now();
-        let sticky = core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky);
-        let r = match f(model(&mut core), now, sticky) {
+        let live = model(&mut core).kind(sock).is_some();
+        let mut sticky = if live {
+            core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky)
+        } else {
+            [false; 2]
+        };
+        let answer = f(model(&mut core), now, &mut sticky);
+        if live {
+            core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky = sticky);
+        }
+        let r = match answer {
             (Some(v), _) => Poll::Ready(v),
             (None, wake_at) => {
                 register(&mut core, sock, dir, cx, wake_at);
@@ -619,24 +669,18 @@ impl Driver for Network {
     /// A crashed machine goes silent before its tasks drop, so their
     /// sockets vanish without FIN or RST.
     fn node_dying(&mut self, core: &mut Core, node: NodeId, death: Death, wake: &mut Vec<Waker>) {
-        if death == Death::Crash {
-            wake.extend(unix::on_node_death(&mut self.unix, node));
-            if self.model.is_some() {
-                self.host_model(core).host_crash(HostId(node.0), core.now());
-                route(self, core, wake);
-            }
+        if death == Death::Crash && self.model.is_some() {
+            self.host_model(core).host_crash(HostId(node.0), core.now());
+            route(self, core, wake);
         }
     }
 
     /// A killed process's kernel closes its sockets (FIN, or RST with
-    /// unread data).
+    /// unread data; its Unix sockets too).
     fn node_died(&mut self, core: &mut Core, node: NodeId, death: Death, wake: &mut Vec<Waker>) {
-        if death == Death::Kill {
-            wake.extend(unix::on_node_death(&mut self.unix, node));
-            if self.model.is_some() {
-                self.host_model(core).host_kill(HostId(node.0), core.now());
-                route(self, core, wake);
-            }
+        if death == Death::Kill && self.model.is_some() {
+            self.host_model(core).host_kill(HostId(node.0), core.now());
+            route(self, core, wake);
         }
     }
 
@@ -669,6 +713,9 @@ refuse_try_from! {
     TcpListener => std::net::TcpListener, "TcpListener::try_from(std::net::TcpListener)";
     TcpStream => std::net::TcpStream, "TcpStream::try_from(std::net::TcpStream)";
     UdpSocket => std::net::UdpSocket, "UdpSocket::try_from(std::net::UdpSocket)";
+    UnixListener => std::os::unix::net::UnixListener, "UnixListener::try_from(std::os::unix::net::UnixListener)";
+    UnixStream => std::os::unix::net::UnixStream, "UnixStream::try_from(std::os::unix::net::UnixStream)";
+    UnixDatagram => std::os::unix::net::UnixDatagram, "UnixDatagram::try_from(std::os::unix::net::UnixDatagram)";
 }
 
 // `AsRawFd`/`AsFd` for the simulated sockets, as Tokio's have: the number

@@ -1,10 +1,10 @@
 //! `UdpSocket` on the simulated network.
 
 use super::addr::{resolve, ToSocketAddrs};
+use super::shared::{datagram_bufs, debug_addrs, fill, refuse_std};
 use super::{poll_net, poll_ready_with, with_net, Dir, Handle};
 use crate::io::{Interest, ReadBuf, Ready};
 use sim_net::Progress;
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -27,13 +27,7 @@ pub struct UdpSocket {
     options: Mutex<Options>,
 }
 
-impl fmt::Debug for UdpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UdpSocket")
-            .field("local", &self.local_addr().ok())
-            .finish()
-    }
-}
+debug_addrs!(UdpSocket, local: local_addr);
 
 impl UdpSocket {
     /// Binds to each resolved address in turn until one works.
@@ -85,12 +79,6 @@ impl UdpSocket {
                 super::refuse_std("UdpSocket::from_std")
             }
         }
-    }
-
-    /// Refused: there is no OS socket behind a simulated socket.
-    #[track_caller]
-    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        super::refuse_std("UdpSocket::into_std")
     }
 
     pub(crate) fn id(&self) -> sim_net::SocketId {
@@ -175,57 +163,6 @@ impl UdpSocket {
         poll_ready_with(cx, id, Dir::Read, |net, now, _| readable(net, id, now)).map(|_| Ok(()))
     }
 
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let id = self.id();
-        poll_fn(|cx| {
-            poll_net(cx, id, Dir::Read, |net, now| {
-                net.udp_recv(id, buf, false, now)
-            })
-        })
-        .await
-        .map(|(n, _)| n)
-    }
-
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.poll_recv_from(cx, buf).map(|r| r.map(|_| ()))
-    }
-
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.try_recv_from(buf).map(|(n, _)| n)
-    }
-
-    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        super::stream::read_into_buf(buf, |dst| self.try_recv(dst))
-    }
-
-    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.recv_buf_from(buf).await.map(|(n, _)| n)
-    }
-
-    pub fn try_recv_buf_from<B: bytes::BufMut>(
-        &self,
-        buf: &mut B,
-    ) -> io::Result<(usize, SocketAddr)> {
-        let mut from = None;
-        let n = super::stream::read_into_buf(buf, |dst| {
-            let (n, a) = self.try_recv_from(dst)?;
-            from = Some(a);
-            Ok(n)
-        })?;
-        Ok((n, from.expect("set on success")))
-    }
-
-    pub async fn recv_buf_from<B: bytes::BufMut>(
-        &self,
-        buf: &mut B,
-    ) -> io::Result<(usize, SocketAddr)> {
-        let want = buf.remaining_mut().min(64 * 1024);
-        let mut tmp = vec![0u8; want];
-        let (n, from) = self.recv_from(&mut tmp).await?;
-        buf.put_slice(&tmp[..n]);
-        Ok((n, from))
-    }
-
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let addrs = resolve(&target)?;
         match addrs.first() {
@@ -254,40 +191,6 @@ impl UdpSocket {
         with_net(|net, _, now| net.udp_send(id, buf, Some(target), now))
     }
 
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let id = self.id();
-        poll_fn(|cx| {
-            poll_net(cx, id, Dir::Read, |net, now| {
-                net.udp_recv(id, buf, false, now)
-            })
-        })
-        .await
-    }
-
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<SocketAddr>> {
-        let id = self.id();
-        let dst = buf.initialize_unfilled();
-        match poll_net(cx, id, Dir::Read, |net, now| {
-            net.udp_recv(id, dst, false, now)
-        }) {
-            Poll::Ready(Ok((n, from))) => {
-                buf.advance(n);
-                Poll::Ready(Ok(from))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let id = self.id();
-        with_net(|net, _, now| now_or_would_block(net.udp_recv(id, buf, false, now)))
-    }
-
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         let id = self.id();
         poll_fn(|cx| {
@@ -304,17 +207,11 @@ impl UdpSocket {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
         let id = self.id();
-        let dst = buf.initialize_unfilled();
-        match poll_net(cx, id, Dir::Read, |net, now| {
-            net.udp_recv(id, dst, true, now)
-        }) {
-            Poll::Ready(Ok((n, from))) => {
-                buf.advance(n);
-                Poll::Ready(Ok(from))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
+        fill(buf, |dst| {
+            poll_net(cx, id, Dir::Read, |net, now| {
+                net.udp_recv(id, dst, true, now)
+            })
+        })
     }
 
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
@@ -468,6 +365,14 @@ impl UdpSocket {
         Ok(with_net(|net, _, now| net.udp_take_error(id, now)))
     }
 }
+
+datagram_bufs!(
+    UdpSocket,
+    SocketAddr,
+    poll: |id, cx, dst| poll_net(cx, id, Dir::Read, |net, now| net.udp_recv(id, dst, false, now)),
+    try: |id, buf| with_net(|net, _, now| now_or_would_block(net.udp_recv(id, buf, false, now))),
+);
+refuse_std!(UdpSocket, std::net::UdpSocket, into);
 
 fn now_or_would_block<T>(p: Progress<T>) -> io::Result<T> {
     match p {

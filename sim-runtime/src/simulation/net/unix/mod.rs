@@ -1,61 +1,24 @@
 //! Unix-domain sockets under simulation (`tokio::net::{UnixListener,
-//! UnixStream, UnixDatagram}` and `tokio::net::unix`).
+//! UnixStream, UnixDatagram, UnixSocket}` and `tokio::net::unix`).
 //!
-//! Unix sockets are local IPC, so they are not part of the `sim_net` model:
-//! no link, no delay, no fault applies to them. `table.rs` is their whole
-//! model: a table of sockets (ids never reused, so a closed socket's id can
-//! never name another) and, per node, a namespace from names to sockets.
-//! Every operation is one step against the table with the core borrowed; a
-//! pending one leaves the task's waker on a socket's list (reading or
-//! writing), and every change wakes the lists it may unblock, through the
-//! ordinary `Waker::wake` (the executor's wake path), after the borrow is
-//! released.
+//! The model is `sim_net`'s (its crate docs state the rules, under **Unix
+//! sockets**): a Unix socket is a socket of the network model, on no link,
+//! so it shares everything in `super` with TCP and UDP: the handle that
+//! closes it, the waiter lists, the notifications that wake them, and
+//! Tokio's readiness and I/O methods and stream halves (`super::shared`).
+//! What is Unix-only is here: addresses (std's `SocketAddr` for the
+//! model's `UnixAddr`), credentials, the check that the runtime still runs
+//! before each wait, and Tokio's cached readiness as Unix sockets keep it
+//! (`Cache::ClearOnWait`).
 //!
-//! Semantics follow Linux's `af_unix.c` (errno values are Linux's):
-//!
-//! - A name is a key in the node's namespace: the file system (real or
-//!   simulated) is never touched. A relative path is taken from `/` (the
-//!   simulated working directory), without resolving `.`/`..`.
-//! - Binding a name that an open socket holds fails with `EADDRINUSE`. A
-//!   pathname whose socket closed stays behind (as the socket file does):
-//!   connecting to it fails with `ECONNREFUSED`, a name never bound with
-//!   `ENOENT`. Unlike Linux (where the file must be unlinked first), a new
-//!   bind takes over such a stale name: there is no file to unlink, and
-//!   `std::fs::remove_file` never reaches the simulated namespace. An
-//!   abstract name disappears with its socket, as in Linux.
-//! - A stream is two byte buffers of [`SNDBUF`] bytes each: a write takes
-//!   what fits and waits when nothing does. A writer that found no room
-//!   stays blocked (not writable, its writes wait) until the reader has
-//!   drained the buffer to a quarter of [`SNDBUF`]: Linux signals write
-//!   space only then (`unix_writable`), and Tokio learns of it only from
-//!   that signal. The buffer counts payload bytes; Linux also counts each
-//!   write's overhead, so it takes fewer (180,224 bytes in 4 KiB writes). Closing a socket shuts its peer
-//!   down both ways (reads drain, then end; writes fail with `EPIPE`); if
-//!   the closed socket had unread bytes, or had not been accepted yet, the
-//!   peer's next read that finds nothing fails once with `ECONNRESET` (also
-//!   reported by `take_error`).
-//! - A listener's backlog holds 1024 connections (Tokio's); a connect past
-//!   it fails with `EAGAIN` (`WouldBlock`), as a non-blocking Linux
-//!   connect does.
-//! - Datagrams keep their boundaries; a short buffer truncates one. A
-//!   receiver holds at most [`MAX_DGRAM_QLEN`]` + 1` datagrams; a sender
-//!   then waits (`WouldBlock` from `try_send`). After `shutdown(Read)` a
-//!   datagram socket still hands out what it had queued, then reports
-//!   read-closed readiness but never ends: Linux's non-blocking `recvmsg`
-//!   answers `EAGAIN` (only `SOCK_SEQPACKET` reads 0), so a receive waits
-//!   and `try_recv` is `WouldBlock`; sends to it fail with `EPIPE`.
-//! - A node's kill or crash closes every Unix socket made on that node
-//!   (wherever the handle lives), as process exit does; a socket's later
-//!   operations fail with `EBADF`.
-//! - `peer_cred` reports the simulated process: uid and gid 1000 (the
-//!   owner of every simulated file), pid `1000 + node index`.
+//! `peer_cred` reports the simulated process: uid and gid 1000 (the owner
+//! of every simulated file), pid `1000 + node index`.
 
 mod dgram;
 pub mod pipe;
 mod socket;
 mod split;
 mod stream;
-mod table;
 
 pub use dgram::UnixDatagram;
 pub use socket::UnixSocket;
@@ -66,17 +29,16 @@ pub use stream::{UnixListener, UnixStream};
 #[doc(hidden)]
 pub mod datagram {}
 
-use super::super::executor::{current, expect_current};
-use super::super::node::NodeId;
+use super::shared::{poll_interest, ready_from};
+use super::{poll_net_with, try_net_with, with_net, Cache, Dir};
 use crate::io::{Interest, Ready};
+use sim_net::{HostId, Net, Progress, SocketId, UnixAddr};
 use std::fmt;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr as StdSocketAddr;
 use std::path::Path;
-use std::task::{Context, Poll, Waker};
-pub(crate) use table::Table;
-use table::{Dir, Kind, Step};
+use std::task::{Context, Poll};
 
 /// A type representing user ID.
 #[allow(non_camel_case_types)]
@@ -91,35 +53,10 @@ pub type gid_t = u32;
 pub type pid_t = i32;
 
 /// The simulated process's user and group (the owner of simulated files).
-pub(crate) const SIM_UID: uid_t = 1000;
-pub(crate) const SIM_GID: gid_t = 1000;
+const SIM_UID: uid_t = 1000;
+const SIM_GID: gid_t = 1000;
 /// The simulated process id of node `n` is `SIM_PID_BASE + n`.
-pub(crate) const SIM_PID_BASE: pid_t = 1000;
-
-/// Linux's default socket send buffer (`net.core.wmem_default`): a stream's
-/// buffer per direction, and the bound on one datagram (less 32 bytes).
-pub(crate) const SNDBUF: usize = 212_992;
-/// Linux's `net.unix.max_dgram_qlen`: a receiver is full past this many.
-pub(crate) const MAX_DGRAM_QLEN: usize = 10;
-/// Tokio's listen backlog.
-const BACKLOG: usize = 1024;
-
-const EPERM: i32 = 1;
-const ENOENT: i32 = 2;
-const EBADF: i32 = 9;
-const EAGAIN: i32 = 11;
-const EINVAL: i32 = 22;
-const EPIPE: i32 = 32;
-const EMSGSIZE: i32 = 90;
-const EPROTOTYPE: i32 = 91;
-const EADDRINUSE: i32 = 98;
-const ECONNRESET: i32 = 104;
-const ENOTCONN: i32 = 107;
-const ECONNREFUSED: i32 = 111;
-
-fn err(code: i32) -> io::Error {
-    io::Error::from_raw_os_error(code)
-}
+const SIM_PID_BASE: pid_t = 1000;
 
 /// An address associated with a Tokio Unix socket: a thin wrapper around
 /// [`std::os::unix::net::SocketAddr`], as Tokio's.
@@ -192,9 +129,10 @@ impl UCred {
     }
 }
 
-fn cred_of(node: NodeId) -> UCred {
+/// The credentials of the simulated process on `host` (node `host`).
+fn cred_of(host: HostId) -> UCred {
     UCred {
-        pid: Some(SIM_PID_BASE + node.0 as pid_t),
+        pid: Some(SIM_PID_BASE + host.0 as pid_t),
         uid: SIM_UID,
         gid: SIM_GID,
     }
@@ -222,145 +160,90 @@ pub(crate) fn addr_of(path: &Path) -> io::Result<StdSocketAddr> {
     StdSocketAddr::from_pathname(path)
 }
 
-// ----- the binding to the executor -------------------------------------------
-
-/// Runs `f` on the table as the current node, then wakes what it woke.
-fn with<R>(f: impl FnOnce(&mut Table, NodeId, &mut Vec<Waker>) -> R) -> R {
-    let exec = expect_current();
-    let node = exec.current_node();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core_mut();
-        f(&mut super::network(&mut core).unix, node, &mut wake)
-    };
-    for w in wake {
-        w.wake();
+/// The model's address for std's.
+fn model_addr(addr: &StdSocketAddr) -> UnixAddr {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        #[cfg(target_os = "android")]
+        use std::os::android::net::SocketAddrExt;
+        #[cfg(target_os = "linux")]
+        use std::os::linux::net::SocketAddrExt;
+        if let Some(name) = addr.as_abstract_name() {
+            return UnixAddr::Abstract(name.to_vec());
+        }
     }
-    r
+    match addr.as_pathname() {
+        Some(path) => UnixAddr::Path(path.as_os_str().as_bytes().to_vec()),
+        None => UnixAddr::Unnamed,
+    }
 }
 
-/// Polls a step: ready, or pending with the waker left where it said.
-/// As Tokio's I/O, a step spends a unit of the task's budget (given back
-/// when it has to wait).
-fn poll_step<T>(
-    cx: &mut Context<'_>,
-    own: u32,
-    f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>,
-) -> Poll<io::Result<T>> {
-    // As Tokio's: once the runtime shut down, I/O fails at once.
-    crate::simulation::net::check_running()?;
-    let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
-    let r = with(|t, _, wake| match f(t, wake) {
-        Step::Done(r) => Poll::Ready(r),
-        Step::Wait(id, dir) => {
-            t.would_block(own, dir);
-            t.register(id, dir, cx.waker());
-            Poll::Pending
+/// Tokio's address for the model's (which it was given, or autobound).
+fn tokio_addr(addr: UnixAddr) -> SocketAddr {
+    SocketAddr(match addr {
+        UnixAddr::Unnamed => unnamed(),
+        UnixAddr::Path(path) => {
+            StdSocketAddr::from_pathname(Path::new(std::ffi::OsStr::from_bytes(&path)))
+                .expect("the model's path came from a std address")
         }
-    });
-    if r.is_ready() {
-        crate::simulation::executor::progress(coop);
-    }
-    r
-}
-
-/// A step of socket `own` that must not wait: `WouldBlock` instead.
-fn try_step<T>(own: u32, f: impl FnOnce(&mut Table, &mut Vec<Waker>) -> Step<T>) -> io::Result<T> {
-    with(|t, _, wake| match f(t, wake) {
-        Step::Done(r) => r,
-        Step::Wait(_, dir) => {
-            t.would_block(own, dir);
-            // As Tokio's `try_*` when its readiness is not set: a
-            // `WouldBlock` without an errno.
-            Err(io::ErrorKind::WouldBlock.into())
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        UnixAddr::Abstract(name) => {
+            #[cfg(target_os = "android")]
+            use std::os::android::net::SocketAddrExt;
+            #[cfg(target_os = "linux")]
+            use std::os::linux::net::SocketAddrExt;
+            StdSocketAddr::from_abstract_name(name)
+                .expect("an abstract name of the model fits an address")
         }
+        // No abstract namespace to show: std cannot say one.
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        UnixAddr::Abstract(_) => unnamed(),
     })
+}
+
+// ----- the binding: `super`'s, with the Unix rules ---------------------------
+
+/// Polls a model call on Unix socket `id` (`super::poll_net`): after Tokio's
+/// check that the runtime still runs, with Unix sockets' cached readiness.
+fn poll_unix<T>(
+    cx: &mut Context<'_>,
+    id: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> Poll<io::Result<T>> {
+    super::check_running()?;
+    poll_net_with(cx, id, dir, Cache::ClearOnWait, f)
+}
+
+/// A model call on Unix socket `id` that must not wait (`super::try_net`).
+fn try_unix<T>(
+    id: SocketId,
+    dir: Dir,
+    f: impl FnOnce(&mut Net, u64) -> Progress<T>,
+) -> io::Result<T> {
+    try_net_with(id, dir, Cache::ClearOnWait, f)
 }
 
 /// Polls readiness for `interest`.
-fn poll_ready(cx: &mut Context<'_>, id: u32, interest: Interest) -> Poll<Ready> {
-    with(|t, _, _| {
-        let (r, write_on) = t.cached_readiness(id);
-        let mut want = Ready::EMPTY;
-        if interest.is_readable() {
-            want |= Ready::READABLE | Ready::READ_CLOSED;
-        }
-        if interest.is_writable() {
-            want |= Ready::WRITABLE | Ready::WRITE_CLOSED;
-        }
-        let got = r & want;
-        if !got.is_empty() {
-            return Poll::Ready(got);
-        }
-        if interest.is_readable() {
-            t.register(id, Dir::Read, cx.waker());
-        }
-        if interest.is_writable() {
-            t.register(write_on, Dir::Write, cx.waker());
-        }
-        Poll::Pending
+fn poll_ready(cx: &mut Context<'_>, id: SocketId, interest: Interest) -> Poll<Ready> {
+    poll_interest(cx, id, interest, |net, _, sticky| {
+        ready_from(net.unix_readiness(id), interest, sticky, Cache::ClearOnWait)
     })
 }
 
-/// A Unix socket of the table, closed when dropped.
-#[derive(Debug)]
-pub(crate) struct Handle {
-    pub(crate) id: u32,
-    exec: u64,
+fn local_addr(id: SocketId) -> io::Result<SocketAddr> {
+    with_net(|net, _, _| net.unix_local_addr(id)).map(tokio_addr)
 }
 
-impl Handle {
-    fn new(id: u32) -> Handle {
-        Handle {
-            id,
-            exec: expect_current().id,
-        }
-    }
+fn peer_addr(id: SocketId) -> io::Result<SocketAddr> {
+    with_net(|net, _, _| net.unix_peer_addr(id)).map(tokio_addr)
 }
 
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let Some(exec) = current() else {
-            return;
-        };
-        if exec.id != self.exec {
-            return;
-        }
-        let mut wake = Vec::new();
-        super::network(&mut exec.core_mut())
-            .unix
-            .close(self.id, false, &mut wake);
-        for w in wake {
-            w.wake();
-        }
-    }
+fn take_error(id: SocketId) -> io::Result<Option<io::Error>> {
+    with_net(|net, _, _| net.unix_take_error(id))
 }
 
-/// The node's process died (kill or crash): the kernel closes its Unix
-/// sockets. Called by `net::on_kill`/`net::on_crash` with the core borrowed.
-pub(crate) fn on_node_death(table: &mut Table, node: NodeId) -> Vec<Waker> {
-    let mut wake = Vec::new();
-    table.close_node(node, &mut wake);
-    wake
-}
-
-/// Tokio's `TryFrom<std::os::unix::net::…>` conversions exist and refuse, as
-/// `from_std` does.
-macro_rules! refuse_try_from {
-    ($($ours:ty => $std:ty, $what:literal;)*) => {$(
-        impl TryFrom<$std> for $ours {
-            type Error = io::Error;
-            #[track_caller]
-            fn try_from(value: $std) -> Result<Self, Self::Error> {
-                drop(value);
-                super::refuse_std($what)
-            }
-        }
-    )*};
-}
-
-refuse_try_from! {
-    UnixListener => std::os::unix::net::UnixListener, "UnixListener::try_from(std::os::unix::net::UnixListener)";
-    UnixStream => std::os::unix::net::UnixStream, "UnixStream::try_from(std::os::unix::net::UnixStream)";
-    UnixDatagram => std::os::unix::net::UnixDatagram, "UnixDatagram::try_from(std::os::unix::net::UnixDatagram)";
+/// Tokio's live descriptor of Unix socket `id` (sockfd.rs).
+fn live_fd(id: SocketId) -> i32 {
+    crate::simulation::sockfd::live_fd(id.index())
 }

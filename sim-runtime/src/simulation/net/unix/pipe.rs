@@ -1,7 +1,7 @@
 //! `tokio::net::unix::pipe`: Unix pipes.
 //!
 //! An anonymous pipe (`pipe()`) is simulated: a one-way byte stream on the
-//! current node, made of a stream pair of the Unix socket table, so it
+//! current node, made of a Unix stream pair (`UnixStream::pair`), so it
 //! behaves as a pipe does where it matters (bytes in order, end of file
 //! once the sender is gone, `EPIPE` for the sender once the receiver is
 //! gone, readiness as Tokio reports it). What needs a kernel pipe is

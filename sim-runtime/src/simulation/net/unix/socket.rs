@@ -1,7 +1,8 @@
 //! `UnixSocket` under simulation: a Unix socket configured (bound) before
 //! it becomes a listener, a connected stream or a datagram socket.
 
-use super::{addr_of, with, SocketAddr, UnixDatagram, UnixListener, UnixStream};
+use super::{addr_of, model_addr, SocketAddr, UnixDatagram, UnixListener, UnixStream};
+use crate::simulation::net::with_net;
 use std::fmt;
 use std::io;
 use std::os::unix::net::SocketAddr as StdSocketAddr;
@@ -70,10 +71,11 @@ impl UnixSocket {
             Inner::Datagram(d) => d.bind_to(addr),
             Inner::Stream(local) => {
                 if lock(local).is_some() {
-                    // Linux: a socket binds once.
-                    return Err(io::Error::from_raw_os_error(super::EINVAL));
+                    // Linux: a socket binds once (`EINVAL`).
+                    return Err(io::Error::from_raw_os_error(22));
                 }
-                with(|t, node, _| t.check_free(node, &addr))?;
+                let name = model_addr(&addr);
+                with_net(|net, host, _| net.unix_check_free(host, &name))?;
                 *lock(local) = Some(addr);
                 Ok(())
             }
@@ -104,15 +106,16 @@ impl UnixSocket {
             )),
             Inner::Stream(local) => {
                 let local = local.into_inner().unwrap_or_else(|e| e.into_inner());
-                if let Some(addr) = &local {
+                let local = local.as_ref().map(model_addr);
+                if let Some(name) = &local {
                     // Still free (Linux would have taken it at `bind`).
-                    with(|t, node, _| t.check_free(node, addr))?;
+                    with_net(|net, host, _| net.unix_check_free(host, name))?;
                 }
                 // Completes in its first poll: nothing runs in between.
                 let stream = UnixStream::connect(path).await?;
-                if let Some(addr) = local {
+                if let Some(name) = local {
                     let id = stream.id();
-                    with(|t, _, _| t.name_client(id, addr))?;
+                    with_net(|net, _, _| net.unix_bind_client(id, name))?;
                 }
                 Ok(stream)
             }

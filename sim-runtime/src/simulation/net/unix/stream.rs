@@ -1,14 +1,17 @@
 //! `UnixListener` and `UnixStream` under simulation.
 
-use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use super::{addr_of, poll_ready, poll_step, try_step, with, Handle, SocketAddr, Table, UCred};
-use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
-use std::fmt;
+use super::{
+    addr_of, cred_of, local_addr, model_addr, peer_addr, poll_ready, poll_unix, take_error,
+    tokio_addr, try_unix, SocketAddr, UCred,
+};
+use crate::io::{Interest, Ready};
+use crate::simulation::net::shared::{debug_addrs, refuse_std, stream_io, NetStream};
+use crate::simulation::net::{check_running, new_stream_ready, with_net, Dir, Handle};
+use sim_net::SocketId;
 use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
 use std::path::Path;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// A Unix socket which can accept connections from other Unix sockets (on
@@ -17,13 +20,7 @@ pub struct UnixListener {
     handle: Handle,
 }
 
-impl fmt::Debug for UnixListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixListener")
-            .field("local", &self.local_addr().ok())
-            .finish()
-    }
-}
+debug_addrs!(UnixListener, local: local_addr);
 
 impl UnixListener {
     /// Creates a new `UnixListener` bound to the specified path (a name in
@@ -41,37 +38,23 @@ impl UnixListener {
     #[track_caller]
     pub fn bind_addr(socket_addr: &SocketAddr) -> io::Result<UnixListener> {
         crate::simulation::runtime::check_io();
-        crate::simulation::net::check_running()?;
-        let id = with(|t, node, _| t.listen(node, socket_addr.0.clone()))?;
+        check_running()?;
+        let addr = model_addr(&socket_addr.0);
+        let id = with_net(|net, host, _| net.unix_listen(host, addr))?;
         Ok(UnixListener {
             handle: Handle::new(id),
         })
     }
 
-    /// Refused: a std listener is a real OS socket.
-    #[track_caller]
-    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
-        drop(listener);
-        super::super::refuse_std("UnixListener::from_std")
-    }
-
-    /// Refused: there is no OS socket behind a simulated listener.
-    #[track_caller]
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        super::super::refuse_std("UnixListener::into_std")
-    }
-
     /// Returns the local socket address of this listener.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        let id = self.handle.id;
-        with(|t, _, _| t.sock(id).map(|s| SocketAddr(s.local.clone())))
+        local_addr(self.handle.id)
     }
 
     /// Returns the value of the `SO_ERROR` option (always `None` for a
     /// listener).
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        let id = self.handle.id;
-        with(|t, _, _| take_error(t, id))
+        take_error(self.handle.id)
     }
 
     /// Accepts a new incoming connection to this listener.
@@ -87,22 +70,15 @@ impl UnixListener {
     /// Polls to accept a new incoming connection to this listener.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let id = self.handle.id;
-        poll_step(cx, id, |t, _| t.accept(id)).map(|r| {
+        poll_unix(cx, id, Dir::Read, |net, _| net.unix_accept(id)).map(|r| {
             r.map(|(s, from)| {
-                (
-                    UnixStream {
-                        handle: Handle::new(s),
-                    },
-                    SocketAddr(from),
-                )
+                // As Tokio: an accepted stream is assumed readable and
+                // writable until an operation finds otherwise.
+                let stream = UnixStream::from_handle(Handle::new(s), [true, true]);
+                (stream, tokio_addr(from))
             })
         })
     }
-}
-
-pub(super) fn take_error(t: &mut Table, id: u32) -> io::Result<Option<io::Error>> {
-    let s = t.sock_mut(id)?;
-    Ok(s.error.take().map(io::Error::from_raw_os_error))
 }
 
 /// A structure representing a connected Unix socket (on the simulated
@@ -111,17 +87,17 @@ pub struct UnixStream {
     handle: Handle,
 }
 
-impl fmt::Debug for UnixStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixStream")
-            .field("local", &self.local_addr().ok())
-            .field("peer", &self.peer_addr().ok())
-            .finish()
-    }
-}
+debug_addrs!(UnixStream, local: local_addr, peer: peer_addr);
 
 impl UnixStream {
-    pub(crate) fn id(&self) -> u32 {
+    fn from_handle(handle: Handle, ready: [bool; 2]) -> UnixStream {
+        if ready != [false; 2] {
+            new_stream_ready(handle.id, ready);
+        }
+        UnixStream { handle }
+    }
+
+    pub(crate) fn id(&self) -> SocketId {
         self.handle.id
     }
 
@@ -137,117 +113,32 @@ impl UnixStream {
 
     /// Connects to the socket at the specified address.
     pub async fn connect_addr(socket_addr: &SocketAddr) -> io::Result<UnixStream> {
-        crate::simulation::net::check_running()?;
+        check_running()?;
         // A Unix connect completes at once: the connection waits in the
         // listener's backlog until accepted.
-        let id = with(|t, node, wake| t.connect(node, &socket_addr.0, wake))?;
-        Ok(UnixStream {
-            handle: Handle::new(id),
-        })
+        let addr = model_addr(&socket_addr.0);
+        let id = with_net(|net, host, now| net.unix_connect(host, &addr, now))?;
+        Ok(UnixStream::from_handle(Handle::new(id), [false; 2]))
     }
 
     /// Creates an unnamed pair of connected sockets.
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
-        crate::simulation::net::check_running()?;
-        let (a, b) = with(|t, node, _| t.stream_pair(node, super::unnamed(), super::unnamed()));
+        check_running()?;
+        let (a, b) = with_net(|net, host, _| net.unix_pair(host));
         Ok((
-            UnixStream {
-                handle: Handle::new(a),
-            },
-            UnixStream {
-                handle: Handle::new(b),
-            },
+            UnixStream::from_handle(Handle::new(a), [false; 2]),
+            UnixStream::from_handle(Handle::new(b), [false; 2]),
         ))
-    }
-
-    /// Refused: a std stream is a real OS socket.
-    #[track_caller]
-    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
-        drop(stream);
-        super::super::refuse_std("UnixStream::from_std")
-    }
-
-    /// Refused: there is no OS socket behind a simulated stream.
-    #[track_caller]
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        super::super::refuse_std("UnixStream::into_std")
-    }
-
-    /// Waits for any of the requested ready states.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        let id = self.id();
-        Ok(poll_fn(|cx| poll_ready(cx, id, interest)).await)
-    }
-
-    /// Waits for the socket to become readable.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(|_| ())
-    }
-
-    /// Polls for read readiness.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        poll_ready(cx, self.id(), Interest::READABLE).map(|_| Ok(()))
-    }
-
-    /// Tries to read data from the stream into the provided buffer.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let id = self.id();
-        try_step(id, |t, wake| t.stream_read(id, buf, wake))
-    }
-
-    /// Tries to read data from the stream into the provided buffers.
-    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
-        let mut tmp = vec![0u8; total];
-        let n = self.try_read(&mut tmp)?;
-        let mut off = 0;
-        for b in bufs.iter_mut() {
-            if off >= n {
-                break;
-            }
-            let k = b.len().min(n - off);
-            b[..k].copy_from_slice(&tmp[off..off + k]);
-            off += k;
-        }
-        Ok(n)
-    }
-
-    /// Tries to read data into `buf`'s spare capacity.
-    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        crate::simulation::net::stream::read_into_buf(buf, |dst| self.try_read(dst))
-    }
-
-    /// Waits for the socket to become writable.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(|_| ())
-    }
-
-    /// Polls for write readiness.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        poll_ready(cx, self.id(), Interest::WRITABLE).map(|_| Ok(()))
-    }
-
-    /// Tries to write a buffer to the stream.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        let id = self.id();
-        try_step(id, |t, wake| t.stream_write(id, buf, wake))
-    }
-
-    /// Tries to write several buffers to the stream.
-    pub fn try_write_vectored(&self, buf: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.try_write(&crate::simulation::net::stream::gather(buf))
     }
 
     /// Returns the socket address of the local half of this connection.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        let id = self.id();
-        with(|t, _, _| t.sock(id).map(|s| SocketAddr(s.local.clone())))
+        local_addr(self.id())
     }
 
     /// Returns the socket address of the remote half of this connection.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let id = self.id();
-        with(|t, _, _| t.dgram_peer_addr(id).map(SocketAddr))
+        peer_addr(self.id())
     }
 
     /// Returns the effective credentials of the process which called
@@ -255,115 +146,52 @@ impl UnixStream {
     /// node, uid and gid 1000, pid `1000 + node index`).
     pub fn peer_cred(&self) -> io::Result<UCred> {
         let id = self.id();
-        with(|t, _, _| match &t.sock(id)?.kind {
-            super::Kind::Stream { peer_cred, .. } => Ok(*peer_cred),
-            _ => Err(super::err(super::ENOTCONN)),
-        })
+        with_net(|net, _, _| net.unix_peer_host(id)).map(cred_of)
     }
 
     /// Returns the value of the `SO_ERROR` option.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        let id = self.id();
-        with(|t, _, _| take_error(t, id))
+        take_error(self.id())
+    }
+}
+
+impl NetStream for UnixStream {
+    fn sock(&self) -> SocketId {
+        self.id()
     }
 
-    /// Shuts down the given directions; `NotConnected` is not an error (as
-    /// Tokio's).
-    pub(crate) fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
-        let id = self.id();
-        match with(|t, _, wake| t.shutdown(id, how, wake)) {
+    fn poll_ready_id(id: SocketId, cx: &mut Context<'_>, interest: Interest) -> Poll<Ready> {
+        poll_ready(cx, id, interest)
+    }
+
+    fn poll_read_id(id: SocketId, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
+        poll_unix(cx, id, Dir::Read, |net, now| net.unix_read(id, dst, now))
+    }
+
+    fn poll_write_id(id: SocketId, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        poll_unix(cx, id, Dir::Write, |net, now| net.unix_write(id, data, now))
+    }
+
+    fn try_read_id(id: SocketId, buf: &mut [u8]) -> io::Result<usize> {
+        try_unix(id, Dir::Read, |net, now| net.unix_read(id, buf, now))
+    }
+
+    fn try_write_id(id: SocketId, data: &[u8]) -> io::Result<usize> {
+        try_unix(id, Dir::Write, |net, now| net.unix_write(id, data, now))
+    }
+
+    /// `NotConnected` is not an error (as Tokio's).
+    fn shutdown_id(id: SocketId, how: Shutdown) -> io::Result<()> {
+        match with_net(|net, _, now| net.unix_shutdown(id, how, now)) {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
             r => r,
         }
     }
-
-    /// Splits a `UnixStream` into a borrowed read half and write half.
-    #[allow(clippy::needless_lifetimes)]
-    pub fn split<'a>(&'a mut self) -> (ReadHalf<'a>, WriteHalf<'a>) {
-        split::split(self)
-    }
-
-    /// Splits a `UnixStream` into owned halves; dropping the write half
-    /// shuts the write direction down.
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        split::split_owned(self)
-    }
-
-    pub(crate) fn poll_read_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let id = self.id();
-        let dst = buf.initialize_unfilled();
-        match poll_step(cx, id, |t, wake| t.stream_read(id, dst, wake)) {
-            Poll::Ready(Ok(n)) => {
-                buf.advance(n);
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-
-    pub(crate) fn poll_write_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let id = self.id();
-        poll_step(cx, id, |t, wake| t.stream_write(id, buf, wake))
-    }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, &crate::simulation::net::stream::gather(bufs))
-    }
 }
 
-impl AsyncRead for UnixStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.poll_read_priv(cx, buf)
-    }
-}
-
-impl AsyncWrite for UnixStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.shutdown_std(Shutdown::Write)?;
-        Poll::Ready(Ok(()))
-    }
-}
+stream_io!(UnixStream);
+refuse_std!(UnixListener, std::os::unix::net::UnixListener);
+refuse_std!(UnixStream, std::os::unix::net::UnixStream);
 
 impl AsRef<Self> for UnixStream {
     fn as_ref(&self) -> &Self {
@@ -372,10 +200,6 @@ impl AsRef<Self> for UnixStream {
 }
 
 // Tokio's descriptor traits: the socket's live descriptor (sockfd.rs).
-crate::simulation::sockfd::live_descriptor!(UnixListener, |s| {
-    crate::simulation::sockfd::live_unix_fd(s.handle.id)
-});
-crate::simulation::sockfd::live_descriptor!(UnixStream, |s| {
-    crate::simulation::sockfd::live_unix_fd(s.id())
-});
+crate::simulation::sockfd::live_descriptor!(UnixListener, |s| super::live_fd(s.handle.id));
+crate::simulation::sockfd::live_descriptor!(UnixStream, |s| super::live_fd(s.id()));
 crate::simulation::unsupported::raw_io!(UnixStream, "UnixStream");
