@@ -78,15 +78,27 @@ pub(crate) struct Drivers {
 }
 
 impl Drivers {
+    #[inline(always)]
     fn index_of(&self, t: TypeId) -> Option<usize> {
         self.slots.iter().position(|(id, _)| *id == t)
     }
 }
 
+/// The driver in a slot whose `TypeId` is `D`'s (the callers look the slot
+/// up by it). On the path of every socket operation, so no second check.
+#[inline(always)]
 fn downcast<D: Driver>(d: &mut dyn Driver) -> &mut D {
-    (d as &mut dyn Any)
-        .downcast_mut::<D>()
-        .expect("a driver's slot holds its own type")
+    debug_assert!(
+        (d as &dyn Any).is::<D>(),
+        "a driver's slot holds its own type"
+    );
+    // SAFETY: a slot holds the value registered under its `TypeId`
+    // (`register` pushes `(TypeId::of::<D>(), Box<D>)` and nothing else
+    // writes a slot but the lending functions, which put back what they
+    // took), and every caller found this slot by `TypeId::of::<D>()`; so
+    // the trait object's data pointer points at a live, exclusively
+    // borrowed `D`.
+    unsafe { &mut *(d as *mut dyn Driver).cast::<D>() }
 }
 
 #[track_caller]
@@ -124,6 +136,7 @@ impl Core {
     /// `f` with the driver of type `D` and the rest of the core, for a
     /// driver that needs both at once (the driver is lent out of its slot
     /// meanwhile: reaching it again through the core panics).
+    #[inline]
     pub(crate) fn with_driver<D: Driver, R>(
         &mut self,
         f: impl FnOnce(&mut D, &mut Core) -> R,

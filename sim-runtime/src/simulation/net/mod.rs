@@ -110,12 +110,19 @@ pub(crate) enum Cache {
     ClearOnWait,
 }
 
-fn set_sticky<T>(core: &mut Core, sock: SocketId, dir: Dir, cache: Cache, r: &Progress<T>) {
+fn set_sticky<T>(
+    net: &mut Network,
+    core: &mut Core,
+    sock: SocketId,
+    dir: Dir,
+    cache: Cache,
+    r: &Progress<T>,
+) {
     let ready = matches!(r, Progress::Ready(_));
     if cache == Cache::ClearOnWait && ready {
         return;
     }
-    core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky[dir as usize] = ready);
+    slot(net, core, sock).sticky[dir as usize] = ready;
 }
 
 /// The simulated network.
@@ -293,11 +300,7 @@ fn route(network: &mut Network, core: &mut Core, wake: &mut Vec<Waker>) {
 
 /// Leaves `cx`'s waker on the socket's `dir` list, with a timer at
 /// `wake_at` if given.
-fn register(core: &mut Core, sock: SocketId, dir: Dir, cx: &Context<'_>, wake_at: Option<u64>) {
-    core.with_driver(|n: &mut Network, core| register_in(n, core, sock, dir, cx, wake_at))
-}
-
-fn register_in(
+fn register(
     network: &mut Network,
     core: &mut Core,
     sock: SocketId,
@@ -367,24 +370,32 @@ fn unregister(core: &mut Core, sock: SocketId) -> Vec<Waker> {
     out
 }
 
-/// Runs `f` on the model as the current node, now, then delivers the
-/// notifications it left.
-#[track_caller]
-pub(crate) fn with_net<R>(f: impl FnOnce(&mut Net, HostId, u64) -> R) -> R {
+/// Runs `f` with the network driver lent out of the core (one lookup for a
+/// whole operation, which touches the model, the waiters and the timers),
+/// then wakes what it woke once the core is released.
+#[inline]
+fn lend<R>(f: impl FnOnce(&mut Network, &mut Core, &mut Vec<Waker>) -> R) -> R {
     let exec = expect_current();
-    let node = exec.current_node();
     let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core_mut();
-        let now = core.now();
-        let r = f(model(&mut core), HostId(node.0), now);
-        route_notes(&mut core, &mut wake);
-        r
-    };
+    let r = exec
+        .core_mut()
+        .with_driver(|net: &mut Network, core| f(net, core, &mut wake));
     for w in wake {
         w.wake();
     }
     r
+}
+
+/// Runs `f` on the model as the current node, now, then delivers the
+/// notifications it left.
+#[track_caller]
+pub(crate) fn with_net<R>(f: impl FnOnce(&mut Net, HostId, u64) -> R) -> R {
+    let node = expect_current().current_node();
+    lend(|net, core, wake| {
+        let r = f(net.host_model(core), HostId(node.0), core.now());
+        route(net, core, wake);
+        r
+    })
 }
 
 /// Polls a model operation on `sock`: ready, or pending with the waker left
@@ -406,45 +417,38 @@ pub(crate) fn poll_net_with<T>(
     cache: Cache,
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
-    poll_core(cx, sock, dir, cache, |core| {
-        let now = core.now();
-        f(model(core), now)
+    poll_core(cx, sock, dir, cache, |net, core| {
+        f(net.host_model(core), core.now())
     })
 }
 
 /// The one place a pending model answer meets a waker: runs `f` with the
-/// core borrowed, updates the cached readiness, leaves the waker (and a
-/// timer) when pending, routes the notifications, and wakes after the
-/// borrow is released.
+/// core borrowed and the driver lent, updates the cached readiness, leaves
+/// the waker (and a timer) when pending, routes the notifications, and
+/// wakes after the borrow is released.
 fn poll_core<T>(
     cx: &mut Context<'_>,
     sock: SocketId,
     dir: Dir,
     cache: Cache,
-    f: impl FnOnce(&mut Core) -> Progress<T>,
+    f: impl FnOnce(&mut Network, &mut Core) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
     // As Tokio's I/O: an operation spends a unit of the task's budget
     // (given back when it has to wait).
     let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
-    let exec = expect_current();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core_mut();
-        let r = f(&mut core);
-        set_sticky(&mut core, sock, dir, cache, &r);
+    let r = lend(|net, core, wake| {
+        let r = f(net, core);
+        set_sticky(net, core, sock, dir, cache, &r);
         let r = match r {
             Progress::Ready(v) => Poll::Ready(v),
             Progress::Pending { wake_at } => {
-                register(&mut core, sock, dir, cx, wake_at);
+                register(net, core, sock, dir, cx, wake_at);
                 Poll::Pending
             }
         };
-        route_notes(&mut core, &mut wake);
+        route(net, core, wake);
         r
-    };
-    for w in wake {
-        w.wake();
-    }
+    });
     if r.is_ready() {
         crate::simulation::executor::progress(coop);
     }
@@ -475,19 +479,12 @@ pub(crate) fn try_net_with<T>(
     cache: Cache,
     f: impl FnOnce(&mut Net, u64) -> Progress<T>,
 ) -> io::Result<T> {
-    let exec = expect_current();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core_mut();
-        let now = core.now();
-        let r = f(model(&mut core), now);
-        set_sticky(&mut core, sock, dir, cache, &r);
-        route_notes(&mut core, &mut wake);
+    let r = lend(|net, core, wake| {
+        let r = f(net.host_model(core), core.now());
+        set_sticky(net, core, sock, dir, cache, &r);
+        route(net, core, wake);
         r
-    };
-    for w in wake {
-        w.wake();
-    }
+    });
     match r {
         Progress::Ready(r) => r,
         Progress::Pending { .. } => Err(io::ErrorKind::WouldBlock.into()),
@@ -503,11 +500,10 @@ pub(crate) fn poll_net_read<T>(
     len: usize,
     f: impl FnOnce(&mut Net, u64, usize) -> Progress<T>,
 ) -> Poll<io::Result<T>> {
-    poll_core(cx, sock, Dir::Read, Cache::Follow, |core| {
+    poll_core(cx, sock, Dir::Read, Cache::Follow, |net, core| {
         let short = len > 1 && core.fault_point("sim.net.short_read", 1, 4).is_some();
         let limit = if short { len / 2 } else { len };
-        let now = core.now();
-        f(model(core), now, limit)
+        f(net.host_model(core), core.now(), limit)
     })
 }
 
@@ -519,14 +515,14 @@ pub(crate) fn slow_delivery(
     data: &[u8],
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<usize>> {
-    poll_core(cx, sock, Dir::Write, Cache::Follow, |core| {
+    poll_core(cx, sock, Dir::Write, Cache::Follow, |net, core| {
         let extra = core
             .fault_point("sim.net.slow_delivery", 1, 4)
             .map_or(0, |draw| {
                 (1 + crate::simulation::seed::splitmix(draw) % 50) * 1_000_000
             });
-        let now = core.now();
-        model(core).tcp_write_slow(sock, data, now, extra)
+        net.host_model(core)
+            .tcp_write_slow(sock, data, core.now(), extra)
     })
 }
 
@@ -541,35 +537,27 @@ pub(crate) fn poll_ready_with<T>(
     dir: Dir,
     f: impl FnOnce(&mut Net, u64, &mut [bool; 2]) -> (Option<T>, Option<u64>),
 ) -> Poll<T> {
-    let exec = expect_current();
-    let mut wake = Vec::new();
-    let r = {
-        let mut core = exec.core_mut();
-        let now = core.now();
-        let live = model(&mut core).kind(sock).is_some();
+    lend(|net, core, wake| {
+        let live = net.host_model(core).kind(sock).is_some();
         let mut sticky = if live {
-            core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky)
+            slot(net, core, sock).sticky
         } else {
             [false; 2]
         };
-        let answer = f(model(&mut core), now, &mut sticky);
+        let answer = f(net.host_model(core), core.now(), &mut sticky);
         if live {
-            core.with_driver(|net: &mut Network, core| slot(net, core, sock).sticky = sticky);
+            slot(net, core, sock).sticky = sticky;
         }
         let r = match answer {
             (Some(v), _) => Poll::Ready(v),
             (None, wake_at) => {
-                register(&mut core, sock, dir, cx, wake_at);
+                register(net, core, sock, dir, cx, wake_at);
                 Poll::Pending
             }
         };
-        route_notes(&mut core, &mut wake);
+        route(net, core, wake);
         r
-    };
-    for w in wake {
-        w.wake();
-    }
-    r
+    })
 }
 
 /// A socket of the model, closed when dropped (as `close(2)` on the last
