@@ -1,5 +1,5 @@
 //! Model-level regressions found by the multi-node tests in
-//! `sim-runtime/tests/it/net.rs`, each pinned here without an executor.
+//! `sim-runtime/tests/it/net/`, each pinned here without an executor.
 
 use sim_net::{Config, ConnFault, HostId, Net, Progress, SocketId};
 use std::net::SocketAddr;
