@@ -37,6 +37,14 @@ impl SocketId {
     pub fn as_u64(self) -> u64 {
         u64::from(self.gen) << 32 | u64::from(self.index)
     }
+
+    /// The socket [`SocketId::as_u64`] named (a report names it back).
+    pub fn from_u64(v: u64) -> SocketId {
+        SocketId {
+            index: v as u32,
+            gen: (v >> 32) as u32,
+        }
+    }
 }
 
 /// The answer to an operation that may have to wait.

@@ -20,6 +20,7 @@ mod lifecycle;
 mod pct;
 mod queue;
 mod step;
+mod wait;
 
 pub(crate) use current::{
     current, current_ptr, defer_yield, expect_current, outside_context, select_draw, standard_base,
@@ -27,6 +28,7 @@ pub(crate) use current::{
 };
 use current::{set_current, STANDARD_BASE};
 pub(crate) use driver::{Death, Driver};
+pub(crate) use wait::Wait;
 
 pub(crate) use context::progress;
 use context::Step;
@@ -188,13 +190,21 @@ struct Task {
     /// jump, and not polled since. Counted in `Core::owed_poll` (kept in
     /// runs with early timers only).
     owed_poll: bool,
+    /// The step of its last poll (low bits): a wait noted in that poll is
+    /// its current one (executor/wait.rs).
+    polled_at: u32,
 }
+
+// Half a cache line, as the pick's prefetching assumes.
+const _: () = assert!(std::mem::size_of::<Option<Task>>() == 32);
 
 /// The cold part of a task, read only by reports and by the early-timer
 /// check (same index as `tasks`).
 struct TaskMeta {
     name: Option<Arc<str>>,
     location: &'static Location<'static>,
+    /// What a poll of it last noted it waits for, stamped with that step.
+    wait: Option<(u32, Wait)>,
 }
 
 /// The name `sim::at` gives its tasks: a scripted action, which runs at its
@@ -268,6 +278,10 @@ pub(crate) struct Core {
     /// reads neither the header nor the slab.
     polling: (*const (), u32, u64),
     block_ons: u64,
+    /// What the main future's last poll noted it waits for, and the step
+    /// of that poll (executor/wait.rs).
+    main_wait: Option<(u32, Wait)>,
+    main_polled_at: u32,
 }
 
 pub(crate) struct Exec {
@@ -448,6 +462,8 @@ impl Exec {
             main_owed: false,
             polling: (std::ptr::null(), 0, 0),
             block_ons: 0,
+            main_wait: None,
+            main_polled_at: 0,
             config,
         };
         Rc::new(Exec {
@@ -584,6 +600,7 @@ impl Exec {
                 core.meta.push(TaskMeta {
                     name: None,
                     location,
+                    wait: None,
                 });
                 (core.tasks.len() - 1) as u32
             }
@@ -613,8 +630,13 @@ impl Exec {
             incarnation,
             blocking,
             owed_poll: false,
+            polled_at: 0,
         });
-        core.meta[slot as usize] = TaskMeta { name, location };
+        core.meta[slot as usize] = TaskMeta {
+            name,
+            location,
+            wait: None,
+        };
         core.alive += 1;
         drop(core);
         self.push_wake(slot, id);
@@ -775,6 +797,7 @@ impl Exec {
                         {
                             let mut core = self.core.borrow_mut();
                             core.step += 1;
+                            core.main_polled_at = core.step as u32;
                             core.decide(Kind::Poll, 0);
                             self.progress.polling(core.step, 0, 0);
                         }

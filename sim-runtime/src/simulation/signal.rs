@@ -59,6 +59,10 @@ impl Driver for Signals {
             n.clear();
         }
     }
+
+    fn describe_wait(&mut self, _: &Core, what: &'static str, signum: u64) -> Option<String> {
+        (what == "signal").then(|| format!("signal {signum} (a tokio::signal listener)"))
+    }
 }
 
 /// Whether `node` handles `signum` (a listener exists or existed in this
@@ -111,6 +115,8 @@ impl Listener {
             return Poll::Ready(Some(()));
         }
         slot.waiters.insert(self.id, cx.waker().clone());
+        drop(core);
+        exec.note_wait(executor::Wait::Driver("signal", self.signum as u64));
         Poll::Pending
     }
 }

@@ -21,6 +21,58 @@ fn deadlock_names_stuck_tasks() {
     assert!(msg.contains("SIM_SEED=3"), "{msg}");
 }
 
+/// The deadlock report is a wait-for graph: each task with what it waits
+/// for, and the cycle when tasks await each other's ends.
+#[test]
+fn deadlock_prints_the_wait_for_graph_and_its_cycle() {
+    let msg = run_failing(3, || async {
+        use std::sync::{Arc, Mutex};
+        type Slot = Arc<Mutex<Option<sim_runtime::task::JoinHandle<()>>>>;
+        let (a_slot, b_slot): (Slot, Slot) = Default::default();
+        let b_for_a = b_slot.clone();
+        let a = sim_runtime::spawn(async move {
+            sim_runtime::task::yield_now().await;
+            let b = b_for_a.lock().unwrap().take().unwrap();
+            b.await.unwrap();
+        });
+        let a_for_b = a_slot.clone();
+        let b = sim_runtime::spawn(async move {
+            sim_runtime::task::yield_now().await;
+            let a = a_for_b.lock().unwrap().take().unwrap();
+            a.await.unwrap();
+        });
+        *a_slot.lock().unwrap() = Some(a);
+        *b_slot.lock().unwrap() = Some(b);
+        // A third task waits on a socket whose peer never writes, and the
+        // main future on a channel: neither is in the cycle.
+        let listener = sim_runtime::net::TcpListener::bind("127.0.0.1:7000")
+            .await
+            .unwrap();
+        let reader = sim_runtime::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1];
+            let _ = sim_runtime::io::AsyncReadExt::read(&mut s, &mut buf).await;
+        });
+        let _peer = sim_runtime::net::TcpStream::connect("127.0.0.1:7000")
+            .await
+            .unwrap();
+        let (_tx, rx) = sim_runtime::sync::oneshot::channel::<()>();
+        let _ = rx.await;
+        drop(reader);
+    });
+    assert!(msg.contains("deadlock"), "{msg}");
+    assert!(msg.contains("live tasks and what each waits for"), "{msg}");
+    assert!(msg.contains("waits for the end of task"), "{msg}");
+    assert!(msg.contains("cycle: task "), "{msg}");
+    assert!(msg.contains("each awaits the next one's end"), "{msg}");
+    assert!(msg.contains("waits for a read of TcpStream socket"), "{msg}");
+    assert!(msg.contains("peer 127.0.0.1:"), "{msg}");
+    assert!(
+        msg.contains("the main future waits for nothing the simulator sees: a tokio::sync"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn livelock_hits_the_virtual_time_limit() {
     let msg = run_failing(4, || async {

@@ -68,6 +68,12 @@ pub(crate) trait Driver: Any {
 
     /// A dead node runs again as a fresh process on the same host.
     fn node_restarted(&mut self, _core: &mut Core, _node: NodeId, _wake: &mut Vec<Waker>) {}
+
+    /// Says what a wait this driver noted (`Wait::Driver(what, id)`) is
+    /// waiting for, for the deadlock report; `None` when it is another's.
+    fn describe_wait(&mut self, _core: &Core, _what: &'static str, _id: u64) -> Option<String> {
+        None
+    }
 }
 
 /// The registry: drivers in registration order. A slot is empty only while

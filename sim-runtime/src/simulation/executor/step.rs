@@ -307,7 +307,7 @@ impl Exec {
         mut core: std::cell::RefMut<'a, Core>,
     ) -> Result<std::cell::RefMut<'a, Core>, Failure> {
         let Some(deadline) = core.timers.next_deadline() else {
-            return Err(self.deadlock(&core));
+            return Err(self.deadlock(&mut core));
         };
         if let Some(limit) = core.config.time_limit {
             if deadline > limit.as_nanos() as u64 {
@@ -374,8 +374,7 @@ impl Exec {
         Ok(self.core.borrow_mut())
     }
 
-    pub(super) fn deadlock(&self, core: &Core) -> Failure {
-        let tasks = core.describe_tasks();
+    pub(super) fn deadlock(&self, core: &mut Core) -> Failure {
         let paused: Vec<&str> = core
             .nodes
             .iter()
@@ -388,14 +387,8 @@ impl Exec {
         if !paused.is_empty() {
             message.push_str(&format!(" (paused nodes hold work: {})", paused.join(", ")));
         }
-        message.push_str(".\n  live tasks:");
-        if tasks.is_empty() {
-            message.push_str(" none besides the main future");
-        }
-        for t in tasks {
-            message.push_str("\n    ");
-            message.push_str(&t);
-        }
+        message.push_str(".\n  live tasks and what each waits for:");
+        message.push_str(&core.wait_for_graph());
         Failure {
             class: Class::Deadlock,
             message,
@@ -405,6 +398,7 @@ impl Exec {
     pub(super) fn poll_task(&self, slot: u32, id: u64) {
         let (mut fut, node, incarnation) = {
             let mut core = self.core.borrow_mut();
+            let step = core.step + 1;
             let task = core.tasks[slot as usize]
                 .as_mut()
                 .expect("picked task exists");
@@ -422,6 +416,7 @@ impl Exec {
             let fut = task.future.take().expect("task is not being polled");
             // Wakes from now on queue it again.
             task.queued = false;
+            task.polled_at = step as u32;
             let seen = std::mem::take(&mut task.owed_poll);
             let ptr = fut.task().as_ptr();
             let node = task.node;

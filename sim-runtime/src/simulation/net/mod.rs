@@ -34,7 +34,7 @@ pub mod tcp {
     pub use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 }
 
-use super::executor::{expect_current, Core, Death, Driver};
+use super::executor::{expect_current, Core, Death, Driver, Wait};
 use super::node::NodeId;
 use super::timer::TimerKey;
 use sim_net::{HostId, Net, Notification, Progress, SocketId};
@@ -449,10 +449,23 @@ fn poll_core<T>(
         route(net, core, wake);
         r
     });
+    if r.is_pending() {
+        note_wait(sock, dir);
+    }
     if r.is_ready() {
         crate::simulation::executor::progress(coop);
     }
     r
+}
+
+/// Notes, for the deadlock report, that the poll under way waits on
+/// `sock`'s `dir` (executor/wait.rs; described by `describe_wait`).
+fn note_wait(sock: SocketId, dir: Dir) {
+    let what = match dir {
+        Dir::Read => "a read of",
+        Dir::Write => "a write to",
+    };
+    crate::simulation::executor::with_current(|e| e.note_wait(Wait::Driver(what, sock.as_u64())));
 }
 
 /// Spends a unit of the task's budget for an operation that never waits
@@ -537,7 +550,7 @@ pub(crate) fn poll_ready_with<T>(
     dir: Dir,
     f: impl FnOnce(&mut Net, u64, &mut [bool; 2]) -> (Option<T>, Option<u64>),
 ) -> Poll<T> {
-    lend(|net, core, wake| {
+    let r = lend(|net, core, wake| {
         let live = net.host_model(core).kind(sock).is_some();
         let mut sticky = if live {
             slot(net, core, sock).sticky
@@ -557,7 +570,11 @@ pub(crate) fn poll_ready_with<T>(
         };
         route(net, core, wake);
         r
-    })
+    });
+    if r.is_pending() {
+        note_wait(sock, dir);
+    }
+    r
 }
 
 /// A socket of the model, closed when dropped (as `close(2)` on the last
@@ -679,6 +696,26 @@ impl Driver for Network {
                 .host_revive(HostId(node.0), core.now());
             route(self, core, wake);
         }
+    }
+
+    /// A socket wait: the socket's kind and addresses.
+    fn describe_wait(&mut self, _: &Core, what: &'static str, id: u64) -> Option<String> {
+        if what != "a read of" && what != "a write to" {
+            return None;
+        }
+        let model = self.model.as_ref()?;
+        let sock = SocketId::from_u64(id);
+        let Some(kind) = model.kind(sock) else {
+            return Some(format!("{what} a socket closed since"));
+        };
+        let addr =
+            |r: io::Result<std::net::SocketAddr>| r.map_or("-".to_string(), |a| a.to_string());
+        Some(format!(
+            "{what} {kind:?} socket {} (local {}, peer {})",
+            sock.index(),
+            addr(model.local_addr(sock)),
+            addr(model.peer_addr(sock))
+        ))
     }
 }
 

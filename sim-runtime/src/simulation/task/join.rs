@@ -192,6 +192,10 @@ impl<T> Future for JoinHandle<T> {
         // The replaced waker is dropped outside the lock: its destructor may
         // do anything, including completing this very task.
         drop(old);
+        let target = self.id().0;
+        crate::simulation::executor::with_current(|e| {
+            e.note_wait(crate::simulation::executor::Wait::Join(target))
+        });
         Poll::Pending
     }
 }
