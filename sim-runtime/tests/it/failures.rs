@@ -65,12 +65,35 @@ fn deadlock_prints_the_wait_for_graph_and_its_cycle() {
     assert!(msg.contains("waits for the end of task"), "{msg}");
     assert!(msg.contains("cycle: task "), "{msg}");
     assert!(msg.contains("each awaits the next one's end"), "{msg}");
-    assert!(msg.contains("waits for a read of TcpStream socket"), "{msg}");
+    assert!(
+        msg.contains("waits for a read of TcpStream socket"),
+        "{msg}"
+    );
     assert!(msg.contains("peer 127.0.0.1:"), "{msg}");
     assert!(
         msg.contains("the main future waits for nothing the simulator sees: a tokio::sync"),
         "{msg}"
     );
+}
+
+/// A task on a paused node waits on a timer that cannot fire before the
+/// node resumes: the report says so instead of naming a timer.
+#[test]
+fn deadlock_report_names_a_paused_nodes_held_waits() {
+    let msg = run_failing(4, || async {
+        use sim_runtime::sim;
+        let p = sim::node("p").build();
+        sim::spawn_on(p, async {
+            time::sleep(Duration::from_secs(1)).await;
+        });
+        sim::pause(p);
+        let (_tx, rx) = sim_runtime::sync::oneshot::channel::<()>();
+        let _ = rx.await;
+    });
+    assert!(msg.contains("deadlock"), "{msg}");
+    assert!(msg.contains("paused nodes hold work: p"), "{msg}");
+    assert!(msg.contains("on node 'p' (paused)"), "{msg}");
+    assert!(msg.contains("held while its node is paused"), "{msg}");
 }
 
 #[test]

@@ -119,7 +119,13 @@ impl Core {
             if let Some(Wait::Join(to)) = wait {
                 edges.push((id, to));
             }
-            let described = self.describe(wait);
+            let described = match wait {
+                None if self.node(node).paused => "whatever it waits for, held while its node is \
+                                                   paused (its timers fire and its wake-ups \
+                                                   land when the node resumes)"
+                    .to_string(),
+                _ => self.describe(wait),
+            };
             let n = self.node(node);
             let paused = if n.paused { " (paused)" } else { "" };
             let line = format!(
