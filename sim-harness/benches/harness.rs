@@ -135,6 +135,7 @@ mod bench {
         let mut seeds = 2_000u64;
         let mut runs = 5usize;
         let mut warmup = 0usize;
+        let mut jobs = 1usize;
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
             match a.as_str() {
@@ -146,6 +147,7 @@ mod bench {
                         .and_then(|v| v.parse().ok())
                         .expect("--warmup N")
                 }
+                "--jobs" => jobs = args.next().and_then(|v| v.parse().ok()).expect("--jobs N"),
                 "--only" => {
                     let w = args.next().expect("--only NAME");
                     assert!(
@@ -159,7 +161,7 @@ mod bench {
         // Per core, and quiet: the runner's replay line per seed goes to
         // stderr, which the bench does not measure.
         // SAFETY: set before any other thread of this process exists.
-        std::env::set_var("SIM_JOBS", "1");
+        std::env::set_var("SIM_JOBS", jobs.to_string());
         // The same strategy for the harness and the bare runtime (uniform
         // random, no early timers, no fault points), so the difference is
         // the harness's own work.
