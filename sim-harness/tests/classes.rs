@@ -214,6 +214,59 @@ fn hang_is_reported_as_inconclusive_never_a_pass() {
     );
 }
 
+/// Seeds 0..3; when run as the child of the tests below, seed 2 fails:
+/// always (`SIM_CHILD_FAIL=always`), or only when earlier seeds ran in the
+/// same process (`SIM_CHILD_FAIL=after_others`: a static carries state from
+/// seed to seed, which a rerun in the same process cannot see).
+#[sim::test(seeds = 0..3)]
+async fn child_fails_on_seed_two() {
+    static SEEDS_IN_THIS_PROCESS: std::sync::atomic::AtomicU64 =
+        std::sync::atomic::AtomicU64::new(0);
+    let before = SEEDS_IN_THIS_PROCESS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    sleep(Duration::from_millis(1)).await;
+    match std::env::var("SIM_CHILD_FAIL").as_deref() {
+        Ok("always") => assert_ne!(sim::seed(), 2, "seed 2 fails"),
+        Ok("after_others") if before >= 2 => assert_ne!(sim::seed(), 2, "seed 2 fails"),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_failing_seed_replays_exactly_in_fresh_processes_and_names_its_build() {
+    let (ok, text) = child(
+        "child_fails_on_seed_two",
+        &[("SIM_CHILD_FAIL", "always"), ("SIM_JOBS", "1")],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("reproduced when run again: yes"), "{text}");
+    assert!(
+        text.contains("replays in fresh processes: replays exactly (3 of 3"),
+        "{text}"
+    );
+    assert!(text.contains("sim: build: commit "), "{text}");
+    assert!(text.contains("rustc "), "{text}");
+}
+
+#[test]
+fn state_that_outlives_a_seed_shows_as_replays_k_of_n() {
+    // In the sweep, seed 2 runs after seeds 0 and 1 and fails; rerun in
+    // the same process it fails again; alone in a fresh process it passes.
+    let (ok, text) = child(
+        "child_fails_on_seed_two",
+        &[
+            ("SIM_CHILD_FAIL", "after_others"),
+            ("SIM_JOBS", "1"),
+            ("SIM_REPLAYS", "2"),
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("reproduced when run again: yes"), "{text}");
+    assert!(
+        text.contains("replays in fresh processes: replays 0 of 2: NOT deterministic"),
+        "{text}"
+    );
+}
+
 /// Passes for every seed (the child of the tests below).
 #[sim::test(seeds = 0..3)]
 async fn child_passes() {

@@ -386,6 +386,9 @@ where
                     );
                     let mut r =
                         run_checked(&opts, &collector, seed, &make, check, wanted.every_seed());
+                    if super::replay::is_child() {
+                        super::replay::tell_parent(&r.outcome);
+                    }
                     if !r.outcome.leftover.is_empty() {
                         let mut l = leftovers.lock().unwrap_or_else(|e| e.into_inner());
                         l.0 += 1;
@@ -484,6 +487,12 @@ where
         ),
         (None, _) => "NO: the rerun passed: the run is not deterministic".into(),
     };
+    // And in fresh processes (replay.rs); a replay does not replay itself.
+    let fresh = if super::replay::is_child() {
+        "not run (this process is itself a replay)".to_string()
+    } else {
+        super::replay::fresh(&name, &first.outcome)
+    };
     panic!(
         "{}",
         report(
@@ -492,7 +501,7 @@ where
             ran,
             &failures,
             first,
-            &reproduced,
+            (&reproduced, &fresh),
             &missing,
             page.as_deref()
         )
@@ -567,7 +576,7 @@ fn report(
     total: usize,
     failures: &BTreeMap<u64, SeedResult>,
     first: &SeedResult,
-    reproduced: &str,
+    (reproduced, fresh): (&str, &str),
     missing: &[String],
     page: Option<&std::path::Path>,
 ) -> String {
@@ -649,6 +658,8 @@ fn report(
         );
     }
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
+    let _ = writeln!(s, "sim: replays in fresh processes: {fresh}");
+    let _ = writeln!(s, "sim: build: {}", super::replay::identity());
     let _ = write!(s, "sim: replay: {}", o.replay);
     s
 }
