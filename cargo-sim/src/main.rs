@@ -25,6 +25,7 @@
 //! lock beside the build and restores the user's after cargo exits,
 //! Ctrl-C included).
 
+mod clippy;
 mod doctor;
 mod graph;
 mod lock;
@@ -42,10 +43,8 @@ commands:
   build    cargo build, the same (tests and binaries, not run)
   check    cargo check, the same
   clippy   cargo clippy, the same: lints the code as the simulation compiles
-           it (cfg(simulation) and cfg(sim_graph) are set). Known gap: a
-           crate whose tests use sim-harness does not lint yet (sim-harness
-           fails to resolve sim_runtime::sim under clippy-driver); use
-           `cargo sim check` there
+           it (cfg(simulation) and cfg(sim_graph) are set); lint arguments
+           after `--` as with cargo clippy
   doctor   what in the graph still escapes the seed (OS threads, real sockets,
            real files, the TSC); exits 1 if something does.
            cargo sim doctor [--manifest-path P] [-p PKG]...
@@ -205,7 +204,15 @@ fn run_patched(args: &[String], capture: bool) -> Result<Patched, String> {
             ));
         }
     }
-    let mut cmd = patched(args);
+    let mut cmd = if args.first().is_some_and(|a| a == "clippy") {
+        // cargo-clippy's inner cargo would lose the patch (clippy.rs).
+        let plan = clippy::plan(args, clippy::driver()?);
+        let mut cmd = patched(&plan.args);
+        cmd.envs(plan.env);
+        cmd
+    } else {
+        patched(args)
+    };
     let (status, stdout, graph) = if capture {
         cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let out =

@@ -20,9 +20,11 @@ tokio = { version = "1", features = ["full"] }
 
 const LIB: &str = r#"
 /// Only in the simulated build, and a lint clippy flags (`ptr_arg`): a
-/// lint of the simulated build must see it.
+/// lint of the simulated build must see it. `tokio::sim` exists only in
+/// the simulation: a lint run on real Tokio would not compile this.
 #[cfg(sim_graph)]
 pub fn count(v: &Vec<u8>) -> usize {
+    assert!(tokio::sim::is_simulation());
     v.len()
 }
 
@@ -113,6 +115,10 @@ fn a_plain_tokio_crate_runs_simulated_and_keeps_its_lock() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the lint must fail the run:\n{text}");
     assert!(text.contains("ptr_arg"), "{text}");
+    // The patch held inside clippy's own cargo run: `tokio` is the
+    // simulation (cargo-clippy's inner cargo would have lost it).
+    assert!(!text.contains("could not find `sim`"), "{text}");
+    assert!(!text.contains("NOT simulated"), "{text}");
     // The simulation's cfgs are declared: only the crate's own lint fails.
     assert!(!text.contains("unexpected `cfg`"), "{text}");
     assert_eq!(
