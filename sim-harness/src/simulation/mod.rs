@@ -7,6 +7,7 @@ mod history;
 mod liveness;
 pub mod net;
 mod node;
+mod results;
 mod rng;
 mod rollout;
 pub(crate) mod run;
