@@ -13,6 +13,7 @@ mod json;
 mod merge;
 mod parity;
 mod proc;
+mod recipes;
 mod sweep;
 mod tidy;
 
