@@ -33,6 +33,7 @@ pub const SIM_STEERING: &[&str] = &[
     "SIM_CHECK_DETERMINISM",
     "SIM_COVERAGE_PLATEAU",
     "SIM_TRACE",
+    "SIM_RESULTS",
 ];
 
 /// A build mode: production (plain Tokio) or simulation.

@@ -8,6 +8,9 @@ pub enum Json {
     Null,
     Bool(bool),
     Num(f64),
+    /// A literal of digits alone that fits a `u64`, kept exact (a seed or a
+    /// count past 2^53 would be rounded as an `f64`).
+    Int(u64),
     Str(String),
     Arr(Vec<Json>),
     Obj(BTreeMap<String, Json>),
@@ -44,6 +47,14 @@ impl Json {
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// A whole number ≥ 0, exactly as written.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Json::Int(n) => Some(*n),
             _ => None,
         }
     }
@@ -146,11 +157,11 @@ impl Parser<'_> {
                 {
                     self.i += 1;
                 }
-                std::str::from_utf8(&self.s[start..self.i])
-                    .ok()?
-                    .parse()
-                    .ok()
-                    .map(Json::Num)
+                let text = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+                if let Ok(n) = text.parse::<u64>() {
+                    return Some(Json::Int(n));
+                }
+                text.parse().ok().map(Json::Num)
             }
         }
     }
@@ -231,6 +242,11 @@ mod tests {
         );
         assert_eq!(v.get("fresh").as_bool(), Some(true));
         assert_eq!(v.get("n"), &Json::Num(-150.0));
+        assert_eq!(
+            Json::parse("18446744073709551615").and_then(|v| v.as_u64()),
+            Some(u64::MAX)
+        );
+        assert_eq!(Json::parse("2.5"), Some(Json::Num(2.5)));
         assert_eq!(v.get("s").as_str(), Some("q\"\\\né😀"));
         assert_eq!(v.get("missing"), &Json::Null);
         assert!(Json::parse("{\"a\":1,}").is_none());

@@ -10,8 +10,10 @@ mod demo;
 mod failure_modes;
 mod harness_report;
 mod json;
+mod merge;
 mod parity;
 mod proc;
+mod recipes;
 mod sweep;
 mod tidy;
 
@@ -40,6 +42,10 @@ commands:
             (cargo xtask compat --help for its options)
   parity    read Tokio's public API from its rustdoc and write
             sim-runtime/tests/parity/tokio_api.rs (--check: fail if it is stale)
+  merge-results <dir>...
+            merge the SIM_RESULTS=<dir> files of a sharded sweep (SIM_SHARD=k/n
+            on many machines) into one report; fails on a failing seed or a
+            missing or overlapping shard
   sweep     every example's passing #[sim::test] over many seeds (default
             100000) with the determinism check, all cores; writes
             docs/sweep.md (opt-in, long; cargo xtask sweep --help)
@@ -56,6 +62,7 @@ fn main() -> ExitCode {
         "compat" => compat::main(&rest),
         "canaries" => canaries::main(&rest),
         "sweep" => sweep::main(&rest),
+        "merge-results" => merge::main(&rest),
         "parity" => parity::main(&rest),
         "ci" => ci::ci().map_err(Error::Failed),
         "test" => ci::test().map_err(Error::Failed),

@@ -8,6 +8,7 @@ mod liveness;
 pub mod net;
 mod node;
 mod replay;
+mod results;
 mod rng;
 mod rollout;
 pub(crate) mod run;

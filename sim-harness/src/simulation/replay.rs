@@ -86,6 +86,8 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
             .env_remove("SIM_SEEDS")
             .env_remove("SIM_SHARD")
             .env_remove("SIM_COVERAGE_PLATEAU")
+            // A replay writes no results: they are the sweep's.
+            .env_remove("SIM_RESULTS")
             .output();
         let text = match out {
             Ok(o) => format!(

@@ -4,6 +4,7 @@
 //! seed in full (class, step, virtual time, message, the trace's last lines
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
+use super::results;
 use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
 use sim_runtime::__private::harness::{
@@ -136,7 +137,26 @@ fn parse_bool(var: &str, v: &str) -> bool {
 
 /// The seeds this process runs, after the environment and the shard.
 pub(crate) fn seeds(opts: &Options) -> Vec<u64> {
-    let mut list = if let Some(v) = env("SIM_SEED") {
+    let list = planned(opts);
+    match shard() {
+        Some((k, n)) => list
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % n == k - 1)
+            .map(|(_, s)| s)
+            .collect(),
+        None => list,
+    }
+}
+
+/// `SIM_SHARD`, parsed: `(k, n)`.
+fn shard() -> Option<(usize, usize)> {
+    env("SIM_SHARD").map(|v| parse_shard(&v))
+}
+
+/// The seeds of the whole run, before the shard takes its slice.
+fn planned(opts: &Options) -> Vec<u64> {
+    if let Some(v) = env("SIM_SEED") {
         vec![parse_u64("SIM_SEED", &v, "one seed, e.g. SIM_SEED=7")]
     } else if let Some(v) = env("SIM_SEEDS") {
         parse_seed_list("SIM_SEEDS", &v)
@@ -146,17 +166,7 @@ pub(crate) fn seeds(opts: &Options) -> Vec<u64> {
             Seeds::One(s) => vec![s],
             Seeds::Default => vec![0],
         }
-    };
-    if let Some(v) = env("SIM_SHARD") {
-        let (k, n) = parse_shard(&v);
-        list = list
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| i % n == k - 1)
-            .map(|(_, s)| s)
-            .collect();
     }
-    list
 }
 
 fn jobs() -> usize {
@@ -192,18 +202,24 @@ fn cargo_target(opts: &Options) -> String {
     }
 }
 
-/// The workspace's `target/sim/<test>/` directory.
-fn trace_dir(opts: &Options, name: &str) -> PathBuf {
+/// The workspace's root: the nearest directory above the package that
+/// holds `Cargo.lock` (the package's own if none does).
+fn workspace_root(opts: &Options) -> PathBuf {
     let mut dir = PathBuf::from(opts.manifest_dir);
-    let root = loop {
+    loop {
         if dir.join("Cargo.lock").exists() {
-            break dir;
+            return dir;
         }
         if !dir.pop() {
-            break PathBuf::from(opts.manifest_dir);
+            return PathBuf::from(opts.manifest_dir);
         }
-    };
-    root.join("target")
+    }
+}
+
+/// The workspace's `target/sim/<test>/` directory.
+fn trace_dir(opts: &Options, name: &str) -> PathBuf {
+    workspace_root(opts)
+        .join("target")
         .join("sim")
         .join(name.replace("::", "-"))
 }
@@ -347,6 +363,9 @@ where
         || env("SIM_CHECK_DETERMINISM").is_some_and(|v| parse_bool("SIM_CHECK_DETERMINISM", &v));
     let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
     let wanted = Wanted::from_env();
+    // Checked before any seed runs: a bad directory fails at once.
+    let results_dir = results::dir(env(results::VAR), &workspace_root(&opts));
+    let records: Mutex<BTreeMap<u64, results::Record>> = Mutex::new(BTreeMap::new());
     // Seeds whose body returned with tasks still running: (count, first).
     let leftovers: Mutex<Leftovers> = Mutex::new((0, None));
     let jobs = jobs().min(seeds.len().max(1));
@@ -396,6 +415,13 @@ where
                             l.1 = Some((seed, r.outcome.leftover.clone()));
                         }
                     }
+                    if results_dir.is_some() {
+                        let record = results::Record::new(&r.outcome, &r.coverage);
+                        records
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(seed, record);
+                    }
                     let tallies = std::mem::take(&mut r.coverage);
                     if sweep
                         .lock()
@@ -439,6 +465,24 @@ where
         // found are not part of the sweep (whatever SIM_JOBS is).
         let counted: std::collections::BTreeSet<u64> = seeds[..at].iter().copied().collect();
         failures.retain(|seed, _| counted.contains(seed));
+        records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|seed, _| counted.contains(seed));
+    }
+    if let Some(dir) = &results_dir {
+        let planned = planned(&opts);
+        let run = results::Run {
+            package: opts.package,
+            crate_name: opts.crate_name,
+            target: &target,
+            test: &name,
+            shard: shard().unwrap_or((1, 1)),
+            planned: &planned,
+            stopped: sweep.stop.is_some(),
+        };
+        let records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+        results::write(dir, &run, &records);
     }
     // The seeds the sweep ran (all of them, or up to the plateau).
     let ran = sweep.stop.unwrap_or(seeds.len());

@@ -12,6 +12,9 @@
 //! - `coverage.rs` and `coverage_all.rs` check the catalog of
 //!   sometimes-assertion sites, which is the binary's (gathered at link
 //!   time): another file's sites would change what they check;
+//! - `shards.rs` runs itself again as child processes, one per shard (as
+//!   on separate machines), and its results name the binary's catalog of
+//!   sites;
 //! - `timeline.rs` sets `SIM_TIMELINE` and `SIM_EXPORT`, which the runner
 //!   reads for the whole process.
 

@@ -99,6 +99,9 @@ const RULES: &[Rule] = &[
             // Writes a failing seed's trace file, on the runner's thread,
             // after the seed's simulation has ended.
             "sim-harness/src/simulation/run.rs",
+            // Writes the run's results (SIM_RESULTS), on the runner's
+            // thread, after every seed's simulation has ended.
+            "sim-harness/src/simulation/results.rs",
         ],
         scope: Scope::SimulatorAndServices,
         harmless: &["std::fs::Permissions"],
