@@ -21,11 +21,13 @@
 //! The module's files: `workloads.rs` (the workloads and the binaries
 //! that run them), `build.rs` (building every binary), this file (options,
 //! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
-//! and `bench.json`), `checker.rs` (sim-check's section).
+//! and `bench.json`), `checker.rs` (sim-check's section), `scaling.rs`
+//! (`SIM_JOBS=1` vs `2`, its section).
 
 mod build;
 mod checker;
 mod report;
+mod scaling;
 mod workloads;
 
 use crate::cmd::{rel, root, write_file};
@@ -54,7 +56,9 @@ docs/bench.md and the samples to target/bench/bench.json.
                   net_rt, net_idle_1000, heartbeats, scenario); repeatable;
                   nothing is written. `--only checker` alone measures the
                   linearizability checker (sim-check) and rewrites only its
-                  section of docs/bench.md
+                  section of docs/bench.md; `--only scaling` alone measures
+                  how a sweep scales from SIM_JOBS=1 to 2 and rewrites only
+                  its section
   --no-write      print the table only
 ";
 
@@ -97,9 +101,10 @@ fn parse(args: &[String]) -> Result<Option<Opts>, String> {
             "--seeds" => o.seeds = number("--seeds", value("--seeds")?)?.max(1),
             "--only" => {
                 let w = value("--only")?;
-                if w != "checker" && !WORKLOADS.iter().any(|k| k.name == w) {
+                if w != "checker" && w != "scaling" && !WORKLOADS.iter().any(|k| k.name == w) {
                     let mut known: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
                     known.push("checker");
+                    known.push("scaling");
                     return Err(format!(
                         "unknown workload {w:?}; known: {}",
                         known.join(", ")
@@ -133,7 +138,14 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let docs = root().join("docs").join("bench.md");
     // The checker's bench is a section of its own (checker.rs).
     let checker = opts.only.iter().any(|o| o == "checker");
-    opts.only.retain(|o| o != "checker");
+    let scaling = opts.only.iter().any(|o| o == "scaling");
+    opts.only.retain(|o| o != "checker" && o != "scaling");
+    if scaling && !checker && opts.only.is_empty() {
+        return scaling::only(&docs, opts.runs, opts.write);
+    }
+    if scaling {
+        println!("{}", scaling::measure(opts.runs)?);
+    }
     if checker && opts.only.is_empty() {
         return checker::only(&docs, opts.write);
     }
@@ -204,6 +216,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     };
     let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
     let md = checker::splice(&md, &checker::measure()?);
+    let md = scaling::splice(&md, &scaling::measure(opts.runs)?);
     write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write_file(&json_path, &json(&results, &info, &opts, &timing))?;

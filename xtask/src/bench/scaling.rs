@@ -1,0 +1,147 @@
+//! How a sweep scales over cores (issue 26 item 2): the harness's scenario
+//! (`sim-harness/benches/harness.rs`) with `SIM_JOBS=1` and `SIM_JOBS=2`,
+//! run alternately, and the ratio of their median seeds per second, kept
+//! as a section of `docs/bench.md` between two markers. A full `cargo xtask
+//! bench` rewrites it with the rest; `cargo xtask bench --only scaling`
+//! measures and rewrites only it.
+
+use crate::cmd::Mode;
+use std::path::Path;
+use std::process::Command;
+
+const BEGIN: &str = "<!-- scaling: begin (cargo xtask bench --only scaling) -->";
+const END: &str = "<!-- scaling: end -->";
+
+/// The target: two jobs run at least this many times the seeds per second
+/// of one.
+const TARGET: f64 = 1.8;
+
+/// One run of the scenario with `jobs` jobs: seeds per second.
+fn once(exe: &Path, jobs: usize, seeds: u64) -> Result<f64, String> {
+    let out = Command::new(exe)
+        .args(["--runs", "1", "--warmup", "1", "--seeds"])
+        .arg(seeds.to_string())
+        .args(["--jobs", &jobs.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "the harness bench failed ({}):\n{text}",
+            out.status
+        ));
+    }
+    text.lines()
+        .find_map(
+            |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                ["BENCH", "sim", "scenario", "seeds/s", v, ..] => v.parse().ok(),
+                _ => None,
+            },
+        )
+        .ok_or_else(|| format!("the harness bench printed no scenario line:\n{text}"))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Builds the harness bench and measures; returns the section's markdown.
+pub fn measure(runs: usize) -> Result<String, String> {
+    let exe = super::build::build_bench(Mode::Simulation, "sim-harness", "harness")?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (mut one, mut two) = (Vec::new(), Vec::new());
+    for run in 0..runs.max(1) {
+        eprintln!("==> bench [scaling] run {}/{}", run + 1, runs.max(1));
+        // Alternate which goes first: neither always meets a warm machine.
+        if run % 2 == 0 {
+            one.push(once(&exe, 1, 4_000)?);
+            two.push(once(&exe, 2, 4_000)?);
+        } else {
+            two.push(once(&exe, 2, 4_000)?);
+            one.push(once(&exe, 1, 4_000)?);
+        }
+    }
+    let (m1, m2) = (median(&mut one), median(&mut two));
+    Ok(section(cores, &one, &two, m1, m2))
+}
+
+fn section(cores: usize, one: &[f64], two: &[f64], m1: f64, m2: f64) -> String {
+    let ratio = m2 / m1;
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let verdict = if ratio >= TARGET {
+        format!("meets the target (≥ {TARGET}×)")
+    } else {
+        format!(
+            "SHORT of the target (≥ {TARGET}×) by {:.2}×",
+            TARGET - ratio
+        )
+    };
+    format!(
+        "{BEGIN}\n## How a sweep scales over cores\n\n\
+         The harness's 3-node scenario (`sim-harness/benches/harness.rs`, 4,000 seeds a run), \
+         `SIM_JOBS=1` and `SIM_JOBS=2` alternated, on a machine with {cores} core(s). Each seed \
+         runs on its own thread in its own simulation, so jobs share nothing but the seed \
+         counter and the report.\n\n\
+         | jobs | median seeds/s | runs |\n|---|---|---|\n\
+         | 1 | {m1:.0} | {} |\n| 2 | {m2:.0} | {} |\n\n\
+         Two jobs: **{ratio:.2}×** one job's seeds per second, which {verdict}.\n{END}\n",
+        list(one),
+        list(two)
+    )
+}
+
+/// Measures and rewrites only the scaling section of `docs/bench.md`.
+pub fn only(docs: &Path, runs: usize, write: bool) -> Result<(), String> {
+    let section = measure(runs)?;
+    println!("{section}");
+    if write {
+        let doc = std::fs::read_to_string(docs).unwrap_or_default();
+        std::fs::write(docs, splice(&doc, &section))
+            .map_err(|e| format!("{}: {e}", docs.display()))?;
+        eprintln!("bench: rewrote the scaling section of {}", docs.display());
+    }
+    Ok(())
+}
+
+/// `doc` with its scaling section replaced by `section` (appended if it
+/// has none).
+pub fn splice(doc: &str, section: &str) -> String {
+    match (doc.find(BEGIN), doc.find(END)) {
+        (Some(b), Some(e)) if e > b => {
+            let after = &doc[e + END.len()..];
+            let after = after.strip_prefix('\n').unwrap_or(after);
+            format!("{}{section}{after}", &doc[..b])
+        }
+        _ => format!("{}\n\n{section}", doc.trim_end()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_says_the_ratio_and_whether_it_meets_the_target() {
+        let s = section(2, &[1000.0], &[1900.0], 1000.0, 1900.0);
+        assert!(
+            s.contains("**1.90×**") && s.contains("meets the target"),
+            "{s}"
+        );
+        let short = section(2, &[1000.0], &[1500.0], 1000.0, 1500.0);
+        assert!(
+            short.contains("SHORT of the target (≥ 1.8×) by 0.30×"),
+            "{short}"
+        );
+        let doc = format!("# Bench\n\n{s}\n## After\n");
+        let new = splice(&doc, &short);
+        assert!(new.contains("1.50×") && !new.contains("1.90×"), "{new}");
+        assert!(new.ends_with("\n## After\n"));
+        assert_eq!(new.matches(BEGIN).count(), 1);
+    }
+}
