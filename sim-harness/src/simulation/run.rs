@@ -179,9 +179,9 @@ fn jobs() -> usize {
             );
             n as usize
         }
-        None => std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8),
+        // Every core: a sweep scales with them (`cargo xtask bench --only
+        // scaling`).
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     }
 }
 
