@@ -283,3 +283,17 @@ impl Results {
         })
     }
 }
+
+/// `doc` with the section between `begin` and `end` replaced by `section`
+/// (which carries its own markers), or `section` appended when `doc` has
+/// none: how the checker's and the scaling's sections are kept.
+pub(super) fn splice(doc: &str, (begin, end): (&str, &str), section: &str) -> String {
+    match (doc.find(begin), doc.find(end)) {
+        (Some(b), Some(e)) if e > b => {
+            let after = &doc[e + end.len()..];
+            let after = after.strip_prefix('\n').unwrap_or(after);
+            format!("{}{section}{after}", &doc[..b])
+        }
+        _ => format!("{}\n\n{section}", doc.trim_end()),
+    }
+}

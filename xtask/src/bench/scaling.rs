@@ -112,14 +112,7 @@ pub fn only(docs: &Path, runs: usize, write: bool) -> Result<(), String> {
 /// `doc` with its scaling section replaced by `section` (appended if it
 /// has none).
 pub fn splice(doc: &str, section: &str) -> String {
-    match (doc.find(BEGIN), doc.find(END)) {
-        (Some(b), Some(e)) if e > b => {
-            let after = &doc[e + END.len()..];
-            let after = after.strip_prefix('\n').unwrap_or(after);
-            format!("{}{section}{after}", &doc[..b])
-        }
-        _ => format!("{}\n\n{section}", doc.trim_end()),
-    }
+    super::splice(doc, (BEGIN, END), section)
 }
 
 #[cfg(test)]
