@@ -88,6 +88,10 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
             .env_remove("SIM_COVERAGE_PLATEAU")
             // A replay writes no results: they are the sweep's.
             .env_remove("SIM_RESULTS")
+            // Only the class and fingerprint are read back: a deadlock's
+            // holders experiment (forks, and loading symbols to name what
+            // was dropped: a second in a debug build) would be wasted.
+            .env("SIM_WAIT_PROBE", "off")
             .output();
         let text = match out {
             Ok(o) => format!(

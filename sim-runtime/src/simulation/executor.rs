@@ -16,6 +16,7 @@ mod core;
 mod current;
 mod driver;
 mod header;
+mod holders;
 mod lifecycle;
 mod pct;
 mod queue;
@@ -149,6 +150,25 @@ impl WakeRef {
 struct WakeBuf {
     exec_id: u64,
     buf: Vec<(u32, u64)>,
+    /// Set only in a forked copy probing who holds what (holders.rs): each
+    /// wake pushed also pushes its backtrace to `traces`.
+    capture: bool,
+    traces: Vec<String>,
+}
+
+impl WakeBuf {
+    #[inline]
+    fn push(&mut self, wake: (u32, u64)) {
+        self.buf.push(wake);
+        if self.capture {
+            self.trace();
+        }
+    }
+
+    #[cold]
+    fn trace(&mut self) {
+        self.traces.push(holders::wake_trace());
+    }
 }
 
 thread_local! {
@@ -157,7 +177,9 @@ thread_local! {
     /// paths that only need to look at it ([`with_current`]); always written
     /// together with `CURRENT` by [`set_current`].
     static CURRENT_PTR: Cell<*const Exec> = const { Cell::new(std::ptr::null()) };
-    static WAKE_BUF: RefCell<WakeBuf> = const { RefCell::new(WakeBuf { exec_id: 0, buf: Vec::new() }) };
+    static WAKE_BUF: RefCell<WakeBuf> = const {
+        RefCell::new(WakeBuf { exec_id: 0, buf: Vec::new(), capture: false, traces: Vec::new() })
+    };
     /// Set whenever a wake is pushed to `WAKE_BUF`: while it is clear, the
     /// buffer is empty.
     static WAKE_PENDING: Cell<bool> = const { Cell::new(false) };
@@ -650,7 +672,7 @@ impl Exec {
         let local = WAKE_BUF.with(|b| {
             let mut b = b.borrow_mut();
             if b.exec_id == self.id {
-                b.buf.push((slot, id));
+                b.push((slot, id));
                 WAKE_PENDING.set(true);
                 true
             } else {
@@ -829,6 +851,22 @@ impl Exec {
                     }
                     Next::Blocking(slot, id) => return Step::Outside(slot, id),
                     Next::Task(slot, id) => self.poll_task_inside(slot, id, stray),
+                    Next::Fail(f) if f.class == Class::Deadlock => {
+                        // Who holds what each task waits for, found by
+                        // dropping each in a forked copy (holders.rs); the
+                        // main future is dropped in place there, and that
+                        // copy never returns to this frame.
+                        let mut drop_main = || {
+                            // SAFETY: runs only in the forked child, which
+                            // exits without returning here: the pinned
+                            // future is dropped in place once and its memory
+                            // never used again.
+                            unsafe { std::ptr::drop_in_place(fut.as_mut().get_unchecked_mut()) }
+                        };
+                        let holders = self.find_holders(Some(&mut drop_main));
+                        let f = self.deadlock(&mut self.core.borrow_mut(), &holders);
+                        self.fail(f)
+                    }
                     Next::Fail(f) => self.fail(f),
                     Next::Idle => unreachable!("block_on advances the clock when idle"),
                     Next::Flush => return Step::Flush,

@@ -76,6 +76,66 @@ fn deadlock_prints_the_wait_for_graph_and_its_cycle() {
     );
 }
 
+/// A deadlock through a `tokio::sync::Mutex` and an mpsc channel: one task
+/// holds the lock and waits for a message, the other would send it once it
+/// has the lock. The simulator sees neither primitive; the report finds who
+/// holds what by dropping each task in a forked copy, and prints the cycle
+/// with what each drop releases.
+#[test]
+fn deadlock_through_a_mutex_and_a_channel_prints_its_cycle() {
+    let msg = run_failing(5, || async {
+        use std::sync::Arc;
+        let lock = Arc::new(sim_runtime::sync::Mutex::new(()));
+        let (tx, mut rx) = sim_runtime::sync::mpsc::channel::<u32>(1);
+        let l = lock.clone();
+        let holder = sim_runtime::spawn(async move {
+            let _guard = l.lock().await;
+            sim_runtime::task::yield_now().await;
+            rx.recv().await
+        });
+        let sender = sim_runtime::spawn(async move {
+            sim_runtime::task::yield_now().await;
+            let _guard = lock.lock().await;
+            tx.send(7).await.unwrap();
+        });
+        holder.await.unwrap();
+        sender.await.unwrap();
+    });
+    assert!(msg.contains("deadlock"), "{msg}");
+    assert!(
+        msg.contains("the main future waits for the end of task 1"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("task 1 (unnamed) on node 'main' spawned at sim-runtime/tests/it/failures.rs")
+            || msg.contains("task 1 (unnamed) on node 'main' spawned at tests/it/failures.rs"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "waits for something task 2 holds: dropping task 2 releases its \
+             tokio::sync::mpsc::bounded::Sender<u32>"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "waits for something task 1 holds: dropping task 1 releases its \
+             tokio::sync::mutex::MutexGuard<()>"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("cycle: task 1 -> task 2 -> task 1"), "{msg}");
+    assert!(
+        msg.contains("task 1 waits for what task 2 holds (dropping task 2 releases its tokio::sync::mpsc::bounded::Sender<u32>)"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("task 2 waits for what task 1 holds (dropping task 1 releases its tokio::sync::mutex::MutexGuard<()>)"),
+        "{msg}"
+    );
+}
+
 /// A task on a paused node waits on a timer that cannot fire before the
 /// node resumes: the report says so instead of naming a timer.
 #[test]

@@ -49,7 +49,7 @@ impl Header {
         let local = WAKE_BUF
             .try_with(|b| match b.try_borrow_mut() {
                 Ok(mut b) if b.exec_id == self.exec_id => {
-                    b.buf.push((self.slot, raw));
+                    b.push((self.slot, raw));
                     WAKE_PENDING.set(true);
                     true
                 }

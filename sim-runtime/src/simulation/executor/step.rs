@@ -307,7 +307,7 @@ impl Exec {
         mut core: std::cell::RefMut<'a, Core>,
     ) -> Result<std::cell::RefMut<'a, Core>, Failure> {
         let Some(deadline) = core.timers.next_deadline() else {
-            return Err(self.deadlock(&mut core));
+            return Err(self.deadlock(&mut core, &Default::default()));
         };
         if let Some(limit) = core.config.time_limit {
             if deadline > limit.as_nanos() as u64 {
@@ -374,7 +374,10 @@ impl Exec {
         Ok(self.core.borrow_mut())
     }
 
-    pub(super) fn deadlock(&self, core: &mut Core) -> Failure {
+    /// The deadlock failure: what nothing runnable means here, and the
+    /// wait-for graph, with what the holders experiment found (none when
+    /// the run is not `block_on`'s and cannot drop its main future).
+    pub(super) fn deadlock(&self, core: &mut Core, holders: &holders::Holders) -> Failure {
         let paused: Vec<&str> = core
             .nodes
             .iter()
@@ -388,7 +391,7 @@ impl Exec {
             message.push_str(&format!(" (paused nodes hold work: {})", paused.join(", ")));
         }
         message.push_str(".\n  live tasks and what each waits for:");
-        message.push_str(&core.wait_for_graph());
+        message.push_str(&core.wait_for_graph(holders));
         Failure {
             class: Class::Deadlock,
             message,
