@@ -380,3 +380,141 @@ fn swarm_dimensions_are_per_seed_independent_and_reported() {
         .windows(2)
         .all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2 && w[0].3 == w[1].3));
 }
+
+/// Fails on some seeds, as its draws decide (the child of the tape tests
+/// below; passes unless `SIM_CHILD_DRAWS` is set): a drawn number of tasks
+/// sleep drawn times, and the run fails when the last one spawned is the
+/// first to finish.
+#[sim::test(seeds = 0..40)]
+async fn child_fails_by_its_draws() {
+    if std::env::var("SIM_CHILD_DRAWS").is_err() {
+        return;
+    }
+    let mut rng = sim::Rng::from_seed(sim::fork_seed("tasks"));
+    let n = 3 + rng.below(3);
+    let (tx, mut rx) = sim_runtime::sync::mpsc::unbounded_channel();
+    for i in 0..n {
+        let tx = tx.clone();
+        let d = rng.below(4);
+        sim_runtime::spawn(async move {
+            sleep(Duration::from_millis(d)).await;
+            sim_runtime::task::yield_now().await;
+            let _ = tx.send(i);
+        });
+    }
+    drop(tx);
+    let mut order = Vec::new();
+    while let Some(i) = rx.recv().await {
+        order.push(i);
+    }
+    assert_ne!(
+        order[0],
+        n - 1,
+        "the last task spawned finished first: {order:?}"
+    );
+}
+
+/// The line of `text` that starts with `prefix`, without it.
+fn line_after<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line:\n{text}"))
+}
+
+/// The fingerprint in `reproduced when run again: yes: ... (0x...)`.
+fn fingerprint_of(text: &str) -> String {
+    let line = line_after(text, "sim: reproduced when run again: ");
+    line.rsplit_once('(')
+        .and_then(|(_, f)| f.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no fingerprint in `{line}`"))
+        .to_string()
+}
+
+#[test]
+fn a_failing_seed_writes_its_tape_which_replays_bit_identically() {
+    let (ok, text) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_JOBS", "1"),
+            ("SIM_REPLAYS", "0"),
+        ],
+    );
+    assert!(!ok, "some seed of 40 fails: {text}");
+    let seeded = fingerprint_of(&text);
+    let tape_line = line_after(&text, "sim: tape: ");
+    let path = tape_line.split(" (").next().unwrap().to_string();
+    assert!(path.ends_with(".tape"), "{tape_line}");
+    assert!(
+        tape_line.contains(" bytes of draws) · replay: SIM_TAPE="),
+        "{tape_line}"
+    );
+    let file = std::fs::read(&path).unwrap();
+    assert!(file.starts_with(b"sim-tape 1\ntest: "), "{path}");
+
+    // The tape replays the seeded run: the same failure, the same
+    // fingerprint, decision for decision.
+    let (ok, replayed) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_REPLAYS", "0"),
+            ("SIM_TAPE", &path),
+        ],
+    );
+    assert!(!ok, "{replayed}");
+    assert_eq!(fingerprint_of(&replayed), seeded, "{replayed}");
+    assert!(
+        line_after(&replayed, "sim: tape: ").starts_with("replayed from "),
+        "{replayed}"
+    );
+    assert!(
+        replayed.contains("1 of 1 seed(s) failed"),
+        "one run: {replayed}"
+    );
+
+    // Other draws are another run: the same header with every draw zero.
+    let split = file.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let mut zeros = file.clone();
+    zeros[split..].fill(0);
+    let zeros_path = format!("{path}.zeros");
+    std::fs::write(&zeros_path, &zeros).unwrap();
+    let (_, other) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_REPLAYS", "0"),
+            ("SIM_TAPE", &zeros_path),
+        ],
+    );
+    assert!(
+        !other.contains(&seeded),
+        "a tape of zeros is not the seeded run:\n{other}"
+    );
+
+    // A tape from another build, or for another test, is refused.
+    let header = String::from_utf8_lossy(&file[..split]).to_string();
+    let build = header.lines().find(|l| l.starts_with("build: ")).unwrap();
+    let mut foreign = header
+        .replace(build, "build: commit 000000000000 · rustc 0.0.0")
+        .into_bytes();
+    foreign.extend_from_slice(&file[split..]);
+    let foreign_path = format!("{path}.foreign");
+    std::fs::write(&foreign_path, &foreign).unwrap();
+    let (ok, refused) = child(
+        "child_fails_by_its_draws",
+        &[("SIM_CHILD_DRAWS", "1"), ("SIM_TAPE", &foreign_path)],
+    );
+    assert!(!ok, "{refused}");
+    assert!(
+        refused.contains("was recorded by another build"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("recorded by: commit 000000000000"),
+        "{refused}"
+    );
+    let (ok, refused) = child("child_passes", &[("SIM_TAPE", &path)]);
+    assert!(!ok, "{refused}");
+    assert!(refused.contains("was recorded by test `"), "{refused}");
+}

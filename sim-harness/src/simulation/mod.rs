@@ -13,6 +13,7 @@ mod rng;
 mod rollout;
 pub(crate) mod run;
 pub mod swarm;
+mod tape;
 mod timeline;
 mod trace;
 mod workload;

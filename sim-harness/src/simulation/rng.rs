@@ -1,8 +1,10 @@
 //! A seeded random stream for tests and generators: ChaCha8, so the same
-//! seed gives the same draws on every platform, build and release.
+//! seed gives the same draws on every platform, build and release. Made
+//! inside a run with a tape on, its draws go through the tape like the
+//! simulator's own (sim-runtime's tape.rs).
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::RngCore;
+use sim_runtime::__private::harness::Stream;
 use std::ops::RangeInclusive;
 
 /// A deterministic random stream (ChaCha8) seeded from a `u64`: the same
@@ -10,7 +12,7 @@ use std::ops::RangeInclusive;
 /// [`rand_core::RngCore`], so `rand`'s distributions accept it, and has the
 /// few draws tests need without importing a trait.
 #[derive(Clone)]
-pub struct Rng(ChaCha8Rng);
+pub struct Rng(Stream);
 
 impl std::fmt::Debug for Rng {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -21,7 +23,7 @@ impl std::fmt::Debug for Rng {
 impl Rng {
     /// The stream of `seed`.
     pub fn from_seed(seed: u64) -> Rng {
-        Rng(ChaCha8Rng::seed_from_u64(seed))
+        Rng(Stream::from_seed(seed))
     }
 
     /// The next 64 random bits.

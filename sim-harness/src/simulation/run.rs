@@ -5,11 +5,12 @@
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
 use super::results;
+use super::tape;
 use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
 use sim_runtime::__private::harness::{
     cargo_prefix, replay_env, replay_mismatch, run_seed, strategy, Recording, SeedOutcome,
-    SeedSettings,
+    SeedSettings, TapeMode,
 };
 use sim_runtime::__private::TestOutput;
 use std::collections::BTreeMap;
@@ -236,21 +237,39 @@ struct SeedResult {
     recorded: Option<Recorded>,
 }
 
+/// What one run of a seed records or follows.
+#[derive(Default)]
+struct How {
+    /// Keep the decision log (for a determinism check).
+    record: bool,
+    /// Compare each decision with this log.
+    compare: Option<Recording>,
+    /// Record the timeline (the page and the exports).
+    draw: bool,
+    /// Record the draws as a tape, or take them from one.
+    tape: Option<TapeMode>,
+}
+
 fn run_one<F, Fut>(
     opts: &Options,
     collector: &trace::Collector,
     seed: u64,
     make: &Arc<F>,
-    record: bool,
-    compare: Option<Recording>,
-    draw: bool,
+    how: How,
 ) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
+    let How {
+        record,
+        compare,
+        draw,
+        tape,
+    } = how;
     let settings = SeedSettings {
+        tape,
         seed,
         time_limit: opts.time_limit_ms.map(Duration::from_millis),
         step_limit: opts.step_limit,
@@ -316,13 +335,26 @@ fn run_checked<F, Fut>(
     make: &Arc<F>,
     check: bool,
     draw: bool,
+    tape: Option<&tape::Tape>,
 ) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
-    let first = run_one(opts, collector, seed, make, check, None, draw);
+    let replay = || tape.map(|t| TapeMode::Replay(t.bytes.clone()));
+    let first = run_one(
+        opts,
+        collector,
+        seed,
+        make,
+        How {
+            record: check,
+            draw,
+            tape: replay(),
+            ..How::default()
+        },
+    );
     if !check || !first.outcome.passed() {
         return first;
     }
@@ -331,9 +363,12 @@ where
         collector,
         seed,
         make,
-        false,
-        first.outcome.recording.clone(),
-        draw,
+        How {
+            compare: first.outcome.recording.clone(),
+            draw,
+            tape: replay(),
+            ..How::default()
+        },
     );
     if !second.outcome.passed() {
         second.outcome.message = format!(
@@ -358,7 +393,12 @@ where
     Fut::Output: TestOutput,
 {
     let name = test_name(&opts);
-    let seeds = seeds(&opts);
+    // `SIM_TAPE`: one run, from the tape's draws, of the seed it recorded.
+    let tape = tape::from_env(&name);
+    let seeds = match &tape {
+        Some(t) => vec![t.seed],
+        None => seeds(&opts),
+    };
     let check = opts.check_determinism
         || env("SIM_CHECK_DETERMINISM").is_some_and(|v| parse_bool("SIM_CHECK_DETERMINISM", &v));
     let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
@@ -403,8 +443,15 @@ where
                         cargo_prefix(),
                         opts.package
                     );
-                    let mut r =
-                        run_checked(&opts, &collector, seed, &make, check, wanted.every_seed());
+                    let mut r = run_checked(
+                        &opts,
+                        &collector,
+                        seed,
+                        &make,
+                        check,
+                        wanted.every_seed(),
+                        tape.as_ref(),
+                    );
                     if super::replay::is_child() {
                         super::replay::tell_parent(&r.outcome);
                     }
@@ -505,18 +552,43 @@ where
         return;
     };
     // Run the first failing seed again by itself: does it reproduce?
-    // The rerun is recorded: its timeline page is drawn (the recorder never
-    // changes a decision, so the fingerprints still compare).
+    // The rerun is recorded: its timeline page is drawn and its draws are
+    // written down as a tape (neither recorder changes a decision, so the
+    // fingerprints still compare). From a tape, the rerun replays it.
     let again = run_one(
         &opts,
         &trace::Collector::new(),
         first_seed,
         &make,
-        false,
-        None,
-        true,
+        How {
+            draw: true,
+            tape: Some(match &tape {
+                Some(t) => TapeMode::Replay(t.bytes.clone()),
+                None => TapeMode::Record,
+            }),
+            ..How::default()
+        },
     );
     let page = write_timeline(&opts, &name, &again, wanted);
+    let tape_line = match (&tape, &again.outcome.tape) {
+        (Some(t), _) => format!("replayed from {}", t.path.display()),
+        (None, Some(used)) => {
+            match tape::write(&trace_dir(&opts, &name), &name, first_seed, &used.bytes) {
+                Ok(path) => format!(
+                    "{} ({} bytes of draws) · replay: {}={} {} test -p {} {target} -- {name} \
+                     --exact",
+                    path.display(),
+                    used.bytes.len(),
+                    tape::VAR,
+                    path.display(),
+                    cargo_prefix(),
+                    opts.package
+                ),
+                Err(e) => format!("not written: {e}"),
+            }
+        }
+        (None, None) => "not recorded".into(),
+    };
     let reproduced = match (again.outcome.class, first.outcome.class) {
         (Some(a), Some(b)) if a == b && again.outcome.fingerprint == first.outcome.fingerprint => {
             format!(
@@ -547,7 +619,8 @@ where
             first,
             (&reproduced, &fresh),
             &missing,
-            page.as_deref()
+            page.as_deref(),
+            &tape_line,
         )
     );
 }
@@ -623,6 +696,7 @@ fn report(
     (reproduced, fresh): (&str, &str),
     missing: &[String],
     page: Option<&std::path::Path>,
+    tape: &str,
 ) -> String {
     let o = &first.outcome;
     let mut s = String::new();
@@ -703,6 +777,7 @@ fn report(
     }
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
     let _ = writeln!(s, "sim: replays in fresh processes: {fresh}");
+    let _ = writeln!(s, "sim: tape: {tape}");
     let _ = writeln!(s, "sim: build: {}", super::replay::identity());
     let _ = write!(s, "sim: replay: {}", o.replay);
     s

@@ -11,7 +11,6 @@
 
 use super::executor::{Core, Driver};
 use super::seed;
-use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use std::collections::BTreeMap;
 
@@ -25,7 +24,7 @@ pub(crate) struct Site {
 pub(crate) struct Buggify {
     pub on: bool,
     root: u64,
-    fire: ChaCha8Rng,
+    fire: seed::Stream,
     pub sites: BTreeMap<&'static str, Site>,
 }
 
@@ -48,7 +47,7 @@ impl Buggify {
         let root = self.root;
         let mut first = None;
         let entry = self.sites.entry(site).or_insert_with(|| {
-            let h = seed::child(root, &format!("buggify.site.{site}"));
+            let h = seed::decide(root, &format!("buggify.site.{site}"));
             let active = h % 4 == 0;
             first = Some(h ^ u64::from(active));
             Site {

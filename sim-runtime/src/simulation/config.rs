@@ -192,7 +192,7 @@ pub(crate) fn env_buggify() -> Option<bool> {
 /// current-thread order exactly.
 pub(crate) fn yield_ahead_for(seed: u64, schedule: Schedule) -> bool {
     schedule != Schedule::Fifo
-        && env_yield_ahead().unwrap_or_else(|| super::seed::child(seed, "yield.ahead") & 1 == 1)
+        && env_yield_ahead().unwrap_or_else(|| super::seed::decide(seed, "yield.ahead") & 1 == 1)
 }
 
 /// `SIM_YIELD_AHEAD=on|off`.

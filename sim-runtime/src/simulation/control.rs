@@ -99,7 +99,7 @@ pub fn seed() -> u64 {
 /// a consumer never shifts the streams of the others.
 #[track_caller]
 pub fn fork_seed(label: &str) -> u64 {
-    super::seed::child(seed(), label)
+    super::seed::decide(seed(), label)
 }
 
 /// Global virtual time since the simulation started (no node's skew).

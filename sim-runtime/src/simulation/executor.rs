@@ -44,7 +44,6 @@ use super::task::join::JoinHandle;
 use super::task::raw::{self, OwnedTask, TaskVtable};
 use super::timer::Timers;
 use super::trace::{Kind, Trace};
-use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -252,7 +251,7 @@ pub(crate) struct Core {
     step: u64,
     /// Times the executor went idle and jumped the clock.
     parks: u64,
-    sched_rng: ChaCha8Rng,
+    sched_rng: seed::Stream,
     /// The schedule stream's next two draws, taken early to prefetch the
     /// tasks they will probably pick; each is consumed exactly when it would
     /// have been drawn, so the schedule is unchanged.
@@ -264,8 +263,8 @@ pub(crate) struct Core {
     /// Above this many runnable tasks the random pick prefetches
     /// (`PREFETCH_MIN_RUNNABLE`; tests turn it off to compare).
     prefetch_min: usize,
-    timer_rng: ChaCha8Rng,
-    select_rng: ChaCha8Rng,
+    timer_rng: seed::Stream,
+    select_rng: seed::Stream,
     nodes: Vec<NodeState>,
     /// Whether any node is paused (set only through `set_paused`): the
     /// pick checks a task's node only then, sparing a dependent load.
@@ -428,7 +427,7 @@ impl Exec {
         );
         let root = config.seed;
         let wall_base_ns = WALL_EPOCH_NS
-            + seed::below(seed::child(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
+            + seed::below(seed::decide(root, "clock.epoch"), 365 * 86_400) * 1_000_000_000;
         // Before the interposers are on: registering may start the watchdog's
         // OS thread, which simulated code may not do.
         let progress = super::watchdog::register(root);
@@ -437,7 +436,7 @@ impl Exec {
         // function of the seed; without them it is merely a base point.
         let was_active = hooks::active();
         if !was_active {
-            hooks::activate(seed::child(root, "std.random"), wall_base_ns);
+            hooks::activate(seed::decide(root, "std.random"), wall_base_ns);
         }
         hooks::set_now(0);
         hooks::set_node_clock(0, 0, 0);
@@ -935,7 +934,7 @@ impl Active {
         if !was_active {
             let seed = exec.core.borrow().config.seed;
             hooks::activate(
-                seed::child(seed, &format!("std.random.{n}")),
+                seed::decide(seed, &format!("std.random.{n}")),
                 exec.wall_base_ns,
             );
         }

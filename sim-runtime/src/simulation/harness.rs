@@ -39,7 +39,12 @@ pub struct SeedSettings {
     /// The test's name, package and cargo target (`--test x` / `--lib`),
     /// for the replay command.
     pub test: Option<(String, String, String)>,
+    /// Record the run's draws as a tape, or take them from one (tape.rs).
+    pub tape: Option<TapeMode>,
 }
+
+pub use super::seed::Stream;
+pub use super::tape::{Mode as TapeMode, Used as TapeUsed};
 
 /// How one seed's run ended.
 pub struct SeedOutcome {
@@ -66,6 +71,8 @@ pub struct SeedOutcome {
     /// The tasks still alive when the body returned (node, name, spawn
     /// location), whether or not `strict` made them a leak.
     pub leftover: Vec<String>,
+    /// The tape, when the settings asked for one.
+    pub tape: Option<TapeUsed>,
 }
 
 impl SeedOutcome {
@@ -101,13 +108,13 @@ pub fn strategy_for(seed: u64, test_schedule: Option<&str>) -> Schedule {
 pub fn early_timers_for(seed: u64, test: Option<bool>) -> bool {
     config::env_early_timers()
         .or(test)
-        .unwrap_or_else(|| super::seed::child(seed, "early.timers.on") & 1 == 1)
+        .unwrap_or_else(|| super::seed::decide(seed, "early.timers.on") & 1 == 1)
 }
 
 /// Whether fault points are on in a harness run of `seed`: `SIM_BUGGIFY`,
 /// else three seeds in four.
 pub fn buggify_for(seed: u64) -> bool {
-    config::env_buggify().unwrap_or_else(|| super::seed::child(seed, "buggify.on") % 4 != 0)
+    config::env_buggify().unwrap_or_else(|| super::seed::decide(seed, "buggify.on") % 4 != 0)
 }
 
 /// The name of a strategy, with ` + early timers` and ` + yields ahead`
@@ -135,6 +142,21 @@ where
             target: target.clone(),
         }));
     }
+    // From here on every draw goes through the tape, the config's swarm
+    // choices included; it is turned off however the run ends.
+    struct TapeOn(bool);
+    impl Drop for TapeOn {
+        fn drop(&mut self) {
+            if self.0 && super::tape::on() {
+                super::tape::stop();
+            }
+        }
+    }
+    let mut tape_on = TapeOn(false);
+    if let Some(mode) = &settings.tape {
+        super::tape::start(mode.clone());
+        tape_on.0 = true;
+    }
     let mut config = Config::from_env(settings.seed);
     config.schedule = strategy_for(settings.seed, settings.schedule.as_deref());
     config.early_timers = early_timers_for(settings.seed, settings.early_timers);
@@ -153,6 +175,8 @@ where
     // The executor prints its own report when it fails; the harness writes
     // one report per failing seed instead (quiet).
     let end = seed_run::run(config, trace, &Shape::Nodes, true, make);
+    let tape = tape_on.0.then(super::tape::stop);
+    tape_on.0 = false;
     let leaked = (settings.strict && !end.leftover.is_empty()).then(|| end.leftover.clone());
     let (class, message) = match (&end.result, leaked) {
         (Ok(()), None) => (None, String::new()),
@@ -196,6 +220,7 @@ where
         replay: report::replay_command(settings.seed),
         buggify: end.buggify,
         leftover: end.leftover,
+        tape,
     };
     report::set_test(None);
     outcome

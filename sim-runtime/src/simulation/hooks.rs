@@ -6,8 +6,7 @@
 //! `const` initialisers so that reading them can never allocate, never
 //! re-enter the executor and never panic on a borrow.
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand_core::RngCore;
 use std::cell::{Cell, RefCell};
 
 /// Monotonic clock value (ns) that `Instant::now()` reports at virtual time 0
@@ -24,7 +23,7 @@ thread_local! {
     /// Wall clock (ns since the Unix epoch) at virtual time 0.
     static WALL_BASE_NS: Cell<u64> = const { Cell::new(0) };
     /// The stream that feeds `getrandom` & co. inside the simulation.
-    static RNG: RefCell<Option<ChaCha8Rng>> = const { RefCell::new(None) };
+    static RNG: RefCell<Option<super::seed::Stream>> = const { RefCell::new(None) };
     /// What simulated code tried that it may not (read once per poll).
     static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden { threads: 0, sockets: 0 }) };
 }
@@ -35,7 +34,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     NOW_NS.with(|c| c.set(0));
     NODE_CLOCK.with(|c| c.set((0, 0, 0)));
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
-    RNG.with(|r| *r.borrow_mut() = Some(ChaCha8Rng::seed_from_u64(rng_seed)));
+    RNG.with(|r| *r.borrow_mut() = Some(super::seed::Stream::from_seed(rng_seed)));
     FORBIDDEN.with(|c| c.set(Forbidden::default()));
     super::sockfd::reset();
     ACTIVE.with(|c| c.set(true));

@@ -32,6 +32,7 @@ pub(crate) mod seed;
 pub(crate) mod seed_run;
 pub mod signal;
 pub(crate) mod sockfd;
+pub(crate) mod tape;
 pub mod task;
 pub mod time;
 pub(crate) mod timer;

@@ -164,6 +164,15 @@ where
     Fut::Output: TestOutput,
 {
     let info = test_info(&opts);
+    if std::env::var_os("SIM_TAPE").is_some_and(|v| !v.is_empty()) {
+        // Never run from seeds as if the tape had been replayed.
+        panic!(
+            "sim: SIM_TAPE is set, but {} is a #[tokio::test]: tapes are written and replayed by \
+             #[sim::test] sweeps (sim-harness). Unset SIM_TAPE, or replay the tape with the \
+             #[sim::test] that wrote it (its report prints the command).",
+            info.name
+        );
+    }
     report::set_test(Some(info.clone()));
     let seeds = config::test_seeds();
     let check = config::env_check_determinism();

@@ -2,8 +2,9 @@
 //! from the root seed and a label, so adding a consumer never shifts the
 //! draws of the others.
 
+use super::tape;
 use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
+use rand_core::{RngCore, SeedableRng};
 
 /// A child seed: `H(root, label)`. The hash is a fixed function (FNV-1a over
 /// the label folded into SplitMix64), identical on every platform and build.
@@ -24,8 +25,67 @@ pub(crate) fn splitmix(mut x: u64) -> u64 {
 }
 
 /// The stream for `label` under `root`.
-pub(crate) fn stream(root: u64, label: &str) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(child(root, label))
+pub(crate) fn stream(root: u64, label: &str) -> Stream {
+    Stream::from_seed(child(root, label))
+}
+
+/// A decision derived from the seed alone (`child(root, label)`): a swarm
+/// choice, a consumer's own seed. Through the tape when one is on
+/// (tape.rs), like every other draw.
+pub(crate) fn decide(root: u64, label: &str) -> u64 {
+    let v = child(root, label);
+    if tape::on() {
+        tape::u64(v)
+    } else {
+        v
+    }
+}
+
+/// A ChaCha8 stream whose draws go through the tape when one was on as it
+/// was made (tape.rs); otherwise exactly ChaCha8's.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    rng: ChaCha8Rng,
+    taped: bool,
+}
+
+impl Stream {
+    /// The stream seeded with `seed`.
+    pub fn from_seed(seed: u64) -> Stream {
+        Stream {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            taped: tape::on(),
+        }
+    }
+}
+
+impl RngCore for Stream {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        let v = self.rng.next_u32();
+        if self.taped {
+            tape::u32(v)
+        } else {
+            v
+        }
+    }
+
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        let v = self.rng.next_u64();
+        if self.taped {
+            tape::u64(v)
+        } else {
+            v
+        }
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.rng.fill_bytes(dest);
+        if self.taped {
+            tape::bytes(dest);
+        }
+    }
 }
 
 /// Uniform draw in `0..n` without modulo bias worth caring about at our `n`

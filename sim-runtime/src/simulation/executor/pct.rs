@@ -18,7 +18,6 @@
 
 use super::queue::RunQueue;
 use crate::simulation::seed;
-use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use std::collections::BTreeMap;
 
@@ -45,7 +44,7 @@ pub(crate) struct Pct {
 
 impl Pct {
     pub(crate) fn new(run_seed: u64, depth: u8) -> Pct {
-        let root = seed::child(run_seed, "pct");
+        let root = seed::decide(run_seed, "pct");
         let mut rng = seed::stream(run_seed, "pct.change_points");
         // The horizon: 2^6 ..= 2^16 contended steps, drawn per seed.
         let horizon = 1u64 << (6 + rng.next_u64() % 11);
@@ -117,7 +116,7 @@ impl Pct {
 
 /// Early timers: whether this step jumps the clock.
 pub(crate) struct Early {
-    rng: ChaCha8Rng,
+    rng: seed::Stream,
     /// The chance per step, 1 in this many (drawn per run).
     odds: u64,
     budget: u32,

@@ -106,7 +106,7 @@ impl Driver for Disks {
             Death::Crash => {
                 let incarnation = core.node(node).incarnation;
                 let seed =
-                    super::seed::child(core.seed(), &format!("fs.crash.{}.{incarnation}", node.0));
+                    super::seed::decide(core.seed(), &format!("fs.crash.{}.{incarnation}", node.0));
                 let survived = self.on_crash(node, seed);
                 core.decide(Kind::Fs, survived);
             }

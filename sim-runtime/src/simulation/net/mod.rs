@@ -168,7 +168,7 @@ impl Network {
     fn host_model(&mut self, core: &Core) -> &mut Net {
         if self.model.is_none() {
             let mut config = self.config.take().unwrap_or_default();
-            config.seed = crate::simulation::seed::child(core.seed(), "net");
+            config.seed = crate::simulation::seed::decide(core.seed(), "net");
             let mut net = Net::new(config);
             if crate::simulation::record::on() {
                 net.record_traffic();

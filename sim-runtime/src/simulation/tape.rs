@@ -1,0 +1,176 @@
+//! Decisions as a tape: every random draw of a run, in the order the run
+//! takes them, as bytes.
+//!
+//! A run's randomness comes from the seed tree (seed.rs): one ChaCha
+//! stream per consumer (the schedule, timer ties, `select!`, fault points,
+//! PCT, the program's own `getrandom`), and single values derived from the
+//! seed for the run's swarm choices (fault points on, the clock's epoch,
+//! the network's and each crash's seeds). While a tape is on for this
+//! thread, each of those draws also goes through here:
+//!
+//! - **recording**, the draw is taken from the seed tree as always and its
+//!   bytes appended to the tape (little-endian: 8 bytes for a `u64`, 4 for
+//!   a `u32`, `n` for `n` random bytes);
+//! - **replaying**, the draw is the tape's next bytes instead, and zeros
+//!   once the tape is used up.
+//!
+//! The run is a function of its code and its draws, so a run replayed from
+//! the tape its seed recorded takes every decision the seeded run took:
+//! the same fingerprint, bit for bit. A tape that is changed (shrunk, or
+//! written by a fuzzer) is a different run that still replays exactly.
+//! With no tape on, a draw costs one predictable branch (`Stream::taped`
+//! is false).
+//!
+//! The tape is per thread: seeds run in parallel on worker threads, one
+//! tape each.
+
+use std::cell::{Cell, RefCell};
+
+/// What the tape of a run does.
+#[derive(Clone, Debug)]
+pub enum Mode {
+    /// Draw from the seed tree and write each draw down.
+    Record,
+    /// Draw from these bytes (zeros past their end).
+    Replay(Vec<u8>),
+}
+
+/// A tape after its run: the bytes recorded, or for a replay the bytes
+/// given and how many the run read.
+#[derive(Clone, Debug, Default)]
+pub struct Used {
+    pub bytes: Vec<u8>,
+    /// Bytes the run read (for a recording, all of them); a replay that
+    /// read past the end counts what it read, zeros included.
+    pub read: usize,
+}
+
+struct State {
+    bytes: Vec<u8>,
+    pos: usize,
+    recording: bool,
+}
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+    static TAPE: RefCell<State> = const {
+        RefCell::new(State { bytes: Vec::new(), pos: 0, recording: false })
+    };
+}
+
+/// Whether a tape is on for this thread (streams made now are taped).
+#[inline]
+pub(crate) fn on() -> bool {
+    ON.get()
+}
+
+/// Turns the tape on for this thread until `stop`. Panics if one is on:
+/// two runs on one thread at once cannot share a tape.
+pub(crate) fn start(mode: Mode) {
+    assert!(
+        !on(),
+        "sim: a tape is already on for this thread (one run at a time per thread)"
+    );
+    TAPE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.pos = 0;
+        match mode {
+            Mode::Record => {
+                t.bytes.clear();
+                t.recording = true;
+            }
+            Mode::Replay(bytes) => {
+                t.bytes = bytes;
+                t.recording = false;
+            }
+        }
+    });
+    ON.set(true);
+}
+
+/// Turns the tape off and returns it.
+pub(crate) fn stop() -> Used {
+    ON.set(false);
+    TAPE.with(|t| {
+        let mut t = t.borrow_mut();
+        let read = if t.recording { t.bytes.len() } else { t.pos };
+        Used {
+            bytes: std::mem::take(&mut t.bytes),
+            read,
+        }
+    })
+}
+
+/// Fills `out` from the tape, or writes `fresh` (the seed tree's draw) to
+/// it, as the mode says.
+#[cold]
+fn through(fresh: &[u8], out: &mut [u8]) {
+    TAPE.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.recording {
+            t.bytes.extend_from_slice(fresh);
+            out.copy_from_slice(fresh);
+        } else {
+            let start = t.pos.min(t.bytes.len());
+            let end = (t.pos + out.len()).min(t.bytes.len());
+            let n = end - start;
+            out[..n].copy_from_slice(&t.bytes[start..end]);
+            out[n..].fill(0);
+            t.pos += out.len();
+        }
+    })
+}
+
+/// A `u64` draw through the tape.
+pub(crate) fn u64(fresh: u64) -> u64 {
+    let mut out = [0u8; 8];
+    through(&fresh.to_le_bytes(), &mut out);
+    u64::from_le_bytes(out)
+}
+
+/// A `u32` draw through the tape.
+pub(crate) fn u32(fresh: u32) -> u32 {
+    let mut out = [0u8; 4];
+    through(&fresh.to_le_bytes(), &mut out);
+    u32::from_le_bytes(out)
+}
+
+/// Random bytes through the tape: `buf` holds the seed tree's bytes and
+/// gets the tape's.
+pub(crate) fn bytes(buf: &mut [u8]) {
+    let fresh = buf.to_vec();
+    through(&fresh, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recording_replays_and_a_short_tape_ends_in_zeros() {
+        start(Mode::Record);
+        assert_eq!(u64(7), 7);
+        assert_eq!(u32(9), 9);
+        let mut b = [1u8, 2, 3];
+        bytes(&mut b);
+        assert_eq!(b, [1, 2, 3]);
+        let used = stop();
+        assert_eq!(used.bytes.len(), 15);
+        assert_eq!(used.read, 15);
+        assert!(!on());
+
+        start(Mode::Replay(used.bytes.clone()));
+        assert_eq!(u64(100), 7, "the tape's draw, not the fresh one");
+        assert_eq!(u32(100), 9);
+        let mut b = [0u8; 3];
+        bytes(&mut b);
+        assert_eq!(b, [1, 2, 3]);
+        assert_eq!(u64(100), 0, "past the end: zeros");
+        let used = stop();
+        assert_eq!(used.read, 23);
+
+        start(Mode::Replay(vec![5, 0, 0]));
+        assert_eq!(u64(1), 5, "a partial draw is padded with zeros");
+        stop();
+    }
+}
