@@ -372,13 +372,15 @@ fn swarm_dimensions_are_per_seed_independent_and_reported() {
         assert!(seen.iter().any(|s| s.3 == m), "{m} never drawn");
     }
     // The same seed draws the same configuration (the rerun of the first
-    // failing seed ran it again).
+    // failing seed ran it again). The runs after those two are shrinking's,
+    // from changed tapes: other configurations of the same test.
     let first = seen.iter().find(|s| s.1 == 3 && s.2).unwrap().0;
     let runs: Vec<_> = seen.iter().filter(|s| s.0 == first).collect();
     assert!(runs.len() >= 2, "the failing seed ran twice");
-    assert!(runs
-        .windows(2)
-        .all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2 && w[0].3 == w[1].3));
+    assert_eq!(
+        (runs[0].1, runs[0].2, runs[0].3),
+        (runs[1].1, runs[1].2, runs[1].3)
+    );
 }
 
 /// Fails on some seeds, as its draws decide (the child of the tape tests
@@ -517,4 +519,78 @@ fn a_failing_seed_writes_its_tape_which_replays_bit_identically() {
     let (ok, refused) = child("child_passes", &[("SIM_TAPE", &path)]);
     assert!(!ok, "{refused}");
     assert!(refused.contains("was recorded by test `"), "{refused}");
+}
+
+#[test]
+fn a_failing_seed_is_shrunk_and_the_report_tells_the_shrunk_story() {
+    let (ok, text) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_JOBS", "1"),
+            ("SIM_REPLAYS", "0"),
+        ],
+    );
+    assert!(!ok, "{text}");
+    // `0 fault(s), 16 steps, 0.003000000s of virtual time → 0 fault(s),
+    // 10 steps, ...`: fewer steps, and no more virtual time.
+    let line = line_after(&text, "sim: shrunk: ");
+    let (before, after) = line.split_once(" → ").unwrap_or_else(|| panic!("{line}"));
+    let steps = |s: &str| -> u64 {
+        s.split(", ")
+            .nth(1)
+            .unwrap()
+            .strip_suffix(" steps")
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(steps(after) < steps(before), "{line}");
+    assert!(
+        line.contains("the story below is the shrunk run's"),
+        "{line}"
+    );
+    assert!(
+        text.contains(".shrunk.trace ("),
+        "the shrunk run's trace: {text}"
+    );
+    assert!(
+        text.contains("sim: timeline of the shrunk run: "),
+        "the shrunk run's page: {text}"
+    );
+    // Its tape replays the shrunk run: the same assertion, as small.
+    let path = line
+        .split("SIM_TAPE=")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("no replay of the shrunk tape: {line}"));
+    let (ok, replayed) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_REPLAYS", "0"),
+            ("SIM_TAPE", path),
+        ],
+    );
+    assert!(!ok, "{replayed}");
+    assert!(
+        replayed.contains("the last task spawned finished first"),
+        "{replayed}"
+    );
+    let first = line_after(&replayed, "sim: first failure — ");
+    assert!(
+        first.contains(&format!("· step {} ·", steps(after))),
+        "the replay is the shrunk run ({after}): {first}"
+    );
+    // Off, the report tells the seed's story and says nothing of shrinking.
+    let (_, off) = child(
+        "child_fails_by_its_draws",
+        &[
+            ("SIM_CHILD_DRAWS", "1"),
+            ("SIM_JOBS", "1"),
+            ("SIM_REPLAYS", "0"),
+            ("SIM_SHRINK", "off"),
+        ],
+    );
+    assert!(!off.contains("sim: shrunk:"), "{off}");
 }

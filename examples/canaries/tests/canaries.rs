@@ -61,6 +61,22 @@ fn first_failing_seed(report: &str) -> u64 {
         .unwrap_or_else(|| panic!("no failing seed in the report:\n{report}"))
 }
 
+/// `(faults, steps)` of a size in a shrunk line (`2 fault(s), 340 steps,
+/// 1.3s of virtual time`).
+fn size(text: &str) -> (u64, u64) {
+    let number = |unit: &str| -> u64 {
+        let at = text
+            .find(unit)
+            .unwrap_or_else(|| panic!("no `{unit}` in `{text}`"));
+        text[..at]
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no number before `{unit}` in `{text}`"))
+    };
+    (number(" fault(s)"), number(" steps"))
+}
+
 fn check(name: &'static str) {
     let canary = CATALOG
         .iter()
@@ -84,6 +100,21 @@ fn check(name: &'static str) {
         "{name}: the replay line does not name the sweep's test:\n{report}"
     );
     assert!(first_failing_seed(&report) < canary.bound);
+    // Shrinking leaves a run no bigger than the seed's, failing the same way.
+    let shrunk = report
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: shrunk: "))
+        .unwrap_or_else(|| panic!("{name}: the report has no shrunk line:\n{report}"));
+    eprintln!("{name}: shrunk: {shrunk}");
+    if let Some((before, after)) = shrunk.split_once(" → ") {
+        let (before, after) = (size(before), size(after));
+        assert!(
+            after <= before,
+            "{name}: the shrunk run is bigger than the seed's: {shrunk}"
+        );
+    } else {
+        assert!(shrunk.starts_with("nothing smaller"), "{name}: {shrunk}");
+    }
     let fixed_seeds = FIXED_SEEDS.max(canary.bound);
     if let Some(report) = sweep(name, Variant::Fixed, (0, fixed_seeds), None, None) {
         panic!("{name}: the fixed program failed:\n{report}");

@@ -59,6 +59,8 @@ struct State {
     ports: BTreeSet<(rt::Node, u16)>,
     /// Links given datagram loss or duplication through `sim::net`.
     udp: BTreeSet<(rt::Node, rt::Node)>,
+    /// Faults injected through the control API (a run's size, shrink.rs).
+    injected: u64,
 }
 
 thread_local! {
@@ -72,6 +74,11 @@ pub(crate) fn reset() {
     rt::set_observer(Some(Rc::new(observe)));
 }
 
+/// Faults injected through the control API in this thread's run so far.
+pub(crate) fn injected() -> u64 {
+    STATE.with(|s| s.borrow().injected)
+}
+
 /// What the harness does with every call of the runtime's control API on
 /// this thread (`sim::net`, `sim::fs`, a node's lifecycle; the runtime
 /// logs each one itself): refuses a fault in the quiet phase, remembers
@@ -81,6 +88,7 @@ pub(crate) fn reset() {
 fn observe(call: &rt::Call<'_>) {
     if call.injects {
         fault(call);
+        STATE.with(|s| s.borrow_mut().injected += 1);
     }
     match (call.what, call.nodes) {
         ("refuse connects" | "black-hole connects", &[node]) => {

@@ -12,6 +12,7 @@ mod results;
 mod rng;
 mod rollout;
 pub(crate) mod run;
+mod shrink;
 pub mod swarm;
 mod tape;
 mod timeline;

@@ -5,6 +5,7 @@
 //! and path, whether a rerun reproduced it), the other failing seeds listed.
 
 use super::results;
+use super::shrink;
 use super::tape;
 use super::timeline::{self, warn_leftovers, Leftovers, Recorded, Wanted};
 use super::trace;
@@ -194,7 +195,7 @@ fn test_name(opts: &Options) -> String {
         .to_string()
 }
 
-fn cargo_target(opts: &Options) -> String {
+pub(crate) fn cargo_target(opts: &Options) -> String {
     let in_tests_dir = opts.file.starts_with("tests/") || opts.file.contains("/tests/");
     if in_tests_dir {
         format!("--test {}", opts.crate_name)
@@ -218,39 +219,42 @@ fn workspace_root(opts: &Options) -> PathBuf {
 }
 
 /// The workspace's `target/sim/<test>/` directory.
-fn trace_dir(opts: &Options, name: &str) -> PathBuf {
+pub(crate) fn trace_dir(opts: &Options, name: &str) -> PathBuf {
     workspace_root(opts)
         .join("target")
         .join("sim")
         .join(name.replace("::", "-"))
 }
 
-struct SeedResult {
-    outcome: SeedOutcome,
+pub(crate) struct SeedResult {
+    pub(crate) outcome: SeedOutcome,
     /// The swarm configuration the seed drew.
     swarm: Vec<(String, String)>,
     /// The seed's sometimes-assertion tallies.
     coverage: BTreeMap<super::coverage::Key, super::coverage::Tally>,
     trace: Vec<String>,
     dropped: u64,
+    /// Faults the run injected: control-API faults and fault-point
+    /// firings (its size, for shrinking).
+    pub(crate) faults: u64,
     /// The run's recording, when it was recorded (timeline.rs).
     recorded: Option<Recorded>,
 }
 
 /// What one run of a seed records or follows.
 #[derive(Default)]
-struct How {
+pub(crate) struct How {
     /// Keep the decision log (for a determinism check).
-    record: bool,
+    pub(crate) record: bool,
     /// Compare each decision with this log.
-    compare: Option<Recording>,
+    pub(crate) compare: Option<Recording>,
     /// Record the timeline (the page and the exports).
-    draw: bool,
+    pub(crate) draw: bool,
     /// Record the draws as a tape, or take them from one.
-    tape: Option<TapeMode>,
+    pub(crate) tape: Option<TapeMode>,
 }
 
-fn run_one<F, Fut>(
+pub(crate) fn run_one<F, Fut>(
     opts: &Options,
     collector: &trace::Collector,
     seed: u64,
@@ -312,7 +316,14 @@ where
             let recorded = timeline::take();
             timeline::set_recording(false);
             let (trace, dropped) = lines.take();
+            let faults = super::liveness::injected()
+                + outcome
+                    .buggify
+                    .iter()
+                    .map(|(_, _, fired)| fired)
+                    .sum::<u64>();
             SeedResult {
+                faults,
                 recorded,
                 swarm: super::swarm::take(),
                 coverage: super::coverage::take(),
@@ -569,7 +580,28 @@ where
             ..How::default()
         },
     );
+    // Shrink the failing run's tape (shrink.rs); the report then tells the
+    // shrunk run's story, and its page is the one drawn.
+    let shrunk = match (&tape, &again.outcome.tape, shrink::Budget::from_env()) {
+        (None, Some(used), Some(budget))
+            if !super::replay::is_child() && again.outcome.class == first.outcome.class =>
+        {
+            Some(shrink::shrink_first(
+                &opts,
+                &name,
+                &make,
+                &again,
+                used.bytes.clone(),
+                budget,
+            ))
+        }
+        _ => None,
+    };
     let page = write_timeline(&opts, &name, &again, wanted);
+    let shrunk_page = shrunk
+        .as_ref()
+        .filter(|s| s.smaller)
+        .and_then(|s| write_timeline_as(&opts, &name, &s.result, wanted, ".shrunk"));
     let tape_line = match (&tape, &again.outcome.tape) {
         (Some(t), _) => format!("replayed from {}", t.path.display()),
         (None, Some(used)) => {
@@ -619,8 +651,9 @@ where
             first,
             (&reproduced, &fresh),
             &missing,
-            page.as_deref(),
+            (page.as_deref(), shrunk_page.as_deref()),
             &tape_line,
+            shrunk.as_ref(),
         )
     );
 }
@@ -628,6 +661,18 @@ where
 /// Writes the page (and the exports asked for) of a recorded seed next to
 /// its trace; returns the page's path.
 fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) -> Option<PathBuf> {
+    write_timeline_as(opts, name, r, wanted, "")
+}
+
+/// `write_timeline`, with `infix` after the seed in each file's name
+/// (`7.shrunk.html` for `.shrunk`).
+fn write_timeline_as(
+    opts: &Options,
+    name: &str,
+    r: &SeedResult,
+    wanted: Wanted,
+    infix: &str,
+) -> Option<PathBuf> {
     let rec = r.recorded.as_ref()?;
     let o = &r.outcome;
     let end = timeline::Ending {
@@ -647,7 +692,7 @@ fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) ->
         .into_iter()
         .enumerate()
     {
-        let path = dir.join(file);
+        let path = dir.join(file.replacen('.', &format!("{infix}."), 1));
         match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, bytes)) {
             Ok(()) if i == 0 => page = Some(path),
             Ok(()) => {}
@@ -658,8 +703,12 @@ fn write_timeline(opts: &Options, name: &str, r: &SeedResult, wanted: Wanted) ->
 }
 
 fn write_trace(opts: &Options, name: &str, r: &SeedResult) {
+    write_trace_as(opts, name, r, &format!("{}.trace", r.outcome.seed));
+}
+
+pub(crate) fn write_trace_as(opts: &Options, name: &str, r: &SeedResult, file: &str) {
     let dir = trace_dir(opts, name);
-    let path = dir.join(format!("{}.trace", r.outcome.seed));
+    let path = dir.join(file);
     let mut text = String::new();
     if r.dropped > 0 {
         let _ = writeln!(text, "({} earlier lines dropped)", r.dropped);
@@ -695,8 +744,9 @@ fn report(
     first: &SeedResult,
     (reproduced, fresh): (&str, &str),
     missing: &[String],
-    page: Option<&std::path::Path>,
+    (page, shrunk_page): (Option<&std::path::Path>, Option<&std::path::Path>),
     tape: &str,
+    shrunk: Option<&shrink::ShrunkRun>,
 ) -> String {
     let o = &first.outcome;
     let mut s = String::new();
@@ -723,6 +773,15 @@ fn report(
         o.now.subsec_nanos()
     );
     let _ = writeln!(s, "sim: class: {}", o.class.unwrap_or("?"));
+    if let Some(sh) = shrunk {
+        let _ = writeln!(s, "sim: shrunk: {}", sh.line);
+    }
+    // The story told below: the shrunk run's, when shrinking found one.
+    let (first, trace_file) = match shrunk {
+        Some(sh) if sh.smaller => (&sh.result, format!("{}.shrunk.trace", o.seed)),
+        _ => (first, format!("{}.trace", o.seed)),
+    };
+    let o = &first.outcome;
     let active: Vec<String> = o
         .buggify
         .iter()
@@ -743,7 +802,7 @@ fn report(
     for l in o.message.lines() {
         let _ = writeln!(s, "    {l}");
     }
-    let path = trace_dir(opts, name).join(format!("{}.trace", o.seed));
+    let path = trace_dir(opts, name).join(trace_file);
     let tail: Vec<&String> = first.trace.iter().rev().take(20).collect();
     let _ = writeln!(
         s,
@@ -774,6 +833,9 @@ fn report(
             "sim: timeline: {} (open it in a browser: lanes per node, messages as arrows)",
             page.display()
         );
+    }
+    if let Some(page) = shrunk_page {
+        let _ = writeln!(s, "sim: timeline of the shrunk run: {}", page.display());
     }
     let _ = writeln!(s, "sim: reproduced when run again: {reproduced}");
     let _ = writeln!(s, "sim: replays in fresh processes: {fresh}");

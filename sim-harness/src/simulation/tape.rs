@@ -130,12 +130,22 @@ pub(crate) fn from_env(test: &str) -> Option<Tape> {
 /// Writes `draws` as the tape of `test`'s `seed` into `dir`; returns its
 /// path, or why it could not be written.
 pub(crate) fn write(dir: &Path, test: &str, seed: u64, draws: &[u8]) -> Result<PathBuf, String> {
-    let path = dir.join(format!("{seed}.tape"));
+    write_as(&dir.join(format!("{seed}.tape")), test, seed, draws)
+}
+
+/// Writes `draws` as the tape of `test`'s `seed` at `path`.
+pub(crate) fn write_as(
+    path: &Path,
+    test: &str,
+    seed: u64,
+    draws: &[u8],
+) -> Result<PathBuf, String> {
     let bytes = encode(test, seed, &super::replay::identity(), draws);
-    std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&path, bytes))
+    path.parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| std::fs::write(path, bytes))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
+    Ok(path.to_path_buf())
 }
 
 #[cfg(test)]

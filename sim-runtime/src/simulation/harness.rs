@@ -73,6 +73,9 @@ pub struct SeedOutcome {
     pub leftover: Vec<String>,
     /// The tape, when the settings asked for one.
     pub tape: Option<TapeUsed>,
+    /// Where the failure was raised (`file:line`), for a panic or a failed
+    /// assertion: with the class, what makes two failures the same.
+    pub site: Option<String>,
 }
 
 impl SeedOutcome {
@@ -221,6 +224,7 @@ where
         buggify: end.buggify,
         leftover: end.leftover,
         tape,
+        site: end.site,
     };
     report::set_test(None);
     outcome

@@ -227,6 +227,15 @@ pub(crate) struct QuietPanics;
 
 thread_local! {
     static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Where the last quiet panic on this thread was raised (`file:line`).
+    static PANIC_SITE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where the last panic on this thread was raised while it was quiet
+/// (`file:line`), taken: with the class, what says two failing runs fail
+/// the same way (the harness's shrinking keeps it).
+pub(crate) fn take_panic_site() -> Option<String> {
+    PANIC_SITE.with(|p| p.borrow_mut().take())
 }
 
 /// Whether a harness reports this thread's failures itself (the executor
@@ -244,10 +253,14 @@ impl QuietPanics {
             std::panic::set_hook(Box::new(move |info| {
                 if !QUIET.with(|q| q.get()) {
                     previous(info);
+                } else if let Some(at) = info.location() {
+                    let site = format!("{}:{}", at.file(), at.line());
+                    let _ = PANIC_SITE.try_with(|p| p.replace(Some(site)));
                 }
             }));
         });
         QUIET.with(|q| q.set(true));
+        let _ = take_panic_site();
         QuietPanics
     }
 }

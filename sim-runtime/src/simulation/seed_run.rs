@@ -56,6 +56,9 @@ pub(crate) struct Ended<T> {
     pub strategy: String,
     /// Fault points: name, active, times fired.
     pub buggify: Vec<(String, bool, u64)>,
+    /// Where the run's last panic was raised (`file:line`), when it was
+    /// quiet and panicked.
+    pub site: Option<String>,
 }
 
 /// Runs `body()` in a fresh simulation of `config` on the current thread.
@@ -99,6 +102,7 @@ pub(crate) fn run<Fut: Future>(
     let rt = Runtime::with_exec_flavor(exec.clone(), flavor);
     let quiet = quiet.then(report::QuietPanics::new);
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| rt.block_on(body())));
+    let site = quiet.as_ref().and_then(|_| report::take_panic_site());
     let (leftover, at) = {
         let core = exec.core();
         let leftover = if result.is_ok() && core.alive_tasks() > 0 {
@@ -140,6 +144,7 @@ pub(crate) fn run<Fut: Future>(
         divergence: trace.divergence().cloned(),
         strategy,
         buggify,
+        site,
     }
 }
 

@@ -1,0 +1,443 @@
+//! Shrinking a failing seed's tape to the smallest run that still fails
+//! the same way.
+//!
+//! The failing seed's rerun records its tape (every draw, tape.rs in
+//! sim-runtime). Any other tape is another run of the same test, and
+//! replays exactly, so shrinking is a search over tapes: change the tape,
+//! run it, and keep the change when the run still fails the same way (the
+//! same class, raised at the same `file:line`) and is no bigger. A run's
+//! size is, in order: the faults injected (control-API faults and fault
+//! point firings), the steps, the virtual time; ties go to the shorter,
+//! then the smaller tape, so every kept change makes progress and the
+//! search ends.
+//!
+//! The changes, coarse to fine, repeated while one helps:
+//! - **cut the tape short**: draws past the end are zeros, the first
+//!   choice of every decision (the first runnable task, the first
+//!   `select!` branch, the first of tied timers, the smallest value of a
+//!   range);
+//! - **zero a chunk** of draws, halving the chunk size down to one draw;
+//! - **delete a chunk** of draws (the later ones move up: another
+//!   schedule of the same operations, often a shorter one);
+//! - **halve one draw**, for the last draws that still matter.
+//!
+//! A budget of runs (`SIM_SHRINK=<runs>`, default 150; `SIM_SHRINK=off`)
+//! bounds it, and a time budget (`SIM_SHRINK_TIME`, default 30 s) guards
+//! against slow runs; the report says which stopped it. The runs are a
+//! function of the tape, so with the run budget the result is the same on
+//! every machine; a stop by the time budget is said as such.
+
+use super::run::{cargo_target, run_one, trace_dir, write_trace_as, How, Options, SeedResult};
+use super::tape;
+use super::trace;
+use sim_runtime::__private::harness::{cargo_prefix, TapeMode};
+use sim_runtime::__private::TestOutput;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A run's size, compared in field order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Size {
+    pub faults: u64,
+    pub steps: u64,
+    pub virtual_ns: u64,
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} fault(s), {} steps, {}.{:09}s of virtual time",
+            self.faults,
+            self.steps,
+            self.virtual_ns / 1_000_000_000,
+            self.virtual_ns % 1_000_000_000
+        )
+    }
+}
+
+/// How far shrinking may go.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    pub runs: u32,
+    pub time: Duration,
+}
+
+impl Budget {
+    /// `SIM_SHRINK` and `SIM_SHRINK_TIME`; `None` when shrinking is off.
+    pub(crate) fn from_env() -> Option<Budget> {
+        let runs = match std::env::var("SIM_SHRINK").ok().as_deref().map(str::trim) {
+            None | Some("" | "on") => 150,
+            Some("off" | "0") => return None,
+            Some(v) => v.parse().unwrap_or_else(|_| {
+                panic!(
+                    "sim: SIM_SHRINK={v:?} is malformed; accepted: off, on, or a number of runs \
+                     (e.g. SIM_SHRINK=500)"
+                )
+            }),
+        };
+        let time = match std::env::var("SIM_SHRINK_TIME")
+            .ok()
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("") => Duration::from_secs(30),
+            Some(v) => v
+                .strip_suffix('s')
+                .and_then(|n| n.parse().ok())
+                .map(Duration::from_secs)
+                .unwrap_or_else(|| {
+                    panic!("sim: SIM_SHRINK_TIME={v:?} is malformed; expected seconds, e.g. 30s")
+                }),
+        };
+        Some(Budget { runs, time })
+    }
+}
+
+/// What shrinking found.
+#[derive(Debug)]
+pub(crate) struct Shrunk {
+    pub tape: Vec<u8>,
+    pub size: Size,
+    pub runs: u32,
+    /// Why it stopped: `"nothing smaller"`, or the budget that ran out.
+    pub stopped: &'static str,
+}
+
+/// Shrinks `tape`, whose run has `size`. `attempt` runs a tape and returns
+/// its size when it fails the same way.
+pub(crate) fn shrink(
+    tape: Vec<u8>,
+    size: Size,
+    budget: Budget,
+    mut attempt: impl FnMut(&[u8]) -> Option<Size>,
+) -> Shrunk {
+    let mut s = Search {
+        best: tape,
+        size,
+        runs: 0,
+        budget,
+        started: Instant::now(),
+        out: None,
+    };
+    let mut try_tape = |s: &mut Search, candidate: Vec<u8>| -> bool {
+        if s.out.is_some() {
+            return false;
+        }
+        if s.runs >= s.budget.runs {
+            s.out = Some("the run budget (SIM_SHRINK)");
+            return false;
+        }
+        if s.started.elapsed() >= s.budget.time {
+            s.out = Some("the time budget (SIM_SHRINK_TIME)");
+            return false;
+        }
+        if candidate == s.best {
+            return false;
+        }
+        s.runs += 1;
+        match attempt(&candidate) {
+            Some(size) if better(size, &candidate, s.size, &s.best) => {
+                s.best = candidate;
+                s.size = size;
+                true
+            }
+            _ => false,
+        }
+    };
+    loop {
+        let before = s.best.clone();
+        cut(&mut s, &mut try_tape);
+        chunks(&mut s, &mut try_tape, Change::Zero);
+        chunks(&mut s, &mut try_tape, Change::Delete);
+        halve(&mut s, &mut try_tape);
+        if s.out.is_some() || s.best == before {
+            break;
+        }
+    }
+    Shrunk {
+        stopped: s.out.unwrap_or("nothing smaller"),
+        tape: s.best,
+        size: s.size,
+        runs: s.runs,
+    }
+}
+
+struct Search {
+    best: Vec<u8>,
+    size: Size,
+    runs: u32,
+    budget: Budget,
+    started: Instant,
+    out: Option<&'static str>,
+}
+
+/// Smaller run, else shorter tape, else a tape whose draws are smaller,
+/// compared draw by draw as numbers.
+fn better(size: Size, tape: &[u8], best_size: Size, best: &[u8]) -> bool {
+    (size, tape.len(), draws(tape)) < (best_size, best.len(), draws(best))
+}
+
+/// A tape as its 8-byte draws' values (the last one zero-padded).
+fn draws(tape: &[u8]) -> Vec<u64> {
+    tape.chunks(DRAW)
+        .map(|c| {
+            let mut b = [0u8; DRAW];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect()
+}
+
+/// A draw is 8 bytes for most decisions: chunks are counted in draws.
+const DRAW: usize = 8;
+
+type Try<'a> = dyn FnMut(&mut Search, Vec<u8>) -> bool + 'a;
+
+/// Cuts the tape short: to nothing, then a binary search for the
+/// shortest prefix that still fails the same way.
+fn cut(s: &mut Search, try_tape: &mut Try<'_>) {
+    if try_tape(s, Vec::new()) {
+        return;
+    }
+    let (mut lo, mut hi) = (0, s.best.len());
+    while hi - lo > DRAW && s.out.is_none() {
+        let mid = (lo + (hi - lo) / 2) / DRAW * DRAW;
+        let mid = mid.max(lo + 1);
+        if try_tape(s, s.best[..mid].to_vec()) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Change {
+    Zero,
+    Delete,
+}
+
+/// Zeroes or deletes chunks of draws, from half the tape down to one
+/// draw, last chunks first (later draws matter less to what came before).
+fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
+    let mut size = (s.best.len() / 2).next_multiple_of(DRAW).max(DRAW);
+    loop {
+        let mut end = s.best.len();
+        while end > 0 && s.out.is_none() {
+            let start = end.saturating_sub(size);
+            let mut candidate = s.best.clone();
+            match change {
+                Change::Zero => {
+                    if candidate[start..end].iter().all(|&b| b == 0) {
+                        end = start;
+                        continue;
+                    }
+                    candidate[start..end].fill(0);
+                }
+                Change::Delete => {
+                    candidate.drain(start..end);
+                }
+            }
+            try_tape(s, candidate);
+            end = start.min(s.best.len());
+        }
+        if size == DRAW || s.out.is_some() {
+            break;
+        }
+        size = (size / 2).next_multiple_of(DRAW).max(DRAW);
+    }
+}
+
+/// Halves each remaining non-zero draw once, last first.
+fn halve(s: &mut Search, try_tape: &mut Try<'_>) {
+    let mut at = s.best.len() / DRAW;
+    while at > 0 && s.out.is_none() {
+        at -= 1;
+        let range = at * DRAW..(at + 1) * DRAW;
+        let Some(bytes) = s.best.get(range.clone()) else {
+            continue;
+        };
+        let v = u64::from_le_bytes(bytes.try_into().expect("a draw is 8 bytes"));
+        if v == 0 {
+            continue;
+        }
+        let mut candidate = s.best.clone();
+        candidate[range].copy_from_slice(&(v / 2).to_le_bytes());
+        try_tape(s, candidate);
+    }
+}
+
+/// A failing seed's shrunk run (shrink.rs): its result, drawn and traced,
+/// and the report's line comparing sizes.
+pub(crate) struct ShrunkRun {
+    pub result: SeedResult,
+    pub line: String,
+    /// Whether it is smaller than the seed's run (else the report tells
+    /// the seed's story).
+    pub smaller: bool,
+}
+
+/// Shrinks the first failure's tape and runs the smallest one found once
+/// more, drawn; writes its tape and trace next to the seed's.
+pub(crate) fn shrink_first<F, Fut>(
+    opts: &Options,
+    name: &str,
+    make: &Arc<F>,
+    again: &SeedResult,
+    tape: Vec<u8>,
+    budget: Budget,
+) -> ShrunkRun
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let seed = again.outcome.seed;
+    let size_of = |r: &SeedResult| Size {
+        faults: r.faults,
+        steps: r.outcome.step,
+        virtual_ns: r.outcome.now.as_nanos() as u64,
+    };
+    let original = size_of(again);
+    let replay = |t: Vec<u8>, draw: bool| {
+        run_one(
+            opts,
+            &trace::Collector::new(),
+            seed,
+            make,
+            How {
+                draw,
+                tape: Some(TapeMode::Replay(t)),
+                ..How::default()
+            },
+        )
+    };
+    let found = shrink(tape, original, budget, |t| {
+        let r = replay(t.to_vec(), false);
+        (r.outcome.class == again.outcome.class && r.outcome.site == again.outcome.site)
+            .then(|| size_of(&r))
+    });
+    let result = replay(found.tape.clone(), true);
+    let file = format!("{seed}.shrunk.trace");
+    write_trace_as(opts, name, &result, &file);
+    let tape_file = trace_dir(opts, name).join(format!("{seed}.shrunk.tape"));
+    let written = tape::write_as(&tape_file, name, seed, &found.tape);
+    if size_of(&result) != found.size {
+        // The same tape twice, two sizes: a leak past the tape.
+        return ShrunkRun {
+            line: format!(
+                "NOT deterministic: the shrunk tape ran at {} and then at {}; the story below \
+                 is the second run's",
+                found.size,
+                size_of(&result)
+            ),
+            result,
+            smaller: true,
+        };
+    }
+    let smaller = found.size < original
+        || found.tape.len() < again.outcome.tape.as_ref().map_or(0, |t| t.bytes.len());
+    let line = if !smaller {
+        format!(
+            "nothing smaller fails the same way ({} run(s); {}); the story below is the seed's",
+            found.runs, found.stopped
+        )
+    } else {
+        format!(
+            "{original} → {} ({} run(s); stopped: {}); the story below is the shrunk run's · {}",
+            size_of(&result),
+            found.runs,
+            found.stopped,
+            match written {
+                Ok(path) => format!(
+                    "replay: {}={} {} test -p {} {} -- {name} --exact",
+                    tape::VAR,
+                    path.display(),
+                    cargo_prefix(),
+                    opts.package,
+                    cargo_target(opts)
+                ),
+                Err(e) => format!("its tape was not written: {e}"),
+            }
+        )
+    };
+    ShrunkRun {
+        result,
+        line,
+        smaller,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(runs: u32) -> Budget {
+        Budget {
+            runs,
+            time: Duration::from_secs(60),
+        }
+    }
+
+    /// A model of a run: it fails when draw 3 is odd and some draw after
+    /// it is at least 1000; its steps are the tape's non-zero draws.
+    fn model(tape: &[u8]) -> Option<Size> {
+        let draws = draws(tape);
+        let odd = draws.get(3).is_some_and(|d| d % 2 == 1);
+        let big = draws.iter().skip(4).any(|&d| d >= 1000);
+        (odd && big).then(|| Size {
+            faults: 0,
+            steps: draws.iter().filter(|&&d| d != 0).count() as u64,
+            virtual_ns: 0,
+        })
+    }
+
+    fn tape(draws: &[u64]) -> Vec<u8> {
+        draws.iter().flat_map(|d| d.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_tape_shrinks_to_what_the_failure_needs() {
+        let original = tape(&[5, 9, 77, 13, 4, 8, 123_456, 2, 99, 3]);
+        let size = model(&original).unwrap();
+        let shrunk = shrink(original.clone(), size, budget(1000), model);
+        assert_eq!(shrunk.stopped, "nothing smaller");
+        assert!(model(&shrunk.tape).is_some(), "it still fails");
+        assert_eq!(
+            shrunk.size.steps, 2,
+            "only draw 3 and one big draw are left"
+        );
+        assert_eq!(shrunk.tape.len(), 5 * 8, "the big draw moved up to draw 4");
+        let big = u64::from_le_bytes(shrunk.tape[32..40].try_into().unwrap());
+        assert!(
+            (1000..2000).contains(&big),
+            "halved while it stays big enough: {big}"
+        );
+        assert!(
+            shrunk.tape[..24].iter().all(|&b| b == 0),
+            "{:?}",
+            shrunk.tape
+        );
+    }
+
+    #[test]
+    fn the_budget_stops_it_and_says_so() {
+        let original = tape(&[5, 9, 77, 13, 4, 8, 123_456, 2, 99, 3]);
+        let size = model(&original).unwrap();
+        let shrunk = shrink(original, size, budget(3), model);
+        assert_eq!(shrunk.runs, 3);
+        assert_eq!(shrunk.stopped, "the run budget (SIM_SHRINK)");
+        assert!(shrunk.size <= size);
+    }
+
+    #[test]
+    fn a_tape_that_cannot_shrink_is_kept() {
+        let original = tape(&[0, 0, 0, 1, 1000]);
+        let size = model(&original).unwrap();
+        let shrunk = shrink(original.clone(), size, budget(1000), model);
+        assert_eq!(shrunk.tape, original);
+        assert_eq!(shrunk.size, size);
+    }
+}
