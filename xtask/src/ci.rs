@@ -69,7 +69,8 @@ pub fn test() -> Result<(), String> {
 /// Formatting, lints (both modes), tidy, the Tokio API parity file (`cargo
 /// xtask parity --check`, about 15 s: regenerated from Tokio's rustdoc and
 /// compared with the committed one), the tests, the canary catalog
-/// (its report to target/canaries/report.md), then Tokio's own tests
+/// (its report to target/canaries/report.md), a bounded fuzzing run
+/// (`cargo xtask fuzz --ci`), then Tokio's own tests
 /// under simulation with a pass-rate floor (`cargo xtask compat`; the report
 /// goes to target/compat/report.md, leaving docs/compat.md alone).
 pub fn ci() -> Result<(), String> {
@@ -102,6 +103,11 @@ pub fn ci() -> Result<(), String> {
     // The canary catalog, whole (about 15 s): every bug found within its
     // bound by the portfolio, every first failure replayed in a new process.
     crate::canaries::main(&["--out".into(), "target/canaries/report.md".into()])
+        .map_err(|(crate::Error::Usage(e) | crate::Error::Failed(e))| e)?;
+    // The fuzzer (about 2 min to build the instrumented target, a second
+    // to run): libFuzzer, steering the run's decisions, finds a canary the
+    // uniform schedules miss, and its input replays under cargo test.
+    crate::fuzz::main(&["--ci".into()])
         .map_err(|(crate::Error::Usage(e) | crate::Error::Failed(e))| e)?;
     crate::compat::main(&[
         "--min-pass-rate".into(),

@@ -34,6 +34,10 @@ pub const SIM_STEERING: &[&str] = &[
     "SIM_COVERAGE_PLATEAU",
     "SIM_TRACE",
     "SIM_RESULTS",
+    "SIM_TAPE",
+    "SIM_SHRINK",
+    "SIM_SHRINK_TIME",
+    "SIM_FUZZ_CANARY",
 ];
 
 /// A build mode: production (plain Tokio) or simulation.

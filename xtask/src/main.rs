@@ -8,6 +8,7 @@ mod cmd;
 mod compat;
 mod demo;
 mod failure_modes;
+mod fuzz;
 mod harness_report;
 mod json;
 mod merge;
@@ -37,6 +38,10 @@ commands:
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md
   canaries  sweep the canary catalog (examples/canaries) with every strategy,
             check bounds and replays, write docs/canaries.md
+  fuzz      drive a canary with libFuzzer, the fuzzer's bytes as the run's
+            decisions; replay what it finds with cargo test
+            (cargo xtask fuzz --help; --measure writes docs/canaries.md's
+            fuzzer section)
   compat    run Tokio's own integration tests against sim-runtime under
             --cfg simulation and write docs/compat.md
             (cargo xtask compat --help for its options)
@@ -61,6 +66,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "compat" => compat::main(&rest),
         "canaries" => canaries::main(&rest),
+        "fuzz" => fuzz::main(&rest),
         "sweep" => sweep::main(&rest),
         "merge-results" => merge::main(&rest),
         "parity" => parity::main(&rest),

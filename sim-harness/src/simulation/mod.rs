@@ -2,6 +2,7 @@
 
 pub(crate) mod coverage;
 pub mod fs;
+pub mod fuzz;
 mod gen;
 mod history;
 mod liveness;

@@ -187,7 +187,7 @@ fn jobs() -> usize {
     }
 }
 
-fn test_name(opts: &Options) -> String {
+pub(crate) fn test_name(opts: &Options) -> String {
     opts.name
         .split_once("::")
         .map(|(_, rest)| rest)
