@@ -100,7 +100,8 @@ fn manifest(real: &RealTokio, sim: &Path) -> String {
          bytes = \"1\"\n\
          rand_chacha = \"0.9\"\n\
          rand_core = \"0.9\"\n\
-         libc = \"0.2\"\n\n\
+         libc = \"0.2\"\n\
+         backtrace = \"0.3\"\n\n\
          [features]",
         version(&real.version),
         q(&real.dir),
@@ -168,6 +169,43 @@ fn fnv(parts: &[&str]) -> u64 {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// The shim builds sim-runtime's simulation module as the crate
+    /// `tokio`, so it needs every dependency sim-runtime's simulation
+    /// build has: a dependency added there and not here fails every
+    /// `cargo sim` build with an unresolved crate.
+    #[test]
+    fn the_shim_depends_on_everything_the_simulation_does() {
+        let toml = include_str!("../../sim-runtime/Cargo.toml");
+        let section = toml
+            .split("[target.'cfg(simulation)'.dependencies]")
+            .nth(1)
+            .expect("sim-runtime has a simulation-only dependency section");
+        let section = section.split("\n[").next().unwrap_or(section);
+        let real = RealTokio {
+            version: "1.54.1".into(),
+            dir: PathBuf::from("/r/tokio-1.54.1"),
+            features: BTreeMap::new(),
+        };
+        let m = manifest(&real, Path::new("/s/sim-runtime"));
+        let mut checked = 0;
+        for line in section.lines() {
+            let Some((name, _)) = line.split_once(" = ") else {
+                continue;
+            };
+            let name = name.trim();
+            if name.starts_with('#') || name.is_empty() {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                m.lines().any(|l| l.starts_with(&format!("{name} = "))),
+                "sim-runtime's simulation build depends on `{name}`, the shim does not: add it \
+                 to shim.rs's manifest()\n{m}"
+            );
+        }
+        assert!(checked >= 8, "{checked} dependencies read from:\n{section}");
+    }
 
     #[test]
     fn the_version_is_the_real_one_plus_1000_patches() {
