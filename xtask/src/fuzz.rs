@@ -161,6 +161,8 @@ fn fuzz(canary: &str, seed: u64, runs: u64) -> Result<Found, String> {
         .arg(&corpus)
         .arg(format!("-seed={seed}"))
         .arg(format!("-runs={runs}"))
+        // A bound in real time too, whatever the inputs cost.
+        .arg("-max_total_time=300")
         .arg(format!("-artifact_prefix={}/", dir.display()))
         .arg("-print_final_stats=1")
         .env("SIM_FUZZ_CANARY", canary);
