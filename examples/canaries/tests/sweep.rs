@@ -32,6 +32,11 @@ canary!(
     eof_as_miss,
     rejected_fill,
     yield_ahead,
+    stale_term,
+    torn_log,
+    depth3,
+    healed_retry,
+    drifted_lease,
 );
 
 /// The catalog, one tab-separated line per canary, for `cargo xtask
