@@ -9,9 +9,13 @@
 //! route from a table already returned to the pool.
 //!
 //! Three orders must line up (snapshot → reader starts → publication, then
-//! the free before the reader's next read): a bug of depth 3. The work
-//! is cooperative (`yield_now` between steps), as on a multi-thread runtime
-//! where the reader's worker may be busy while the updater runs.
+//! the publication, [`REBUILD`] steps and the free before the reader's next
+//! two steps): a bug of depth 3. The work is cooperative (`yield_now`
+//! between steps), as on a multi-thread runtime where the reader's worker
+//! may be busy while the updater runs: only seeds with yields ahead can
+//! run the updater that far ahead. Uniform random finds it; PCT cannot,
+//! since the task its first change point demotes runs only when no other
+//! can, so "updater, reader, updater" with both runnable is beyond it.
 
 use super::Variant;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};

@@ -75,7 +75,7 @@ pub async fn serve(variant: Variant) {
 
 /// Deposits `amount` under request id `id`, on `conn` if there is one,
 /// retrying on a new connection until an answer comes back.
-async fn deposit(conn: &mut Option<BufReader<TcpStream>>, addr: &str, id: u64, amount: u64) {
+pub async fn deposit(conn: &mut Option<BufReader<TcpStream>>, addr: &str, id: u64, amount: u64) {
     loop {
         if conn.is_none() {
             match tokio::time::timeout(TIMEOUT, TcpStream::connect(addr)).await {

@@ -22,8 +22,8 @@
 //! |---|---|---|---|
 //! | [`stale_term`] | leader election over UDP | a vote from an earlier term counts | a late vote, after a pause |
 //! | [`torn_log`] | a segmented write-ahead log | the directory synced after the ack | a crash between two fsyncs |
-//! | [`depth3`] | a routing table replaced read-copy-update | readers snapshotted before publishing | three orders (PCT 3) |
-//! | [`healed_retry`] | a ledger with retried deposits | requests remembered per connection | a reply lost to a partition |
+//! | [`depth3`] | a routing table replaced read-copy-update | readers snapshotted before publishing | three orders (uniform, yields ahead) |
+//! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 300 ms | a reply lost to a long partition |
 //! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
 //!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
@@ -168,21 +168,21 @@ pub const CATALOG: &[Canary] = &[
     Canary {
         name: "depth3",
         bug: "an RCU-style table swap snapshots the readers before publishing: a reader in between reads a freed table",
-        needs: "snapshot → reader starts → publication, then the free before the reader's next read (depth 3; PCT 3/4, yields ahead)",
+        needs: "snapshot → reader starts → publication → 10 updater steps before the reader's next 2 (yields ahead; PCT cannot: a task it demotes runs last)",
         bound: 20_000,
         first: Some(1778),
     },
     Canary {
         name: "healed_retry",
-        bug: "a ledger remembers applied requests per connection; a retry on a new connection applies a deposit twice",
-        needs: "a partition while a deposit or its reply is in flight, outlasting the client's timeout, then the heal",
+        bug: "a ledger forgets an applied request id after 300 ms; a retry sent once a partition heals applies a deposit twice",
+        needs: "a partition while a reply is in flight, outlasting the ledger's memory, then the heal",
         bound: 20_000,
         first: Some(143),
     },
     Canary {
         name: "drifted_lease",
-        bug: "a client times its lease on its own clock from the grant's arrival, with no allowance for drift",
-        needs: "a slow client clock, a write in the lease's last milliseconds, the rival taking the lease at once",
+        bug: "a client times its lease on its own clock with no allowance for drift; the store does not fence",
+        needs: "a slow client clock (≤ 500 ppm), a write in the lease's last milliseconds, the rival taking the lease at once",
         bound: 20_000,
         first: Some(392),
     },

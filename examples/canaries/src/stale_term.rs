@@ -128,7 +128,7 @@ pub async fn scenario(variant: Variant) {
     for me in 0..NODES {
         let c = claims.clone();
         let seed = rng.next_u64();
-        let node = sim::node(&format!("n{me}"))
+        let node = sim::node(format!("n{me}"))
             .ip(&format!("10.0.4.{}", me + 1))
             .start(move || {
                 let mut timeouts = sim::Rng::from_seed(seed);

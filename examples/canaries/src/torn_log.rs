@@ -146,7 +146,7 @@ pub async fn serve(variant: Variant) {
 }
 
 /// A connection to the log, if it answers within a few tries.
-async fn connect(addr: &str) -> Option<TcpStream> {
+pub async fn connect(addr: &str) -> Option<TcpStream> {
     for _ in 0..20 {
         let timeout = std::time::Duration::from_millis(50);
         if let Ok(Ok(s)) = tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
