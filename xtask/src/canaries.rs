@@ -10,6 +10,12 @@
 //! writes the table to `docs/canaries.md` (or `--out`) and fails if a bug
 //! is not found within its bound, if a failing seed does not replay, or if
 //! the timeout canary is found without early timers.
+//!
+//! The hard canaries (the catalog's entries with a known first failing
+//! seed) hide for hundreds to thousands of seeds: this sweep skips them,
+//! and `--hard` measures them instead (`canaries/hard.rs`).
+
+mod hard;
 
 use crate::cmd::{output, sim_cargo, write_file};
 use std::collections::BTreeMap;
@@ -18,10 +24,17 @@ use std::time::Instant;
 
 const USAGE: &str = "\
 usage: cargo xtask canaries [--seeds N] [--out PATH]
+       cargo xtask canaries --hard [--runs K] [--budget N] [--out PATH]
 
   --seeds N   seeds per strategy, 0..N (default 200)
   --out PATH  where the markdown goes, from the workspace root
               (default docs/canaries.md)
+  --hard      the hard canaries instead: seeds to the first failure for
+              uniform, PCT 3 and the portfolio, the median of K sweeps
+              from disjoint seeds, and what shrinking leaves
+  --runs K    independent sweeps per strategy (default 5)
+  --budget N  seeds a sweep may take before it counts as a miss
+              (default 5000)
 ";
 
 /// The runs: a column name and the variables that force its strategy.
@@ -49,6 +62,8 @@ struct Canary {
     bound: u64,
     needs: String,
     bug: String,
+    /// A hard canary's first failing seed (`None` for the quick ones).
+    first: Option<u64>,
 }
 
 /// What one sweep of one canary found.
@@ -67,6 +82,7 @@ struct Found {
 
 pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let mut seeds = 200u64;
+    let (mut hard, mut runs, mut budget) = (false, 5u64, 5000u64);
     let mut out = crate::cmd::root().join("docs").join("canaries.md");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -77,6 +93,19 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
                     .and_then(|v| v.parse().ok())
                     .filter(|&n| n > 0)
                     .ok_or_else(|| crate::Error::Usage("--seeds takes a number ≥ 1".into()))?;
+            }
+            "--hard" => hard = true,
+            "--runs" | "--budget" => {
+                let n = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| crate::Error::Usage(format!("{a} takes a number ≥ 1")))?;
+                if a == "--runs" {
+                    runs = n;
+                } else {
+                    budget = n;
+                }
             }
             "--out" => {
                 // Relative to the workspace root, wherever cargo runs.
@@ -96,23 +125,51 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
             }
         }
     }
-    run(seeds, &out).map_err(crate::Error::Failed)
+    let result = list().and_then(|catalog| {
+        if hard {
+            hard::run(&catalog, runs, budget, &out)
+        } else {
+            run(catalog, seeds, &out)
+        }
+    });
+    result.map_err(crate::Error::Failed)
 }
 
-fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
+/// The catalog, from the sweep binary's `catalog` test.
+fn list() -> Result<Vec<Canary>, String> {
+    let mut cmd = sim_cargo(&[
+        "test",
+        "-p",
+        "canaries",
+        "--test",
+        "sweep",
+        "--",
+        "catalog",
+        "--exact",
+        "--nocapture",
+    ]);
+    let (ok, text) = output(&mut cmd)?;
+    let catalog = parse_catalog(&text);
+    if !ok || catalog.is_empty() {
+        return Err(format!("the sweep binary listed no canaries:\n{text}"));
+    }
+    Ok(catalog)
+}
+
+fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), String> {
     let started = Instant::now();
-    let mut catalog: Vec<Canary> = Vec::new();
+    // The hard canaries are measured by `--hard`, not swept here.
+    let skip: Vec<&str> = catalog
+        .iter()
+        .filter(|c| c.first.is_some())
+        .map(|c| c.name.as_str())
+        .collect();
+    let catalog: Vec<&Canary> = catalog.iter().filter(|c| c.first.is_none()).collect();
     // column → canary → what it found
     let mut table: BTreeMap<&str, BTreeMap<String, Found>> = BTreeMap::new();
     for &(column, env) in RUNS {
         eprintln!("==> canaries: {column}, seeds 0..{seeds}");
-        let text = sweep(seeds, env)?;
-        if catalog.is_empty() {
-            catalog = parse_catalog(&text);
-            if catalog.is_empty() {
-                return Err(format!("the sweep binary listed no canaries:\n{text}"));
-            }
-        }
+        let text = sweep(seeds, env, &skip)?;
         let mut found = BTreeMap::new();
         for c in &catalog {
             found.insert(c.name.clone(), parse_found(&text, &c.name, seeds)?);
@@ -170,13 +227,20 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
         }
     }
 
-    let md = markdown(
+    let mut md = markdown(
         seeds,
         &catalog,
         &table,
         &replays,
         started.elapsed().as_secs(),
     );
+    // The hard canaries' section, written by `--hard`, stays.
+    if let Some(kept) = std::fs::read_to_string(out)
+        .ok()
+        .and_then(|old| hard::section(&old).map(str::to_string))
+    {
+        md = format!("{}\n\n{kept}\n", md.trim_end());
+    }
     write_file(out, &md)?;
     println!("{}", table_only(&md));
     println!(
@@ -191,9 +255,10 @@ fn run(seeds: u64, out: &std::path::Path) -> Result<(), String> {
     }
 }
 
-/// Runs the sweep binary with `env`; its whole output.
-fn sweep(seeds: u64, env: &[(&str, &str)]) -> Result<String, String> {
-    let mut cmd = sim_cargo(&[
+/// Runs the sweep binary with `env`, without the tests in `skip`; its
+/// whole output.
+fn sweep(seeds: u64, env: &[(&str, &str)], skip: &[&str]) -> Result<String, String> {
+    let mut args = vec![
         "test",
         "-p",
         "canaries",
@@ -202,7 +267,11 @@ fn sweep(seeds: u64, env: &[(&str, &str)]) -> Result<String, String> {
         "--",
         "--test-threads=1",
         "--nocapture",
-    ]);
+    ];
+    for name in skip {
+        args.extend(["--skip", name]);
+    }
+    let mut cmd = sim_cargo(&args);
     cmd.env("SIM_SEEDS", format!("0..{seeds}"));
     for (k, v) in env {
         cmd.env(k, v);
@@ -227,6 +296,7 @@ fn parse_catalog(text: &str) -> Vec<Canary> {
                 bound: f.next()?.parse().ok()?,
                 needs: f.next()?.to_string(),
                 bug: f.next()?.to_string(),
+                first: f.next().and_then(|v| v.trim().parse().ok()),
             })
         })
         .collect()
@@ -318,7 +388,7 @@ fn cell(f: &Found) -> String {
 
 fn markdown(
     seeds: u64,
-    catalog: &[Canary],
+    catalog: &[&Canary],
     table: &BTreeMap<&str, BTreeMap<String, Found>>,
     replays: &BTreeMap<String, Result<String, String>>,
     secs: u64,

@@ -15,6 +15,17 @@
 //! | [`rejected_fill`] | a cache fill assumes the entry it inserted is still there | a fault point |
 //! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
 //!
+//! The harder five hide for hundreds to thousands of seeds, each in a small
+//! protocol ([`Canary::first`] is set for them):
+//!
+//! | canary | the protocol | the bug | what finds it |
+//! |---|---|---|---|
+//! | [`stale_term`] | leader election over UDP | a vote from an earlier term counts | a late vote, after a pause |
+//! | [`torn_log`] | a segmented write-ahead log | the directory synced after the ack | a crash between two fsyncs |
+//! | [`depth3`] | a routing table replaced read-copy-update | readers snapshotted before publishing | three orders (uniform, yields ahead) |
+//! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 300 ms | a reply lost to a long partition |
+//! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
+//!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
 //! each module's `scenario` drives it on simulated nodes and asserts what
 //! it promises. `tests/sweep.rs` sweeps each buggy scenario with every
@@ -31,6 +42,12 @@ mod kv_scenario;
 #[cfg(simulation)]
 #[path = "../../durable-log/tests/scenario/mod.rs"]
 mod durable_log_scenario;
+
+pub mod depth3;
+pub mod drifted_lease;
+pub mod healed_retry;
+pub mod stale_term;
+pub mod torn_log;
 
 /// Which program a scenario runs: the planted bug or its fix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +66,10 @@ pub struct Canary {
     pub bug: &'static str,
     pub needs: &'static str,
     pub bound: u64,
+    /// A hard canary's first failing seed under the portfolio (seeds from
+    /// 0), measured by `cargo xtask canaries --hard`: CI runs this seed
+    /// alone instead of sweeping `0..bound`. `None` for the quick ones.
+    pub first: Option<u64>,
 }
 
 /// The catalog, in the order the docs' table lists it.
@@ -58,66 +79,112 @@ pub const CATALOG: &[Canary] = &[
         bug: "a deposit reads the balance, awaits a check, writes back the stale value + amount",
         needs: "two tasks interleaved once",
         bound: 5,
+        first: None,
     },
     Canary {
         name: "missed_wakeup",
         bug: "a job pushed between the worker's empty check and its wait: `notify_waiters` wakes nobody",
         needs: "a push inside a one-step window",
         bound: 10,
+        first: None,
     },
     Canary {
         name: "lock_order",
         bug: "two transfers lock two accounts in opposite orders",
         needs: "both first locks before either second",
         bound: 5,
+        first: None,
     },
     Canary {
         name: "retry_forever",
         bug: "a client retries a server that is gone for good, every 100 ms, with no bound",
         needs: "the server killed before the client is done; the virtual-time limit",
         bound: 10,
+        first: None,
     },
     Canary {
         name: "run_ahead",
         bug: "a fast path, taken only when the cache is complete, is off by one",
         needs: "16 loader→warmer hand-offs before the handler's first step",
         bound: 30,
+        first: None,
     },
     Canary {
         name: "partial_batch",
         bug: "a 1 ms timeout cancels a batch half-published; the retry duplicates its prefix",
         needs: "the timeout to fire mid-computation (early timers)",
         bound: 30,
+        first: None,
     },
     Canary {
         name: "acked_write",
         bug: "a primary acknowledges a write before its backups have it (the kv demo)",
         needs: "a partition, then a crash of the primary",
         bound: 20,
+        first: None,
     },
     Canary {
         name: "unsynced_ack",
         bug: "a log acknowledges a record before `sync_data` (the durable-log example)",
         needs: "a crash between the ack and the sync",
         bound: 10,
+        first: None,
     },
     Canary {
         name: "eof_as_miss",
         bug: "a client reads the server's idle close (EOF) as the empty \"not found\" answer",
         needs: "a pause longer than the server's idle timeout",
         bound: 10,
+        first: None,
     },
     Canary {
         name: "rejected_fill",
         bug: "a cache fill reads back an entry the admission policy turned away",
         needs: "the fault point `cache.admission_rejects` active and firing",
         bound: 60,
+        first: None,
     },
     Canary {
         name: "yield_ahead",
         bug: "a cancel refunds at once, assuming a 20-step payment cannot finish before the cancel's second step",
         needs: "one task 21 steps ahead of another that yielded once (multi-thread order; PCT)",
         bound: 20,
+        first: None,
+    },
+    Canary {
+        name: "stale_term",
+        bug: "a Raft-style candidate counts a vote granted for an earlier term toward its current one: two leaders in a term",
+        needs: "a grant delivered after its candidate gave up that election (a pause, a slow link) and a rival winning the next",
+        bound: 20_000,
+        first: Some(817),
+    },
+    Canary {
+        name: "torn_log",
+        bug: "a segmented log acknowledges a new segment's first record before syncing the directory that names it",
+        needs: "a crash between the segment file's fsync and the directory's, after the acknowledgement",
+        bound: 20_000,
+        first: Some(523),
+    },
+    Canary {
+        name: "depth3",
+        bug: "an RCU-style table swap snapshots the readers before publishing: a reader in between reads a freed table",
+        needs: "snapshot → reader starts → publication → 10 updater steps before the reader's next 2 (yields ahead; PCT cannot: a task it demotes runs last)",
+        bound: 20_000,
+        first: Some(1778),
+    },
+    Canary {
+        name: "healed_retry",
+        bug: "a ledger forgets an applied request id after 300 ms; a retry sent once a partition heals applies a deposit twice",
+        needs: "a partition while a reply is in flight, outlasting the ledger's memory, then the heal",
+        bound: 20_000,
+        first: Some(143),
+    },
+    Canary {
+        name: "drifted_lease",
+        bug: "a client times its lease on its own clock with no allowance for drift; the store does not fence",
+        needs: "a slow client clock (≤ 500 ppm), a write in the lease's last milliseconds, the rival taking the lease at once",
+        bound: 20_000,
+        first: Some(392),
     },
 ];
 
@@ -139,6 +206,11 @@ pub fn scenario(
         "eof_as_miss" => Box::pin(eof_as_miss::scenario(variant)),
         "rejected_fill" => Box::pin(rejected_fill::scenario(variant)),
         "yield_ahead" => Box::pin(yield_ahead::scenario(variant)),
+        "stale_term" => Box::pin(stale_term::scenario(variant)),
+        "torn_log" => Box::pin(torn_log::scenario(variant)),
+        "depth3" => Box::pin(depth3::scenario(variant)),
+        "healed_retry" => Box::pin(healed_retry::scenario(variant)),
+        "drifted_lease" => Box::pin(drifted_lease::scenario(variant)),
         _ => panic!(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()

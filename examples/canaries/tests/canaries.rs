@@ -4,7 +4,9 @@
 //! need a particular strategy are missed without it (uniform random misses
 //! the run-ahead bug, a run without early timers misses the timeout that
 //! fires mid-computation). `cargo xtask canaries` measures every strategy
-//! over 200 seeds; this is the bounded check CI runs.
+//! over 200 seeds; this is the bounded check CI runs. The five hard canaries
+//! (`Canary::first` set) hide for hundreds to thousands of seeds: their
+//! known first failing seed runs alone, and their fix passes 200 seeds.
 #![cfg(simulation)]
 
 use canaries::{Variant, CATALOG};
@@ -13,6 +15,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Seeds each fix must pass (at least; the bound if larger).
 const FIXED_SEEDS: u64 = 60;
+/// Seeds each hard canary's fix must pass here (`cargo xtask canaries
+/// --hard` measures thousands).
+const HARD_FIXED_SEEDS: u64 = 200;
 
 /// Sweeps `name` against `variant`; the harness's report if a seed failed.
 /// The options name the sweep's own test (`tests/sweep.rs`), so a report's
@@ -82,10 +87,13 @@ fn check(name: &'static str) {
         .iter()
         .find(|c| c.name == name)
         .expect("the canary is in the catalog");
-    let report = sweep(name, Variant::Buggy, (0, canary.bound), None, None).unwrap_or_else(|| {
+    // A hard canary's sweep from 0 takes hundreds to thousands of seeds:
+    // run its known first failing seed alone.
+    let seeds = canary.first.map_or((0, canary.bound), |f| (f, f + 1));
+    let report = sweep(name, Variant::Buggy, seeds, None, None).unwrap_or_else(|| {
         panic!(
-            "{name}: the portfolio did not find the planted bug in seeds 0..{}",
-            canary.bound
+            "{name}: the portfolio did not find the planted bug in seeds {}..{}",
+            seeds.0, seeds.1
         )
     });
     assert!(
@@ -99,7 +107,7 @@ fn check(name: &'static str) {
         report.contains(&format!(" test -p canaries --test sweep -- {name} --exact")),
         "{name}: the replay line does not name the sweep's test:\n{report}"
     );
-    assert!(first_failing_seed(&report) < canary.bound);
+    assert!(first_failing_seed(&report) < seeds.1);
     // Shrinking leaves a run no bigger than the seed's, failing the same way.
     let shrunk = report
         .lines()
@@ -115,7 +123,14 @@ fn check(name: &'static str) {
     } else {
         assert!(shrunk.starts_with("nothing smaller"), "{name}: {shrunk}");
     }
-    let fixed_seeds = FIXED_SEEDS.max(canary.bound);
+    let fixed_seeds = match canary.first {
+        // `CANARIES_HARD_FIXED_SEEDS` sweeps more (tuning a hard canary).
+        Some(_) => std::env::var("CANARIES_HARD_FIXED_SEEDS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(HARD_FIXED_SEEDS),
+        None => FIXED_SEEDS.max(canary.bound),
+    };
     if let Some(report) = sweep(name, Variant::Fixed, (0, fixed_seeds), None, None) {
         panic!("{name}: the fixed program failed:\n{report}");
     }
@@ -142,6 +157,16 @@ found_and_fixed!(
     eof_as_miss,
     rejected_fill,
     yield_ahead,
+);
+
+// The hard five: their known first failing seed, then 200 seeds of the fix.
+#[rustfmt::skip]
+found_and_fixed!(
+    stale_term,
+    torn_log,
+    depth3,
+    healed_retry,
+    drifted_lease,
 );
 
 /// The two-lock deadlock's report prints its cycle: each transfer waits

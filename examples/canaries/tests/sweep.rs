@@ -3,7 +3,9 @@
 //! `SIM_SCHEDULE` (and once with `SIM_EARLY_TIMERS=off`). Not part of
 //! `cargo test` (`test = false` in Cargo.toml): every sweep here fails by
 //! design — each is a bug being found. `tests/canaries.rs` checks the
-//! bounds and the fixes in `cargo test`.
+//! bounds and the fixes in `cargo test`. The five hard canaries are here
+//! too: `cargo xtask canaries --hard` sweeps them from several starting
+//! seeds with `SIM_SEEDS` to measure seeds-to-find.
 #![cfg_attr(not(simulation), allow(unused_imports, unused_macros))]
 
 use canaries::Variant::Buggy;
@@ -32,13 +34,23 @@ canary!(
     eof_as_miss,
     rejected_fill,
     yield_ahead,
+    stale_term,
+    torn_log,
+    depth3,
+    healed_retry,
+    drifted_lease,
 );
 
 /// The catalog, one tab-separated line per canary, for `cargo xtask
-/// canaries` (which runs this binary with `--nocapture`).
+/// canaries` (which runs this binary with `--nocapture`): name, bound,
+/// needs, bug, and a hard canary's first failing seed (`-` for the others).
 #[test]
 fn catalog() {
     for c in canaries::CATALOG {
-        println!("canary\t{}\t{}\t{}\t{}", c.name, c.bound, c.needs, c.bug);
+        let first = c.first.map_or_else(|| "-".to_string(), |f| f.to_string());
+        println!(
+            "canary\t{}\t{}\t{}\t{}\t{first}",
+            c.name, c.bound, c.needs, c.bug
+        );
     }
 }

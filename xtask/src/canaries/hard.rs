@@ -1,0 +1,313 @@
+//! `cargo xtask canaries --hard`: seeds-to-find for the hard canaries (the
+//! catalog's entries with a known first failing seed).
+//!
+//! For each hard canary and each strategy (uniform random, PCT 3, the
+//! portfolio) it runs K independent sweeps over disjoint seed ranges
+//! (starting at 0, 100000, 200000, …), each in growing chunks
+//! (`SIM_SEEDS=a..b`, no fresh-process replays, no shrinking) until the
+//! first failure or the budget, and takes the median of the seeds each run
+//! needed. It then runs the catalog's first failing seed alone, shrinking
+//! on, for the report's `sim: shrunk:` sizes. The table goes between its
+//! markers in docs/canaries.md; the command fails if the portfolio's first
+//! failure from seed 0 is not the catalog's `first` (CI runs that seed) or
+//! not within the canary's bound.
+
+use super::Canary;
+use crate::cmd::{output, sim_cargo, write_file};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+/// The columns: a name and the `SIM_SCHEDULE` that forces the strategy.
+const STRATEGIES: &[(&str, Option<&str>)] = &[
+    ("uniform", Some("random")),
+    ("PCT 3", Some("pct3")),
+    ("portfolio", None),
+];
+const PORTFOLIO: &str = "portfolio";
+/// Run k starts at seed `k * STRIDE`.
+const STRIDE: u64 = 100_000;
+/// The first chunk of seeds a run sweeps; each next one is twice as long.
+const FIRST_CHUNK: u64 = 250;
+
+pub const START: &str = "<!-- hard: written by cargo xtask canaries --hard -->";
+pub const END: &str = "<!-- hard: end -->";
+const HEADING: &str = "## Harder canaries";
+
+/// How to read the table (the measured figures are above it).
+const READING: &str = "
+Four of the five are fault-timing bugs: the scenario draws its crash, partition, pauses or clock
+drift from its own seeded stream, so every strategy meets the same fault plan on the same seed and
+the columns differ only where the schedule matters on top of it (`torn_log`, `healed_retry`).
+`depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
+yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
+so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
+portfolio finds it on its uniform half. Shrinking keeps the fault plan (its draws are on the
+tape like every decision, and a cut or zeroed draw makes another plan, which loses the failure):
+it trims a few steps and a little virtual time, no more.
+";
+
+/// What one strategy's runs found for one canary.
+struct Runs {
+    /// Seeds to the first failure, per run that found one.
+    found: Vec<u64>,
+    runs: u64,
+    budget: u64,
+}
+
+impl Runs {
+    fn cell(&self) -> String {
+        let mut found = self.found.clone();
+        found.sort_unstable();
+        let k = found.len() as u64;
+        if k * 2 > self.runs {
+            // The median of all runs, a missed run counting as more than
+            // the budget.
+            let median = found[(self.runs / 2) as usize];
+            format!("{median} ({k} of {})", self.runs)
+        } else if k == 0 {
+            format!("none in {}", self.budget)
+        } else {
+            format!("over {} ({k} of {})", self.budget, self.runs)
+        }
+    }
+}
+
+pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let hard: Vec<&Canary> = catalog.iter().filter(|c| c.first.is_some()).collect();
+    if hard.is_empty() {
+        return Err("the catalog lists no hard canary (none has a first failing seed)".into());
+    }
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for c in &hard {
+        let known = c.first.expect("a hard canary");
+        let mut cells = Vec::new();
+        let mut class = String::new();
+        for &(column, schedule) in STRATEGIES {
+            let mut r = Runs {
+                found: Vec::new(),
+                runs,
+                budget,
+            };
+            for k in 0..runs {
+                let start = k * STRIDE;
+                let first = first_failure(&c.name, schedule, start, budget)?;
+                eprintln!(
+                    "==> canaries --hard: {} {column} from {start}: {}",
+                    c.name,
+                    first
+                        .as_ref()
+                        .map_or_else(|| format!("none in {budget}"), |(s, _)| s.to_string())
+                );
+                if column == PORTFOLIO && k == 0 {
+                    match &first {
+                        Some((s, _)) if *s != known => problems.push(format!(
+                            "{}: the portfolio's first failing seed is {s}, the catalog says {known}",
+                            c.name
+                        )),
+                        Some((s, _)) if *s >= c.bound => problems.push(format!(
+                            "{}: the portfolio's first failing seed {s} is past its bound {}",
+                            c.name, c.bound
+                        )),
+                        None => problems.push(format!(
+                            "{}: the portfolio did not find it in seeds 0..{budget}",
+                            c.name
+                        )),
+                        Some(_) => {}
+                    }
+                }
+                if let Some((seed, cls)) = first {
+                    r.found.push(seed - start + 1);
+                    if class.is_empty() || column == PORTFOLIO {
+                        class = cls;
+                    }
+                }
+            }
+            cells.push(r.cell());
+        }
+        let shrunk = shrink(&c.name, known)?;
+        eprintln!("==> canaries --hard: {}: shrunk {shrunk}", c.name);
+        rows.push(format!(
+            "| `{}` | {} | {} | — | {shrunk} |",
+            c.name,
+            if class.is_empty() { "—" } else { &class },
+            cells.join(" | ")
+        ));
+    }
+    let mut section = String::new();
+    let _ = writeln!(
+        section,
+        "Written by `cargo xtask canaries --hard` ({} s on this machine). Bugs of the kind that \
+         hide for weeks, each in a small protocol (`examples/canaries/src/<bug>.rs`). A cell is \
+         the median number of seeds to the first failure over {runs} independent sweeps (seeds \
+         from 0, {STRIDE}, {}, …), and in how many of them it was found within {budget} seeds; \
+         *none in N*: no sweep found it. *PCT 3* forces `SIM_SCHEDULE=pct3`, *uniform* \
+         `random`; the portfolio is the default. *Shrunk*: the catalog's first failing seed \
+         (CI's), from the report's `sim: shrunk:` line: injected faults, steps, virtual time, \
+         before → after.\n",
+        started.elapsed().as_secs(),
+        2 * STRIDE
+    );
+    let _ = writeln!(
+        section,
+        "| bug | class | uniform | PCT 3 | portfolio | fuzzer | shrunk (before → after) |"
+    );
+    let _ = writeln!(section, "|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let _ = writeln!(section, "{r}");
+    }
+    let _ = writeln!(section, "{READING}");
+    for c in &hard {
+        let _ = writeln!(section, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
+    }
+    let md = std::fs::read_to_string(out).unwrap_or_default();
+    write_file(out, &splice(&md, &section))?;
+    println!("{}", rows.join("\n"));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the hard canaries failed:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
+
+/// The first failing seed of `name` from `start` (and its class), sweeping
+/// growing chunks up to `budget` seeds.
+fn first_failure(
+    name: &str,
+    schedule: Option<&str>,
+    start: u64,
+    budget: u64,
+) -> Result<Option<(u64, String)>, String> {
+    let (mut from, mut chunk) = (start, FIRST_CHUNK);
+    while from < start + budget {
+        let to = (from + chunk).min(start + budget);
+        let mut cmd = sim_cargo(&[
+            "test", "-p", "canaries", "--test", "sweep", "--", name, "--exact",
+        ]);
+        cmd.env("SIM_SEEDS", format!("{from}..{to}"))
+            .env("SIM_REPLAYS", "0")
+            .env("SIM_SHRINK", "off");
+        if let Some(s) = schedule {
+            cmd.env("SIM_SCHEDULE", s);
+        }
+        let (ok, text) = output(&mut cmd)?;
+        if !ok {
+            let report = crate::harness_report::parse(&text, name)
+                .ok_or_else(|| format!("the sweep of `{name}` did not run:\n{text}"))??;
+            let first = report
+                .first
+                .ok_or_else(|| format!("no failing seed in the report of `{name}`:\n{text}"))?;
+            return Ok(Some((first, report.class)));
+        }
+        from = to;
+        chunk *= 2;
+    }
+    Ok(None)
+}
+
+/// `seed` of `name` alone, shrinking on: its shrunk sizes, `before → after`.
+fn shrink(name: &str, seed: u64) -> Result<String, String> {
+    let mut cmd = sim_cargo(&[
+        "test", "-p", "canaries", "--test", "sweep", "--", name, "--exact",
+    ]);
+    cmd.env("SIM_SEED", seed.to_string())
+        .env("SIM_REPLAYS", "0");
+    let (_, text) = output(&mut cmd)?;
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: shrunk: "))
+        .ok_or_else(|| format!("`{name}` seed {seed}: no shrunk line:\n{text}"))?;
+    Ok(compact(line))
+}
+
+/// `25 fault(s), 219 steps, 8.222000000s of virtual time → 25 fault(s),
+/// 218 steps, 8.109000000s of virtual time (150 run(s); …)` as
+/// `25 faults, 219 steps, 8.222 s → 25, 218, 8.109 s`.
+fn compact(line: &str) -> String {
+    let size = |s: &str| -> Option<(u64, u64, f64)> {
+        let mut w = s.split(", ");
+        let faults = w.next()?.trim().strip_suffix(" fault(s)")?.parse().ok()?;
+        let steps = w.next()?.trim().strip_suffix(" steps")?.parse().ok()?;
+        let secs = w
+            .next()?
+            .trim()
+            .strip_suffix("s of virtual time")?
+            .parse()
+            .ok()?;
+        Some((faults, steps, secs))
+    };
+    let sizes = line.split_once(" → ").and_then(|(before, after)| {
+        let after = after.split(" (").next()?;
+        Some((size(before)?, size(after)?))
+    });
+    match sizes {
+        Some(((f, s, t), (f2, s2, t2))) => {
+            format!("{f} faults, {s} steps, {t:.3} s → {f2}, {s2}, {t2:.3} s")
+        }
+        None => line.split(" (").next().unwrap_or(line).to_string(),
+    }
+}
+
+/// `md` with its hard section (between `START` and `END`) replaced by
+/// `section`, or added at the end under its heading.
+fn splice(md: &str, section: &str) -> String {
+    let block = format!("{START}\n{section}{END}\n");
+    match (md.find(START), md.find(END)) {
+        (Some(a), Some(b)) if a < b => format!(
+            "{}{block}{}",
+            &md[..a],
+            &md[b + END.len()..].trim_start_matches('\n')
+        ),
+        _ => format!("{}\n\n{HEADING}\n\n{block}", md.trim_end()),
+    }
+}
+
+/// The hard section of `md` with its heading, if it has one (what the
+/// whole catalog's rewrite keeps).
+pub fn section(md: &str) -> Option<&str> {
+    let (a, b) = (md.find(START)?, md.find(END)?);
+    let head = md[..a].rfind(HEADING).unwrap_or(a);
+    (head < b).then(|| &md[head..b + END.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compacts_a_shrunk_line() {
+        assert_eq!(
+            compact(
+                "25 fault(s), 219 steps, 8.222000000s of virtual time → 25 fault(s), 218 \
+                 steps, 8.109000000s of virtual time (150 run(s); stopped: the run budget)"
+            ),
+            "25 faults, 219 steps, 8.222 s → 25, 218, 8.109 s"
+        );
+    }
+
+    #[test]
+    fn medians_count_misses_as_over_the_budget() {
+        let r = |found: &[u64]| Runs {
+            found: found.to_vec(),
+            runs: 5,
+            budget: 1000,
+        };
+        assert_eq!(r(&[9, 1, 5, 3, 7]).cell(), "5 (5 of 5)");
+        assert_eq!(r(&[9, 1, 5]).cell(), "9 (3 of 5)");
+        assert_eq!(r(&[9, 1]).cell(), "over 1000 (2 of 5)");
+        assert_eq!(r(&[]).cell(), "none in 1000");
+    }
+
+    #[test]
+    fn splices_and_keeps_the_section() {
+        let md = splice("# t\n", "table\n");
+        assert!(md.ends_with(&format!("{HEADING}\n\n{START}\ntable\n{END}\n")));
+        assert_eq!(splice(&md, "table\n"), md);
+        assert!(section(&md).unwrap().starts_with(HEADING));
+    }
+}
