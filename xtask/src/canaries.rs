@@ -78,6 +78,8 @@ struct Found {
     reproduced: bool,
     fingerprint: Option<String>,
     replay: String,
+    /// The report's `sim: shrunk:` line, compacted (`hard::compact`).
+    shrunk: Option<String>,
 }
 
 pub fn main(args: &[String]) -> Result<(), crate::Error> {
@@ -234,10 +236,12 @@ fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), St
         &replays,
         started.elapsed().as_secs(),
     );
-    // The hard canaries' section, written by `--hard`, stays.
-    if let Some(kept) = std::fs::read_to_string(out)
-        .ok()
-        .and_then(|old| hard::section(&old).map(str::to_string))
+    // The hard canaries' section, written by `--hard`, and the fuzzer's,
+    // written by `cargo xtask fuzz --measure`, stay.
+    let old = std::fs::read_to_string(out).unwrap_or_default();
+    for kept in [hard::section(&old), crate::fuzz::section(&old)]
+        .into_iter()
+        .flatten()
     {
         md = format!("{}\n\n{kept}\n", md.trim_end());
     }
@@ -328,7 +332,22 @@ fn parse_found(text: &str, name: &str, seeds: u64) -> Result<Found, String> {
         class: r.class,
         strategy: r.strategy,
         replay: r.replay,
+        shrunk: shrunk_line(text, name),
     })
+}
+
+/// The `sim: shrunk:` line of `name`'s report in a sweep's output,
+/// compacted.
+fn shrunk_line(text: &str, name: &str) -> Option<String> {
+    let head = format!("sim: {name}: ");
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !(l.starts_with(&head) && l.contains(" seed(s) failed")));
+    lines.next()?;
+    lines
+        .take_while(|l| !l.starts_with("sim: replay:"))
+        .find_map(|l| l.strip_prefix("sim: shrunk: "))
+        .map(hard::compact)
 }
 
 /// `0x…` in a line.
@@ -404,14 +423,17 @@ fn markdown(
          cell is *failing seeds / seeds (first failing seed)*. *Seeds to first failure* is the \
          portfolio's (the default a user gets); *bound* is the regression guard the command \
          enforces. *Replays*: the first portfolio failure, run again in a new process with the \
-         replay command from its report, failed the same way with the same fingerprint.\n"
+         replay command from its report, failed the same way with the same fingerprint. \
+         *Shrunk*: the first portfolio failure's tape shrunk (the report's `sim: shrunk:` \
+         line): injected faults, steps, virtual time, before → after; *= seed's* when nothing \
+         smaller failed the same way.\n"
     );
     let _ = writeln!(
         s,
         "| bug | class | uniform | PCT 2 | PCT 3 | PCT 4 | portfolio | portfolio, no early timers \
-         | portfolio, yields deferred | seeds to first failure | bound | replays |"
+         | portfolio, yields deferred | seeds to first failure | bound | replays | shrunk |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in catalog {
         let get = |col: &str| &table[col][&c.name];
         let p = get(PORTFOLIO);
@@ -423,7 +445,7 @@ fn markdown(
         };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.name,
             if p.class.is_empty() { "—" } else { &p.class },
             cell(get("uniform")),
@@ -435,7 +457,12 @@ fn markdown(
             cell(get(NO_YIELD_AHEAD)),
             first,
             c.bound,
-            replayed
+            replayed,
+            match &p.shrunk {
+                Some(line) if line.starts_with("nothing smaller") => "= seed's".to_string(),
+                Some(line) => line.clone(),
+                None => "—".into(),
+            }
         );
     }
     let _ = writeln!(s, "\n## The bugs\n");

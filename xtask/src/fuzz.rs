@@ -250,7 +250,12 @@ fn measure(repeat: u32, runs: u64) -> Result<(), String> {
     }
     let path = root().join("docs/canaries.md");
     let md = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let seeded = column(&md, "seeds to first failure");
+    // The portfolio's seeds to the first failure: the catalog's table,
+    // else the hard canaries' (a median of several sweeps).
+    let mut seeded = column(&md, "seeds to first failure");
+    if let Some(at) = md.find("## Harder canaries") {
+        seeded.extend(column(&md[at..], "portfolio"));
+    }
     let rows: Vec<String> = rows
         .iter()
         .map(|(name, cell)| {
@@ -326,6 +331,15 @@ fn catalog() -> Result<Vec<String>, String> {
 
 const START: &str = "<!-- fuzz: written by cargo xtask fuzz --measure -->";
 const END: &str = "<!-- fuzz: end -->";
+const HEADING: &str = "## The fuzzer on the catalog";
+
+/// The fuzzer's section of `md` (its heading through `END`), which
+/// `cargo xtask canaries` keeps when it rewrites the file.
+pub fn section(md: &str) -> Option<&str> {
+    let (a, b) = (md.find(START)?, md.find(END)?);
+    let head = md[..a].rfind(HEADING).unwrap_or(a);
+    (head < b).then(|| &md[head..b + END.len()])
+}
 
 /// `md` with its fuzzer section (between `START` and `END`) replaced by
 /// `section`, or `section` added at the end under its own heading.
@@ -337,10 +351,7 @@ fn splice(md: &str, section: &str) -> String {
             &md[..a],
             &md[b + END.len()..].trim_start_matches('\n')
         ),
-        _ => format!(
-            "{}\n\n## The fuzzer on the catalog\n\n{block}",
-            md.trim_end()
-        ),
+        _ => format!("{}\n\n{HEADING}\n\n{block}", md.trim_end()),
     }
 }
 

@@ -130,7 +130,7 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
         let shrunk = shrink(&c.name, known)?;
         eprintln!("==> canaries --hard: {}: shrunk {shrunk}", c.name);
         rows.push(format!(
-            "| `{}` | {} | {} | — | {shrunk} |",
+            "| `{}` | {} | {} | {shrunk} |",
             c.name,
             if class.is_empty() { "—" } else { &class },
             cells.join(" | ")
@@ -146,15 +146,16 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
          *none in N*: no sweep found it. *PCT 3* forces `SIM_SCHEDULE=pct3`, *uniform* \
          `random`; the portfolio is the default. *Shrunk*: the catalog's first failing seed \
          (CI's), from the report's `sim: shrunk:` line: injected faults, steps, virtual time, \
-         before → after.\n",
+         before → after. The fuzzer's figures are in its own table below (`cargo xtask fuzz \
+         --measure`).\n",
         started.elapsed().as_secs(),
         2 * STRIDE
     );
     let _ = writeln!(
         section,
-        "| bug | class | uniform | PCT 3 | portfolio | fuzzer | shrunk (before → after) |"
+        "| bug | class | uniform | PCT 3 | portfolio | shrunk (before → after) |"
     );
-    let _ = writeln!(section, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(section, "|---|---|---|---|---|---|");
     for r in &rows {
         let _ = writeln!(section, "{r}");
     }
@@ -228,7 +229,7 @@ fn shrink(name: &str, seed: u64) -> Result<String, String> {
 /// `25 fault(s), 219 steps, 8.222000000s of virtual time → 25 fault(s),
 /// 218 steps, 8.109000000s of virtual time (150 run(s); …)` as
 /// `25 faults, 219 steps, 8.222 s → 25, 218, 8.109 s`.
-fn compact(line: &str) -> String {
+pub(super) fn compact(line: &str) -> String {
     let size = |s: &str| -> Option<(u64, u64, f64)> {
         let mut w = s.split(", ");
         let faults = w.next()?.trim().strip_suffix(" fault(s)")?.parse().ok()?;
