@@ -527,6 +527,18 @@ const GUIDE: &str = "
 - **Faults and the time limit.** Network and disk faults (`acked_write`, `unsynced_ack`,
   `eof_as_miss`) are found by the scenario's own seeded fault plan under any schedule; a livelock
   (`retry_forever`) is reported when the virtual-time limit (`time_limit = \"60s\"`) is hit.
+- **A fuzzer (`cargo xtask fuzz <bug>`).** libFuzzer writes each run's tape: the all-zero input
+  (the first runnable task every time) trips most interleaving bugs at once, and coverage leads
+  it further, but a bug behind one swarm draw (early timers for `partial_batch`, a fault point
+  for `rejected_fill`, a crash window for `unsynced_ack`) costs it thousands of inputs where the
+  portfolio needs a handful of seeds, and it found none of the five hard canaries in 20,000
+  inputs but `healed_retry` once (the portfolio: 130 to 571 seeds; tables below). Their bugs
+  need a fault plan and a schedule together; coverage does not grow on the way to them, so the
+  fuzzer has nothing to climb, while a seed samples the whole plan at once. Sweep seeds first;
+  fuzz when a long sweep finds nothing and the state you fear is reached only through a chain of
+  conditions coverage can climb (a protocol state after several specific messages, a parser).
+  libFuzzer's own runs are not bit-reproducible (it adapts to execution time); what it finds
+  is: a tape that `cargo test` replays exactly.
 
 ## Beside seed 001's figures
 
