@@ -16,12 +16,15 @@
 //!   choice of every decision (the first runnable task, the first
 //!   `select!` branch, the first of tied timers, the smallest value of a
 //!   range);
+//! - **raise a draw to the top**, when the run has faults: a zero draw is
+//!   the first choice of a pick but *fires* a probability (`ratio`, a
+//!   fault point), so the top value is how a drawn fault goes away;
 //! - **zero a chunk** of draws, halving the chunk size down to one draw;
 //! - **delete a chunk** of draws (the later ones move up: another
 //!   schedule of the same operations, often a shorter one);
 //! - **halve one draw**, for the last draws that still matter.
 //!
-//! A budget of runs (`SIM_SHRINK=<runs>`, default 150; `SIM_SHRINK=off`)
+//! A budget of runs (`SIM_SHRINK=<runs>`, default 500; `SIM_SHRINK=off`)
 //! bounds it, and a time budget (`SIM_SHRINK_TIME`, default 30 s) guards
 //! against slow runs; the report says which stopped it. The runs are a
 //! function of the tape, so with the run budget the result is the same on
@@ -68,7 +71,7 @@ impl Budget {
     /// `SIM_SHRINK` and `SIM_SHRINK_TIME`; `None` when shrinking is off.
     pub(crate) fn from_env() -> Option<Budget> {
         let runs = match std::env::var("SIM_SHRINK").ok().as_deref().map(str::trim) {
-            None | Some("" | "on") => 150,
+            None | Some("" | "on") => 500,
             Some("off" | "0") => return None,
             Some(v) => v.parse().unwrap_or_else(|_| {
                 panic!(
@@ -114,6 +117,7 @@ pub(crate) fn shrink(
     mut attempt: impl FnMut(&[u8]) -> Option<Size>,
 ) -> Shrunk {
     let mut s = Search {
+        span: tape.len().div_ceil(DRAW),
         best: tape,
         size,
         runs: 0,
@@ -149,6 +153,9 @@ pub(crate) fn shrink(
     loop {
         let before = s.best.clone();
         cut(&mut s, &mut try_tape);
+        if s.size.faults > 0 {
+            raise(&mut s, &mut try_tape);
+        }
         chunks(&mut s, &mut try_tape, Change::Zero);
         chunks(&mut s, &mut try_tape, Change::Delete);
         halve(&mut s, &mut try_tape);
@@ -166,6 +173,9 @@ pub(crate) fn shrink(
 
 struct Search {
     best: Vec<u8>,
+    /// The original tape's length in draws: how far `raise` looks (a cut
+    /// tape's missing draws are zeros, which may be faults).
+    span: usize,
     size: Size,
     runs: u32,
     budget: Budget,
@@ -247,6 +257,30 @@ fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
             break;
         }
         size = (size / 2).next_multiple_of(DRAW).max(DRAW);
+    }
+}
+
+/// Raises each draw to the largest value, last first, kept only when the
+/// run gets smaller: a zero draw is the first choice of a pick, but it
+/// *fires* a probability (`Rng::ratio`: `below(d) < n`; a fault point:
+/// `draw % den < num`), so a fault drawn that way goes away at the top.
+fn raise(s: &mut Search, try_tape: &mut Try<'_>) {
+    let mut at = s.span.max(s.best.len().div_ceil(DRAW));
+    while at > 0 && s.out.is_none() {
+        at -= 1;
+        let range = at * DRAW..(at + 1) * DRAW;
+        if s.best
+            .get(range.clone())
+            .is_some_and(|b| b.iter().all(|&x| x == 0xff))
+        {
+            continue;
+        }
+        let mut candidate = s.best.clone();
+        if candidate.len() < range.end {
+            candidate.resize(range.end, 0);
+        }
+        candidate[range].fill(0xff);
+        try_tape(s, candidate);
     }
 }
 
@@ -419,6 +453,34 @@ mod tests {
             shrunk.tape[..24].iter().all(|&b| b == 0),
             "{:?}",
             shrunk.tape
+        );
+    }
+
+    /// A model with drawn faults: draw i fires a fault when it is below
+    /// half the range (as `ratio(1, 2)` does); the run fails when draw 0
+    /// fires. Zeroing cannot take the other faults away; raising can.
+    fn faulty(tape: &[u8]) -> Option<Size> {
+        let draws = draws(tape);
+        let fires = |d: u64| d < u64::MAX / 2;
+        let faults = (0..6)
+            .filter(|&i| fires(draws.get(i).copied().unwrap_or(0)))
+            .count();
+        fires(draws.first().copied().unwrap_or(0)).then_some(Size {
+            faults: faults as u64,
+            steps: 10,
+            virtual_ns: 0,
+        })
+    }
+
+    #[test]
+    fn a_drawn_fault_goes_away_at_the_top() {
+        let original = tape(&[1, 2, 3, 4, 5, 6]);
+        let size = faulty(&original).unwrap();
+        assert_eq!(size.faults, 6);
+        let shrunk = shrink(original, size, budget(1000), faulty);
+        assert_eq!(
+            shrunk.size.faults, 1,
+            "only the fault the failure needs: {shrunk:?}"
         );
     }
 
