@@ -42,9 +42,11 @@ the columns differ only where the schedule matters on top of it (`torn_log`, `he
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
-portfolio finds it on its uniform half. Shrinking keeps the fault plan (its draws are on the
-tape like every decision, and a cut or zeroed draw makes another plan, which loses the failure):
-it trims a few steps and a little virtual time, no more.
+portfolio finds it on its uniform half. Shrinking keeps the fault plan's shape (its draws are on
+the tape like every decision, and a cut or zeroed draw makes another plan, which loses the
+failure), but it takes away the faults a probability drew (a draw raised to its top value no
+longer fires: `healed_retry` 49 → 4, `torn_log` 99 → 48); steps and virtual time barely move,
+the exposing schedule being most of the run.
 ";
 
 /// What one strategy's runs found for one canary.
