@@ -189,11 +189,11 @@ pub fn svg(title: &str, series: &[Series], budget: &str) -> String {
 }
 
 /// `n` with thousands separators (10,000).
-fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -227,7 +227,7 @@ mod tests {
             }
             let close = rest[open..].find('>').ok_or("a tag is not closed")? + open;
             let tag = &rest[open + 1..close];
-            if tag.matches('"').count() % 2 != 0 {
+            if !tag.matches('"').count().is_multiple_of(2) {
                 return Err(format!("unbalanced quotes in <{tag}>"));
             }
             if let Some(name) = tag.strip_prefix('/') {

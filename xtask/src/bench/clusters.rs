@@ -8,7 +8,7 @@
 //! `docs/bench-clusters.svg` (chart.rs); a full `cargo xtask bench`
 //! rewrites both, `cargo xtask bench --only clusters` only these.
 
-use super::chart::{svg, Series};
+use super::chart::{svg, thousands, Series};
 use crate::cmd::{commit, root, utc_date, write_file, Mode};
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -269,7 +269,9 @@ fn render(m: &Measured) -> (String, String) {
          its task memory itself (`mem.rs`), outside the global allocator, so resident bytes \
          count everything; sim's executor bench also counts the bytes the set-up holds through \
          the global allocator (a counting allocator, on only during the set-up). Memory per \
-         idle node is (bytes with N nodes − bytes with 2) / (N − 2). Every run is a fresh \
+         idle node is (bytes with N nodes − bytes with 2) / (N − 2); resident bytes move by \
+         whole pages (and sim's and madsim's task memory by larger chunks), so at 10 and 100 \
+         nodes that difference is mostly rounding. Every run is a fresh \
          process (`executor --runs 1 --warmup 0 --only cluster_N`, `bench-madsim …`, \
          `bench-turmoil …`); each point is the median of {} runs, peers alternating; a process \
          still running after {budget} of wall time is killed and its point is DNF (no further \
@@ -356,7 +358,10 @@ fn verdicts(sim: &[Point]) -> String {
             let _ = writeln!(
                 s,
                 "- a round trip with {big} nodes ≤ {TARGET_RATIO}× one with 2: {large:.3} µs vs \
-                 {small:.3} µs, **{ratio:.2}×**: {verdict}."
+                 {small:.3} µs, **{ratio:.2}×**: {verdict}. (The runs: {} µs with {big} nodes, \
+                 {} µs with 2.)",
+                range(&sim[last].per_rt),
+                range(&sim[0].per_rt)
             );
         }
         _ => {
@@ -400,15 +405,11 @@ fn verdicts(sim: &[Point]) -> String {
     s
 }
 
-fn thousands(n: usize) -> String {
-    let d = n.to_string();
-    d.chars()
-        .enumerate()
-        .flat_map(|(i, c)| {
-            let comma = i > 0 && (d.len() - i) % 3 == 0;
-            comma.then_some(',').into_iter().chain([c])
-        })
-        .collect()
+/// The smallest and largest of `v`: `a–b`.
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.3}–{hi:.3}")
 }
 
 /// Measures; returns the section of `docs/bench.md` and writes the chart.
