@@ -13,7 +13,7 @@ pub struct Series {
     pub points: Vec<(usize, Option<f64>)>,
 }
 
-const W: f64 = 760.0;
+const W: f64 = 800.0;
 const H: f64 = 460.0;
 /// The plot area: left, top, right, bottom.
 const PLOT: (f64, f64, f64, f64) = (80.0, 50.0, 600.0, 400.0);
@@ -132,19 +132,30 @@ pub fn svg(title: &str, series: &[Series], budget: &str) -> String {
                 "<circle cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"3.5\" fill=\"{c}\"/>"
             );
         }
+        let mut last = None;
         for &(n, v) in &ser.points {
-            if v.is_some() {
+            if let Some(v) = v {
+                last = Some((x(n), y(v)));
                 continue;
             }
             // Staggered per peer, so two peers' marks at one count do not
             // overlap.
             let (px, py) = (x(n), top + 8.0 + 16.0 * k as f64);
+            // Dashed from the last point that finished to the first mark.
+            if let Some((lx, ly)) = last.take() {
+                let _ = writeln!(
+                    s,
+                    "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{px:.1}\" y2=\"{py:.1}\" \
+                     stroke=\"{c}\" stroke-dasharray=\"4 4\"/>"
+                );
+            }
             let _ = writeln!(
                 s,
                 "<g class=\"dnf\" data-peer=\"{}\" data-nodes=\"{n}\" stroke=\"{c}\" \
                  stroke-width=\"2\"><line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/>\
                  <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\"/></g>\n\
-                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\" font-size=\"10\">{} DNF</text>",
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\" font-size=\"10\" \
+                 text-anchor=\"middle\">{} DNF</text>",
                 escape(ser.peer),
                 px - 5.0,
                 py - 5.0,
@@ -154,8 +165,8 @@ pub fn svg(title: &str, series: &[Series], budget: &str) -> String {
                 py + 5.0,
                 px + 5.0,
                 py - 5.0,
-                px + 8.0,
-                py + 4.0,
+                px,
+                py + 18.0,
                 escape(ser.peer)
             );
         }
@@ -167,10 +178,10 @@ pub fn svg(title: &str, series: &[Series], budget: &str) -> String {
             s,
             "<line x1=\"{0}\" y1=\"{ly}\" x2=\"{1}\" y2=\"{ly}\" stroke=\"{2}\" stroke-width=\"2\"/>\n\
              <text x=\"{3}\" y=\"{4}\">{5}</text>",
-            right + 20.0,
-            right + 44.0,
-            ser.colour,
             right + 50.0,
+            right + 74.0,
+            ser.colour,
+            right + 80.0,
             ly + 4.0,
             escape(ser.peer)
         );
@@ -179,7 +190,7 @@ pub fn svg(title: &str, series: &[Series], budget: &str) -> String {
         s,
         "<text x=\"{0}\" y=\"{1}\" font-size=\"10\">× DNF: did not</text>\n\
          <text x=\"{0}\" y=\"{2}\" font-size=\"10\">finish in {3}</text>",
-        right + 20.0,
+        right + 50.0,
         top + 30.0 + 20.0 * series.len() as f64,
         top + 44.0 + 20.0 * series.len() as f64,
         escape(budget)
@@ -289,6 +300,8 @@ mod tests {
         assert_eq!(doc.matches("class=\"dnf\"").count(), 1, "{doc}");
         assert!(doc.contains("data-peer=\"turmoil\" data-nodes=\"10000\""));
         assert!(doc.contains("turmoil DNF") && doc.contains("finish in 30 s"));
+        // A dashed line leads from turmoil's last finished point to the mark.
+        assert_eq!(doc.matches("stroke-dasharray").count(), 1, "{doc}");
         // The title was escaped; the axes name 2 and 10,000 nodes.
         assert!(doc.contains("cost &lt;per&gt; round trip"));
         assert!(doc.contains(">10,000</text>") && doc.contains(">2</text>"));
