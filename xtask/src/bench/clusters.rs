@@ -9,7 +9,7 @@
 //! rewrites both, `cargo xtask bench --only clusters` only these.
 
 use super::chart::{svg, thousands, Series};
-use crate::cmd::{commit, root, utc_date, write_file, Mode};
+use crate::cmd::{capture, root, utc_date, write_file, Mode};
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -194,9 +194,23 @@ fn run_all(runs: usize) -> Result<Measured, String> {
             }
         }
     }
-    let commit = match commit(&root().join("docs").join("bench.md")) {
-        Some((hash, true)) => format!("{hash} with uncommitted changes"),
-        Some((hash, false)) => hash,
+    // The report and the chart of a previous run are no change to what is
+    // measured.
+    let dirty = capture(
+        "git",
+        &[
+            "status",
+            "--porcelain",
+            "--",
+            ".",
+            ":!docs/bench.md",
+            ":!docs/bench-clusters.svg",
+        ],
+    )
+    .is_some_and(|s| !s.is_empty());
+    let commit = match capture("git", &["rev-parse", "--short", "HEAD"]) {
+        Some(hash) if dirty => format!("{hash} with uncommitted changes"),
+        Some(hash) => hash,
         None => "unknown".into(),
     };
     Ok(Measured {
