@@ -149,3 +149,61 @@ pub fn per_round_trip(d: Duration, n: usize, setup: impl FnOnce()) -> f64 {
     let setup = start.elapsed();
     d.saturating_sub(setup).as_secs_f64() * 1e6 / n as f64
 }
+
+/// The node counts of the `cluster_<N>` workloads (issue 26 item 3).
+pub const CLUSTER_NODES: [usize; 5] = [2, 10, 100, 1_000, 10_000];
+
+/// The process's resident set, in bytes (`/proc/self/statm`, 4 KiB pages).
+pub fn resident() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// One run of a `cluster_<N>` workload: the set-up's time, the round
+/// trips' time and how many, and the resident bytes the set-up added.
+pub struct ClusterSample {
+    pub setup: Duration,
+    pub round_trips: Duration,
+    pub n: usize,
+    pub resident: u64,
+}
+
+/// `--only cluster_<N>`: `warmup + runs` runs of `run`, the `BENCH` lines
+/// of the measured ones (`cluster_<N>` in µs per round trip,
+/// `cluster_<N>_setup` in ms) and the `MEM` line of the first run
+/// (`MEM <mode> cluster_<N> <resident bytes> -`), as the sim's executor
+/// bench prints them.
+pub fn report_cluster(mode: &str, nodes: usize, opts: &Opts, run: impl Fn() -> ClusterSample) {
+    let name = format!("cluster_{nodes}");
+    let mut resident = None;
+    let (mut per_rt, mut setup) = (Vec::new(), Vec::new());
+    for i in 0..opts.warmup + opts.runs {
+        let s = run();
+        resident.get_or_insert(s.resident);
+        if i >= opts.warmup {
+            per_rt.push(s.round_trips.as_secs_f64() * 1e6 / s.n as f64);
+            setup.push(s.setup.as_secs_f64() * 1e3);
+        }
+    }
+    for (name, unit, v) in [
+        (name.clone(), "us/rt", &mut per_rt),
+        (format!("{name}_setup"), "ms", &mut setup),
+    ] {
+        let list = v
+            .iter()
+            .map(|s| format!("{s:.3}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let m = median(v);
+        eprintln!("{mode:>7} {name:<14} {m:>10.3} {unit}");
+        println!("BENCH {mode} {name} {unit} {m:.3} {list}");
+    }
+    let resident = resident.unwrap_or(0);
+    eprintln!("{mode:>7} {name:<14} set-up holds {resident} B resident");
+    println!("MEM {mode} {name} {resident} -");
+}

@@ -15,6 +15,9 @@
 //! `seeds` workload, default 20000), `--only NAME` (one workload: `spawn_yield`,
 //! `sleep`, `sleepers`, `seeds`, `net_rt`, `net_idle_2`, `net_idle_100`,
 //! `net_idle_1000`, `heartbeats`; repeatable), `--skip-clock-check`.
+//! `cluster_2`, `cluster_10`, `cluster_100`, `cluster_1000` and
+//! `cluster_10000` (simulation only: `executor/clusters.rs`) run only when
+//! named.
 //!
 //! The same workloads, written against madsim's and turmoil's own APIs, are
 //! in `bench/madsim` and `bench/turmoil` (outside the workspace), with the
@@ -34,6 +37,15 @@
 //! ```
 
 use std::time::{Duration, Instant};
+
+#[cfg(simulation)]
+#[path = "executor/clusters.rs"]
+mod clusters;
+
+/// Counts the heap bytes a cluster's set-up holds (on only while it runs).
+#[cfg(simulation)]
+#[global_allocator]
+static ALLOC: clusters::Counting = clusters::Counting;
 
 #[cfg(simulation)]
 const MODE: &str = "sim";
@@ -89,7 +101,8 @@ fn parse_args() -> Result<Opts, String> {
             "-h" | "--help" => {
                 return Err("usage: executor [--runs N] [--warmup N] [--seeds N] \
                             [--only spawn_yield|sleep|sleepers|seeds|net_rt|net_idle_2|\
-                            net_idle_100|net_idle_1000|heartbeats]... [--skip-clock-check]"
+                            net_idle_100|net_idle_1000|heartbeats|cluster_N]... \
+                            [--skip-clock-check]"
                     .into())
             }
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
@@ -195,6 +208,13 @@ fn main() {
             || workloads::heartbeats(10, 24 * 3_600),
             |d| d.as_secs_f64() * 1e3,
         );
+    }
+    // Large clusters: only when named (simulation only).
+    #[cfg(simulation)]
+    for n in clusters::NODES {
+        if opts.only.iter().any(|o| *o == format!("cluster_{n}")) {
+            clusters::report(n, opts.warmup, opts.runs);
+        }
     }
     if wanted("seeds") {
         if PAUSED_CLOCK {

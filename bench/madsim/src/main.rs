@@ -31,7 +31,10 @@ fn main() {
 
 #[cfg(madsim)]
 mod bench {
-    use super::common::{clock_check, parse_args, per_round_trip, report};
+    use super::common::{
+        clock_check, parse_args, per_round_trip, report, report_cluster, resident,
+        ClusterSample, CLUSTER_NODES,
+    };
     use madsim::net::{NetSim, TcpListener, TcpStream, UdpSocket};
     use madsim::runtime::{Handle, Runtime};
     use madsim::time::{sleep, Duration, Instant};
@@ -53,7 +56,15 @@ mod bench {
         "net_idle_1000",
         "heartbeats",
         "scenario",
+        "cluster_2",
+        "cluster_10",
+        "cluster_100",
+        "cluster_1000",
+        "cluster_10000",
     ];
+
+    /// Round trips per run of a `cluster_<N>` workload.
+    const CLUSTER_ROUND_TRIPS: usize = 10_000;
 
     pub fn main() {
         let opts = parse_args("bench-madsim", WORKLOADS);
@@ -102,6 +113,12 @@ mod bench {
                 || heartbeats(10, 24 * 3_600),
                 ms,
             );
+        }
+        // Large clusters: only when named.
+        for n in CLUSTER_NODES {
+            if opts.only.iter().any(|o| *o == format!("cluster_{n}")) {
+                report_cluster(MODE, n, &opts, || cluster(n, CLUSTER_ROUND_TRIPS));
+            }
         }
         if opts.wanted("seeds") {
             let n = opts.seeds;
@@ -277,6 +294,81 @@ mod bench {
                 .unwrap();
             drop(serve);
         });
+    }
+
+    /// Large clusters (issue 26 item 3): `nodes` nodes, each with a
+    /// listener on port 9000 waiting in `accept` and a task sleeping one
+    /// hour; node 1 connects to node 0 (whose listener echoes) and, after
+    /// the set-up, does `n` round trips of 64 bytes (zero latency). The
+    /// stopwatch (`std::time::Instant`) is read outside `block_on`, where
+    /// madsim's clock is real: the set-up is one `block_on`, the round
+    /// trips a second on the same runtime.
+    fn cluster(nodes: usize, n: usize) -> ClusterSample {
+        use std::sync::atomic::AtomicUsize;
+        use tokio::sync::oneshot;
+        let before = resident();
+        let start = std::time::Instant::now();
+        let rt = Runtime::with_seed_and_config(0, zero_latency());
+        let addr = |i: usize| ip(1 + (i / 250) as u8, 1 + (i % 250) as u8);
+        let handles: Vec<_> = (0..nodes)
+            .map(|i| rt.create_node().name(format!("n{i}")).ip(addr(i)).build())
+            .collect();
+        let (go, go_rx) = oneshot::channel::<()>();
+        let (client, handles) = rt.block_on(async move {
+            let bound = Arc::new(AtomicUsize::new(0));
+            for h in &handles {
+                let bound = bound.clone();
+                h.spawn(async move {
+                    let l = TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                    madsim::task::spawn(sleep(Duration::from_secs(3_600)));
+                    bound.fetch_add(1, Relaxed);
+                    let Ok((mut s, _)) = l.accept().await else {
+                        return;
+                    };
+                    let mut buf = [0u8; 64];
+                    while s.read_exact(&mut buf).await.is_ok() {
+                        s.write_all(&buf).await.unwrap();
+                        s.flush().await.unwrap();
+                    }
+                });
+            }
+            while bound.load(Relaxed) < nodes {
+                sleep(Duration::from_millis(1)).await;
+            }
+            let (connected, up) = oneshot::channel();
+            let target = SocketAddr::new(addr(0), 9000);
+            let client = handles[1].spawn(async move {
+                let mut c = TcpStream::connect(target).await.unwrap();
+                c.set_nodelay(true).unwrap();
+                let _ = connected.send(());
+                go_rx.await.unwrap();
+                let msg = [7u8; 64];
+                let mut buf = [0u8; 64];
+                for _ in 0..n {
+                    c.write_all(&msg).await.unwrap();
+                    c.flush().await.unwrap();
+                    c.read_exact(&mut buf).await.unwrap();
+                    assert_eq!(buf, msg);
+                }
+            });
+            up.await.unwrap();
+            (client, handles)
+        });
+        let setup = start.elapsed();
+        let resident = resident().saturating_sub(before);
+        let start = std::time::Instant::now();
+        rt.block_on(async move {
+            go.send(()).unwrap();
+            client.await.unwrap();
+        });
+        let round_trips = start.elapsed();
+        drop(handles);
+        ClusterSample {
+            setup,
+            round_trips,
+            n,
+            resident,
+        }
     }
 
     /// Workload 7: `nodes` nodes, each sending a 16-byte UDP heartbeat to every other

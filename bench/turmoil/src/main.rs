@@ -19,7 +19,10 @@
 #[path = "../../common.rs"]
 mod common;
 
-use common::{clock_check, parse_args, per_round_trip, report};
+use common::{
+    clock_check, parse_args, per_round_trip, report, report_cluster, resident, ClusterSample,
+    CLUSTER_NODES,
+};
 use std::cell::Cell;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
@@ -41,7 +44,17 @@ const WORKLOADS: &[&str] = &[
     "net_idle_1000",
     "heartbeats",
     "scenario",
+    "cluster_2",
+    "cluster_10",
+    "cluster_100",
+    "cluster_1000",
+    "cluster_10000",
 ];
+
+/// Round trips per run of a `cluster_<N>` workload (fewer than sim's and
+/// madsim's 10,000: every step polls every host; the figure is per round
+/// trip).
+const CLUSTER_ROUND_TRIPS: usize = 1_000;
 
 /// Round trips measured with idle hosts present (the figure is per round
 /// trip). Every step polls every host and the network's per-step work grows
@@ -106,6 +119,12 @@ fn main() {
             || heartbeats(10, 24 * 3_600),
             ms,
         );
+    }
+    // Large clusters: only when named.
+    for n in CLUSTER_NODES {
+        if opts.only.iter().any(|o| *o == format!("cluster_{n}")) {
+            report_cluster(MODE, n, &opts, || cluster(n, CLUSTER_ROUND_TRIPS));
+        }
     }
     if opts.wanted("seeds") {
         let n = opts.seeds;
@@ -268,6 +287,80 @@ fn round_trips(n: usize, idle: usize) {
         Ok(())
     });
     sim.run().unwrap();
+}
+
+/// Large clusters (issue 26 item 3): `nodes` hosts, each with a listener
+/// on port 9000 waiting in `accept` and a task sleeping one hour; host n1
+/// (a client, so the run ends with it) connects to n0 (whose listener
+/// echoes) and, after the set-up, does `n` round trips of 64 bytes (no
+/// message latency). The set-up is stepped until n1 is connected; the
+/// stopwatch then times the steps until n1 is done.
+fn cluster(nodes: usize, n: usize) -> ClusterSample {
+    use tokio::sync::oneshot;
+    let before = resident();
+    let start = std::time::Instant::now();
+    let mut b = builder(0, 3_600);
+    b.min_message_latency(Duration::ZERO)
+        .max_message_latency(Duration::ZERO);
+    let mut sim = b.build();
+    let bound = Rc::new(Cell::new(0usize));
+    let connected = Rc::new(Cell::new(false));
+    for i in (0..nodes).filter(|&i| i != 1) {
+        let bound = bound.clone();
+        sim.host(format!("n{i}"), move || {
+            let bound = bound.clone();
+            async move {
+                let l = TcpListener::bind("0.0.0.0:9000").await?;
+                tokio::spawn(sleep(Duration::from_secs(3_600)));
+                bound.set(bound.get() + 1);
+                let (mut s, _) = l.accept().await?;
+                let mut buf = [0u8; 64];
+                while s.read_exact(&mut buf).await.is_ok() {
+                    s.write_all(&buf).await?;
+                }
+                Ok(())
+            }
+        });
+    }
+    let (go, go_rx) = oneshot::channel::<()>();
+    let (all_bound, up) = (bound.clone(), connected.clone());
+    sim.client("n1", async move {
+        let l = TcpListener::bind("0.0.0.0:9000").await?;
+        tokio::spawn(sleep(Duration::from_secs(3_600)));
+        tokio::spawn(async move {
+            let _ = l.accept().await;
+        });
+        all_bound.set(all_bound.get() + 1);
+        while all_bound.get() < nodes {
+            tokio::task::yield_now().await;
+        }
+        let mut c = TcpStream::connect("n0:9000").await?;
+        up.set(true);
+        go_rx.await?;
+        let msg = [7u8; 64];
+        let mut buf = [0u8; 64];
+        for _ in 0..n {
+            c.write_all(&msg).await?;
+            c.read_exact(&mut buf).await?;
+            assert_eq!(buf, msg);
+        }
+        Ok(())
+    });
+    while !connected.get() {
+        assert!(!sim.step().unwrap(), "n1 finished before connecting");
+    }
+    let setup = start.elapsed();
+    let resident = resident().saturating_sub(before);
+    let start = std::time::Instant::now();
+    go.send(()).unwrap();
+    while !sim.step().unwrap() {}
+    let round_trips = start.elapsed();
+    ClusterSample {
+        setup,
+        round_trips,
+        n,
+        resident,
+    }
 }
 
 /// Workload 7: `nodes` hosts, each sending a 16-byte UDP heartbeat to every other

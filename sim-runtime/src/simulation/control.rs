@@ -143,10 +143,7 @@ pub fn node_ip(node: NodeId) -> Option<IpAddr> {
 pub fn lookup_node(name: &str) -> Option<NodeId> {
     let exec = expect_current();
     let core = exec.core();
-    core.nodes()
-        .iter()
-        .position(|n| n.name == name)
-        .map(|i| NodeId(i as u32))
+    core.nodes().named(name)
 }
 
 /// Starts describing a new node.
@@ -182,7 +179,7 @@ impl NodeBuilder {
         let exec = expect_current();
         let mut core = exec.core_mut();
         assert!(
-            !core.nodes().iter().any(|n| n.name == self.name),
+            core.nodes().named(&self.name).is_none(),
             "sim: a node named {:?} already exists; node names are unique",
             self.name
         );
@@ -193,7 +190,7 @@ impl NodeBuilder {
                     "sim: node {:?} cannot have the IP {ip}: give it a routable unicast address",
                     self.name
                 );
-                if let Some(holder) = core.nodes().iter().find(|n| n.ip == Some(ip)) {
+                if let Some(holder) = core.nodes().with_ip(ip) {
                     let how = if holder.ip_explicit {
                         "as its explicit address (given with .ip(..))"
                     } else {
@@ -211,7 +208,7 @@ impl NodeBuilder {
                 }
                 (ip, true)
             }
-            None => (super::node::auto_ip(core.nodes()), false),
+            None => (super::node::auto_ip(Some(core.nodes())), false),
         };
         let id = core.add_node(NodeState::new(self.name, Some(ip), explicit));
         core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);

@@ -265,7 +265,7 @@ pub(crate) struct Core {
     prefetch_min: usize,
     timer_rng: seed::Stream,
     select_rng: seed::Stream,
-    nodes: Vec<NodeState>,
+    nodes: super::node::Nodes,
     /// Whether any node is paused (set only through `set_paused`): the
     /// pick checks a task's node only then, sparing a dependent load.
     any_paused: bool,
@@ -461,11 +461,11 @@ impl Exec {
             prefetch_min: PREFETCH_MIN_RUNNABLE,
             timer_rng: seed::stream(root, "timer.ties"),
             select_rng: seed::stream(root, "select"),
-            nodes: vec![NodeState::new(
+            nodes: super::node::Nodes::new(NodeState::new(
                 "main".into(),
-                Some(super::node::auto_ip(&[])),
+                Some(super::node::auto_ip(None)),
                 false,
-            )],
+            )),
             any_paused: false,
             pct: match config.schedule {
                 Schedule::Pct(d) => Some(pct::Pct::new(root, d)),

@@ -22,10 +22,13 @@
 //! that run them), `build.rs` (building every binary), this file (options,
 //! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
 //! and `bench.json`), `checker.rs` (sim-check's section), `scaling.rs`
-//! (`SIM_JOBS=1` vs `2`, its section).
+//! (`SIM_JOBS=1` vs `2`, its section), `clusters.rs` (2 to 10,000 nodes,
+//! its section) and `chart.rs` (its SVG chart).
 
 mod build;
+mod chart;
 mod checker;
+mod clusters;
 mod report;
 mod scaling;
 mod workloads;
@@ -58,11 +61,16 @@ docs/bench.md and the samples to target/bench/bench.json.
                   linearizability checker (sim-check) and rewrites only its
                   section of docs/bench.md; `--only scaling` alone measures
                   how a sweep scales from SIM_JOBS=1 to 2 and rewrites only
-                  its section
+                  its section; `--only clusters` alone measures 2 to 10,000
+                  nodes on sim, madsim and turmoil and rewrites only its
+                  section and docs/bench-clusters.svg
   --no-write      print the table only
 ";
 
 const DEFAULT_RUNS: usize = 5;
+
+/// The `--only` names that measure a section of their own.
+const SECTIONS: [&str; 3] = ["checker", "scaling", "clusters"];
 
 struct Opts {
     runs: usize,
@@ -101,10 +109,9 @@ fn parse(args: &[String]) -> Result<Option<Opts>, String> {
             "--seeds" => o.seeds = number("--seeds", value("--seeds")?)?.max(1),
             "--only" => {
                 let w = value("--only")?;
-                if w != "checker" && w != "scaling" && !WORKLOADS.iter().any(|k| k.name == w) {
+                if !SECTIONS.contains(&w.as_str()) && !WORKLOADS.iter().any(|k| k.name == w) {
                     let mut known: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
-                    known.push("checker");
-                    known.push("scaling");
+                    known.extend(SECTIONS);
                     return Err(format!(
                         "unknown workload {w:?}; known: {}",
                         known.join(", ")
@@ -139,7 +146,14 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     // The checker's bench is a section of its own (checker.rs).
     let checker = opts.only.iter().any(|o| o == "checker");
     let scaling = opts.only.iter().any(|o| o == "scaling");
-    opts.only.retain(|o| o != "checker" && o != "scaling");
+    let clusters = opts.only.iter().any(|o| o == "clusters");
+    opts.only.retain(|o| !SECTIONS.contains(&o.as_str()));
+    if clusters && !scaling && !checker && opts.only.is_empty() {
+        return clusters::only(&docs, opts.runs, opts.write);
+    }
+    if clusters {
+        println!("{}", clusters::measure(opts.runs, false)?);
+    }
     if scaling && !checker && opts.only.is_empty() {
         return scaling::only(&docs, opts.runs, opts.write);
     }
@@ -217,6 +231,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
     let md = checker::splice(&md, &checker::measure()?);
     let md = scaling::splice(&md, &scaling::measure(opts.runs)?);
+    let md = clusters::splice(&md, &clusters::measure(opts.runs, true)?);
     write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write_file(&json_path, &json(&results, &info, &opts, &timing))?;

@@ -336,9 +336,12 @@ pub(super) fn markdown(
          Options of every bench binary: `--runs N`, `--warmup N`, `--seeds N`, \
          `--only NAME` (repeatable: `spawn_yield`, `sleep`, `sleepers`, `seeds`, \
          `net_rt`, `net_idle_2`, `net_idle_100`, `net_idle_1000`, `heartbeats`; \
-         `scenario` in madsim's, turmoil's and the harness bench), \
+         `scenario` in madsim's, turmoil's and the harness bench; `cluster_2`, `cluster_10`, \
+         `cluster_100`, `cluster_1000`, `cluster_10000` in the executor bench (simulation), \
+         madsim's and turmoil's, run only when named), \
          `--skip-clock-check`. Each prints \
-         `BENCH <binary> <workload> <unit> <median> <samples>`.\n\
+         `BENCH <binary> <workload> <unit> <median> <samples>` (the clusters also \
+         `MEM <binary> <workload> <resident bytes> <heap bytes or ->`).\n\
          \n\
          ## Profiling the simulation\n\
          \n\

@@ -47,14 +47,13 @@ impl Core {
 
     /// The run's nodes, by index (`NodeId`).
     #[inline]
-    pub(crate) fn nodes(&self) -> &[NodeState] {
+    pub(crate) fn nodes(&self) -> &super::super::node::Nodes {
         &self.nodes
     }
 
     /// Adds a node; every driver hears of it.
     pub(crate) fn add_node(&mut self, state: NodeState) -> NodeId {
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(state);
+        let id = self.nodes.push(state);
         self.each_driver(|d, core| d.node_created(core, id));
         id
     }
