@@ -148,6 +148,43 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
     result.map_err(crate::Error::Failed)
 }
 
+/// A generated section of a markdown file: its heading, then the text
+/// between two marker comments, which its command rewrites and the other
+/// commands writing the same file keep.
+pub struct Section {
+    pub start: &'static str,
+    pub end: &'static str,
+    pub heading: &'static str,
+}
+
+impl Section {
+    /// `md` with this section's text replaced by `text`, or the section
+    /// added at the end under its heading.
+    pub fn splice(&self, md: &str, text: &str) -> String {
+        let block = format!("{}\n{text}{}\n", self.start, self.end);
+        match (md.find(self.start), md.find(self.end)) {
+            (Some(a), Some(b)) if a < b => format!(
+                "{}{block}{}",
+                &md[..a],
+                &md[b + self.end.len()..].trim_start_matches('\n')
+            ),
+            _ => format!("{}\n\n{}\n\n{block}", md.trim_end(), self.heading),
+        }
+    }
+
+    /// The section in `md`, heading included, if it has one.
+    pub fn get<'a>(&self, md: &'a str) -> Option<&'a str> {
+        let (a, b) = (md.find(self.start)?, md.find(self.end)?);
+        let head = md[..a].rfind(self.heading).unwrap_or(a);
+        (head < b).then(|| &md[head..b + self.end.len()])
+    }
+}
+
+/// The catalog's names, in order.
+pub fn names() -> Result<Vec<String>, String> {
+    Ok(list()?.into_iter().map(|c| c.name).collect())
+}
+
 /// The catalog, from the sweep binary's `catalog` test.
 fn list() -> Result<Vec<Canary>, String> {
     let mut cmd = sim_cargo(&[
@@ -250,7 +287,7 @@ fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), St
     // The hard canaries' section, written by `--hard`, and the fuzzer's,
     // written by `cargo xtask fuzz --measure`, stay.
     let old = std::fs::read_to_string(out).unwrap_or_default();
-    for kept in [hard::section(&old), crate::fuzz::section(&old)]
+    for kept in [hard::SECTION.get(&old), crate::fuzz::SECTION.get(&old)]
         .into_iter()
         .flatten()
     {

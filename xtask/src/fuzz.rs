@@ -222,7 +222,7 @@ fn replay(canary: &str, tape: &str, class: Option<&str>) -> Result<(), String> {
 /// Every canary, `repeat` fuzzer seeds each: the median of the inputs to
 /// the first failure, into docs/canaries.md.
 fn measure(repeat: u32, runs: u64) -> Result<(), String> {
-    let names = catalog()?;
+    let names = crate::canaries::names()?;
     let mut rows = Vec::new();
     for name in &names {
         let mut found = Vec::new();
@@ -275,7 +275,7 @@ fn measure(repeat: u32, runs: u64) -> Result<(), String> {
          |---|---|---|\n{}\n",
         rows.join("\n")
     );
-    cmd::write_file(&path, &splice(&md, &section))
+    cmd::write_file(&path, &SECTION.splice(&md, &section))
 }
 
 /// A column of the first markdown table whose header names `header`:
@@ -303,57 +303,13 @@ fn column(md: &str, header: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The catalog's names, from the sweep binary's `catalog` test.
-fn catalog() -> Result<Vec<String>, String> {
-    let mut list = cmd::sim_cargo(&[
-        "test",
-        "-p",
-        "canaries",
-        "--test",
-        "sweep",
-        "--",
-        "catalog",
-        "--exact",
-        "--nocapture",
-    ]);
-    let (ok, text) = cmd::output(&mut list)?;
-    let names: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("canary\t"))
-        .filter_map(|l| l.split('\t').next())
-        .map(str::to_string)
-        .collect();
-    if !ok || names.is_empty() {
-        return Err(format!("the canary catalog could not be listed:\n{text}"));
-    }
-    Ok(names)
-}
-
-const START: &str = "<!-- fuzz: written by cargo xtask fuzz --measure -->";
-const END: &str = "<!-- fuzz: end -->";
-const HEADING: &str = "## The fuzzer on the catalog";
-
-/// The fuzzer's section of `md` (its heading through `END`), which
-/// `cargo xtask canaries` keeps when it rewrites the file.
-pub fn section(md: &str) -> Option<&str> {
-    let (a, b) = (md.find(START)?, md.find(END)?);
-    let head = md[..a].rfind(HEADING).unwrap_or(a);
-    (head < b).then(|| &md[head..b + END.len()])
-}
-
-/// `md` with its fuzzer section (between `START` and `END`) replaced by
-/// `section`, or `section` added at the end under its own heading.
-fn splice(md: &str, section: &str) -> String {
-    let block = format!("{START}\n{section}{END}\n");
-    match (md.find(START), md.find(END)) {
-        (Some(a), Some(b)) if a < b => format!(
-            "{}{block}{}",
-            &md[..a],
-            &md[b + END.len()..].trim_start_matches('\n')
-        ),
-        _ => format!("{}\n\n{HEADING}\n\n{block}", md.trim_end()),
-    }
-}
+/// The fuzzer's section of docs/canaries.md (`cargo xtask canaries`
+/// keeps it when it rewrites the file).
+pub const SECTION: crate::canaries::Section = crate::canaries::Section {
+    start: "<!-- fuzz: written by cargo xtask fuzz --measure -->",
+    end: "<!-- fuzz: end -->",
+    heading: "## The fuzzer on the catalog",
+};
 
 #[cfg(test)]
 mod tests {
@@ -372,12 +328,15 @@ mod tests {
     #[test]
     fn the_fuzzer_section_is_added_once_and_then_replaced() {
         let md = "# Catalog\n\ntext\n";
-        let once = splice(md, "A\n");
+        let once = SECTION.splice(md, "A\n");
         assert!(once.contains("## The fuzzer on the catalog"));
-        assert!(once.contains(&format!("{START}\nA\n{END}\n")));
-        let twice = splice(&once, "B\n");
-        assert_eq!(twice.matches(START).count(), 1);
-        assert!(twice.contains(&format!("{START}\nB\n{END}\n")) && !twice.contains("A\n"));
+        assert!(once.contains(&format!("{}\nA\n{}\n", SECTION.start, SECTION.end)));
+        let twice = SECTION.splice(&once, "B\n");
+        assert_eq!(twice.matches(SECTION.start).count(), 1);
+        assert!(
+            twice.contains(&format!("{}\nB\n{}\n", SECTION.start, SECTION.end))
+                && !twice.contains("A\n")
+        );
         assert!(twice.starts_with("# Catalog\n\ntext\n"));
     }
 }

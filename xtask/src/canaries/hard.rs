@@ -30,9 +30,12 @@ const STRIDE: u64 = 100_000;
 /// The first chunk of seeds a run sweeps; each next one is twice as long.
 const FIRST_CHUNK: u64 = 250;
 
-pub const START: &str = "<!-- hard: written by cargo xtask canaries --hard -->";
-pub const END: &str = "<!-- hard: end -->";
-const HEADING: &str = "## Harder canaries";
+/// The hard canaries' section of docs/canaries.md.
+pub const SECTION: super::Section = super::Section {
+    start: "<!-- hard: written by cargo xtask canaries --hard -->",
+    end: "<!-- hard: end -->",
+    heading: "## Harder canaries",
+};
 
 /// How to read the table (the measured figures are above it).
 const READING: &str = "
@@ -166,7 +169,7 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
         let _ = writeln!(section, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
     }
     let md = std::fs::read_to_string(out).unwrap_or_default();
-    write_file(out, &splice(&md, &section))?;
+    write_file(out, &SECTION.splice(&md, &section))?;
     println!("{}", rows.join("\n"));
     if problems.is_empty() {
         Ok(())
@@ -256,28 +259,6 @@ pub(super) fn compact(line: &str) -> String {
     }
 }
 
-/// `md` with its hard section (between `START` and `END`) replaced by
-/// `section`, or added at the end under its heading.
-fn splice(md: &str, section: &str) -> String {
-    let block = format!("{START}\n{section}{END}\n");
-    match (md.find(START), md.find(END)) {
-        (Some(a), Some(b)) if a < b => format!(
-            "{}{block}{}",
-            &md[..a],
-            &md[b + END.len()..].trim_start_matches('\n')
-        ),
-        _ => format!("{}\n\n{HEADING}\n\n{block}", md.trim_end()),
-    }
-}
-
-/// The hard section of `md` with its heading, if it has one (what the
-/// whole catalog's rewrite keeps).
-pub fn section(md: &str) -> Option<&str> {
-    let (a, b) = (md.find(START)?, md.find(END)?);
-    let head = md[..a].rfind(HEADING).unwrap_or(a);
-    (head < b).then(|| &md[head..b + END.len()])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,9 +289,12 @@ mod tests {
 
     #[test]
     fn splices_and_keeps_the_section() {
-        let md = splice("# t\n", "table\n");
-        assert!(md.ends_with(&format!("{HEADING}\n\n{START}\ntable\n{END}\n")));
-        assert_eq!(splice(&md, "table\n"), md);
-        assert!(section(&md).unwrap().starts_with(HEADING));
+        let md = SECTION.splice("# t\n", "table\n");
+        assert!(md.ends_with(&format!(
+            "{}\n\n{}\ntable\n{}\n",
+            SECTION.heading, SECTION.start, SECTION.end
+        )));
+        assert_eq!(SECTION.splice(&md, "table\n"), md);
+        assert!(SECTION.get(&md).unwrap().starts_with(SECTION.heading));
     }
 }
