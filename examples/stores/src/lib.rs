@@ -104,6 +104,19 @@ impl<S: Store> Service<S> {
             .expect("the store's put does not panic")
     }
 
+    /// Runs `f` over the store itself (its own API beyond [`Store`]) in
+    /// `spawn_blocking`.
+    pub async fn call<R, F>(&self, f: F) -> R
+    where
+        F: FnOnce(&S) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .expect("the store's call does not panic")
+    }
+
     /// Reads `key`.
     pub async fn get(&self, key: &str) -> Result<Option<String>, S::Error> {
         let store = self.store.clone();
