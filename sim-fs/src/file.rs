@@ -32,6 +32,10 @@ pub struct OpenFlags {
     pub nofollow: bool,
     /// `O_SYNC`/`O_DSYNC`: each write is durable before it returns.
     pub sync_writes: bool,
+    /// The flags come from `open(2)` itself: Linux's rules apply, not
+    /// std's checks of the combination (a read-only `O_CREAT` creates the
+    /// file, as C programs' lock files expect).
+    pub raw: bool,
 }
 
 /// `O_DIRECTORY`, `O_NOFOLLOW`, `O_DSYNC` and `O_SYNC` on Linux x86_64.
@@ -92,10 +96,10 @@ impl Fs {
         if !flags.read && !writable {
             return fail(EINVAL);
         }
-        if (flags.truncate || flags.create || flags.create_new) && !writable {
+        if !flags.raw && (flags.truncate || flags.create || flags.create_new) && !writable {
             return fail(EINVAL);
         }
-        if flags.append && flags.truncate && !flags.create_new {
+        if !flags.raw && flags.append && flags.truncate && !flags.create_new {
             return fail(EINVAL);
         }
         let follow = !flags.create_new && !flags.nofollow;
@@ -209,6 +213,23 @@ impl Fs {
     pub fn set_append(&mut self, fd: Fd, append: bool) -> io::Result<()> {
         self.desc_mut(fd)?.append = append;
         Ok(())
+    }
+
+    /// The entries of the directory `fd` names (without `.` and `..`), in
+    /// name order.
+    pub fn read_dir_fd(&self, fd: Fd) -> io::Result<Vec<crate::DirEntry>> {
+        let ino = self.desc(fd)?.ino;
+        let Some(d) = self.inode(ino).dir() else {
+            return fail(ENOTDIR);
+        };
+        Ok(d.entries
+            .iter()
+            .map(|(name, &ino)| crate::DirEntry {
+                name: name.clone(),
+                ino,
+                kind: self.inode(ino).kind(),
+            })
+            .collect())
     }
 
     /// The inode `fd` names.

@@ -675,3 +675,30 @@ fn allocate_extends_with_zeros_and_takes_room() {
     fs.close(fd).unwrap();
     assert_eq!(get(&mut fs, "/tmp/f").unwrap(), b"xy\0\0\0\0\0\0");
 }
+
+#[test]
+fn raw_open_creates_read_only_and_lists_by_descriptor() {
+    let mut fs = Fs::new(t(0));
+    let std_checked = OpenFlags {
+        read: true,
+        create: true,
+        mode: 0o644,
+        ..OpenFlags::default()
+    };
+    assert_eq!(errno(fs.open(p("/tmp/lock"), std_checked, t(1))), EINVAL);
+    let raw = OpenFlags {
+        raw: true,
+        ..std_checked
+    };
+    let fd = fs.open(p("/tmp/lock"), raw, t(1)).unwrap();
+    assert_eq!(errno(fs.write(fd, b"x", t(1))), EBADF);
+    let dir = fs.open(p("/tmp"), ro(), t(1)).unwrap();
+    let names: Vec<_> = fs
+        .read_dir_fd(dir)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(names, ["lock"]);
+    assert_eq!(errno(fs.read_dir_fd(fd)), ENOTDIR);
+}
