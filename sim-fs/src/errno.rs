@@ -9,6 +9,7 @@ pub const EPERM: i32 = 1;
 pub const ENOENT: i32 = 2;
 pub const EIO: i32 = 5;
 pub const EBADF: i32 = 9;
+pub const EAGAIN: i32 = 11;
 pub const EACCES: i32 = 13;
 pub const EBUSY: i32 = 16;
 pub const EEXIST: i32 = 17;
@@ -19,6 +20,7 @@ pub const ENOSPC: i32 = 28;
 pub const ENAMETOOLONG: i32 = 36;
 pub const ENOTEMPTY: i32 = 39;
 pub const ELOOP: i32 = 40;
+pub const EOPNOTSUPP: i32 = 95;
 
 /// The error a system call failing with `code` returns.
 pub fn err(code: i32) -> io::Error {

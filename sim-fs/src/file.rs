@@ -32,6 +32,10 @@ pub struct OpenFlags {
     pub nofollow: bool,
     /// `O_SYNC`/`O_DSYNC`: each write is durable before it returns.
     pub sync_writes: bool,
+    /// The flags come from `open(2)` itself: Linux's rules apply, not
+    /// std's checks of the combination (a read-only `O_CREAT` creates the
+    /// file, as C programs' lock files expect).
+    pub raw: bool,
 }
 
 /// `O_DIRECTORY`, `O_NOFOLLOW`, `O_DSYNC` and `O_SYNC` on Linux x86_64.
@@ -64,6 +68,25 @@ pub(crate) struct Desc {
     pub path: PathBuf,
     /// Descriptors naming it.
     pub refs: u32,
+    /// Its `flock` lock: `Some(true)` exclusive, `Some(false)` shared.
+    pub lock: Option<bool>,
+}
+
+/// How a descriptor was opened (`fcntl(F_GETFL)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub read: bool,
+    pub write: bool,
+    pub append: bool,
+    pub sync_writes: bool,
+}
+
+/// A `flock(2)` request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lock {
+    Shared,
+    Exclusive,
+    Unlock,
 }
 
 impl Fs {
@@ -73,10 +96,10 @@ impl Fs {
         if !flags.read && !writable {
             return fail(EINVAL);
         }
-        if (flags.truncate || flags.create || flags.create_new) && !writable {
+        if !flags.raw && (flags.truncate || flags.create || flags.create_new) && !writable {
             return fail(EINVAL);
         }
-        if flags.append && flags.truncate && !flags.create_new {
+        if !flags.raw && flags.append && flags.truncate && !flags.create_new {
             return fail(EINVAL);
         }
         let follow = !flags.create_new && !flags.nofollow;
@@ -135,6 +158,7 @@ impl Fs {
                 sync_writes: flags.sync_writes,
                 path: crate::path::absolute(path),
                 refs: 0,
+                lock: None,
             },
         );
         self.inode_mut(ino).open += 1;
@@ -171,6 +195,106 @@ impl Fs {
     /// The path `fd` was opened by.
     pub fn fd_path(&self, fd: Fd) -> io::Result<PathBuf> {
         Ok(self.desc(fd)?.path.clone())
+    }
+
+    /// How `fd` was opened (`fcntl(F_GETFL)`).
+    pub fn access(&self, fd: Fd) -> io::Result<Access> {
+        let d = self.desc(fd)?;
+        Ok(Access {
+            read: d.read,
+            write: d.write,
+            append: d.append,
+            sync_writes: d.sync_writes,
+        })
+    }
+
+    /// `fcntl(F_SETFL)`: the flags Linux lets it change that the model
+    /// knows (`O_APPEND`).
+    pub fn set_append(&mut self, fd: Fd, append: bool) -> io::Result<()> {
+        self.desc_mut(fd)?.append = append;
+        Ok(())
+    }
+
+    /// The entries of the directory `fd` names (without `.` and `..`), in
+    /// name order.
+    pub fn read_dir_fd(&self, fd: Fd) -> io::Result<Vec<crate::DirEntry>> {
+        let ino = self.desc(fd)?.ino;
+        let Some(d) = self.inode(ino).dir() else {
+            return fail(ENOTDIR);
+        };
+        Ok(d.entries
+            .iter()
+            .map(|(name, &ino)| crate::DirEntry {
+                name: name.clone(),
+                ino,
+                kind: self.inode(ino).kind(),
+            })
+            .collect())
+    }
+
+    /// The inode `fd` names.
+    pub fn fd_ino(&self, fd: Fd) -> io::Result<Ino> {
+        Ok(self.desc(fd)?.ino)
+    }
+
+    /// `flock(2)`, never blocking: a lock is held by the open file
+    /// description (shared by `dup`), and a request that another
+    /// description's lock on the same inode refuses fails with `EAGAIN`
+    /// (`EWOULDBLOCK`). Converting one's own lock is allowed; closing the
+    /// description's last descriptor releases it.
+    pub fn flock(&mut self, fd: Fd, lock: Lock) -> io::Result<()> {
+        let desc = *self.fds.get(&fd.0).ok_or_else(|| err(EBADF))?;
+        let ino = self.descs[&desc].ino;
+        let want = match lock {
+            Lock::Unlock => {
+                self.descs.get_mut(&desc).unwrap().lock = None;
+                return Ok(());
+            }
+            Lock::Shared => false,
+            Lock::Exclusive => true,
+        };
+        let refused = self
+            .descs
+            .iter()
+            .filter(|&(&k, d)| k != desc && d.ino == ino)
+            .filter_map(|(_, d)| d.lock)
+            .any(|held| held || want);
+        if refused {
+            return fail(EAGAIN);
+        }
+        self.descs.get_mut(&desc).unwrap().lock = Some(want);
+        Ok(())
+    }
+
+    /// `fallocate(2)` in its default mode: the file is at least
+    /// `offset + len` bytes long afterwards (zeros, taking room as
+    /// `set_len` does); a shorter range changes nothing.
+    pub fn allocate(&mut self, fd: Fd, offset: u64, len: u64, now: SystemTime) -> io::Result<()> {
+        let d = self.desc(fd)?;
+        if !d.write {
+            return fail(EBADF);
+        }
+        let ino = d.ino;
+        let Body::File(f) = &self.inode(ino).body else {
+            return fail(if self.inode(ino).kind() == FileKind::Dir {
+                EISDIR
+            } else {
+                EINVAL
+            });
+        };
+        let end = offset
+            .checked_add(len)
+            .filter(|&e| e <= i64::MAX as u64)
+            .ok_or_else(|| err(EINVAL))?;
+        if end <= f.data.len() as u64 {
+            return Ok(());
+        }
+        self.eio_rule(fd, IoOp::Write)?;
+        self.truncate_ino(ino, end, now)?;
+        if self.desc(fd)?.sync_writes {
+            self.sync_ino(ino, true);
+        }
+        Ok(())
     }
 
     /// `dup(2)`: a new descriptor sharing the description (and cursor).
@@ -220,11 +344,20 @@ impl Fs {
 
     /// `read(2)` at the cursor, advancing it.
     pub fn read(&mut self, fd: Fd, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_inner(fd, buf, None)
+    }
+
+    /// `pread(2)`: at `offset`, leaving the cursor where it is.
+    pub fn read_at(&mut self, fd: Fd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.read_inner(fd, buf, Some(offset))
+    }
+
+    fn read_inner(&mut self, fd: Fd, buf: &mut [u8], at: Option<u64>) -> io::Result<usize> {
         let d = self.desc(fd)?;
         if !d.read {
             return fail(EBADF);
         }
-        let (ino, pos) = (d.ino, d.pos);
+        let (ino, pos) = (d.ino, at.unwrap_or(d.pos));
         let Body::File(f) = &self.inode(ino).body else {
             return fail(EISDIR);
         };
@@ -241,7 +374,9 @@ impl Fs {
             buf[..n].copy_from_slice(&f.data[pos as usize..pos as usize + n]);
             n
         };
-        self.desc_mut(fd)?.pos = pos + n as u64;
+        if at.is_none() {
+            self.desc_mut(fd)?.pos = pos + n as u64;
+        }
         Ok(n)
     }
 
@@ -257,6 +392,28 @@ impl Fs {
     /// Near the capacity it writes what fits (a short write); with no room
     /// at all it fails with `ENOSPC`.
     pub fn write(&mut self, fd: Fd, data: &[u8], now: SystemTime) -> io::Result<usize> {
+        self.write_inner(fd, data, None, now)
+    }
+
+    /// `pwrite(2)`: at `offset`, leaving the cursor where it is. As on
+    /// Linux, a descriptor opened for appending writes at the end anyway.
+    pub fn write_at(
+        &mut self,
+        fd: Fd,
+        data: &[u8],
+        offset: u64,
+        now: SystemTime,
+    ) -> io::Result<usize> {
+        self.write_inner(fd, data, Some(offset), now)
+    }
+
+    fn write_inner(
+        &mut self,
+        fd: Fd,
+        data: &[u8],
+        at: Option<u64>,
+        now: SystemTime,
+    ) -> io::Result<usize> {
         let d = self.desc(fd)?;
         if !d.write {
             return fail(EBADF);
@@ -266,7 +423,7 @@ impl Fs {
             return fail(EISDIR);
         };
         let len = f.data.len() as u64;
-        let pos = if append { len } else { d.pos };
+        let pos = if append { len } else { at.unwrap_or(d.pos) };
         self.eio_rule(fd, IoOp::Write)?;
         if data.is_empty() {
             return Ok(0);
@@ -299,7 +456,9 @@ impl Fs {
         if i.is_live() {
             self.used_bytes += grew;
         }
-        self.desc_mut(fd)?.pos = new_len;
+        if at.is_none() {
+            self.desc_mut(fd)?.pos = new_len;
+        }
         if sync_writes {
             self.sync_ino(ino, true);
         }

@@ -118,7 +118,7 @@ mod path;
 pub use crash::CrashReport;
 pub use errno::err;
 pub use faults::{Eio, Faults, Fired, IoOp};
-pub use file::{Fd, OpenFlags, O_DIRECTORY, O_DSYNC, O_NOFOLLOW, O_SYNC};
+pub use file::{Access, Fd, Lock, OpenFlags, O_DIRECTORY, O_DSYNC, O_NOFOLLOW, O_SYNC};
 pub use fs::{DirEntry, Fs, Stat, DIR_LEN, UMASK};
 pub use inode::{FileKind, Ino};
 pub use path::{absolute, NAME_MAX, SYMLINK_FOLLOW_MAX};
@@ -126,8 +126,8 @@ pub use path::{absolute, NAME_MAX, SYMLINK_FOLLOW_MAX};
 /// Linux's errno values the model returns.
 pub mod errnos {
     pub use crate::errno::{
-        EACCES, EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ELOOP, ENAMETOOLONG, ENOENT, ENOSPC,
-        ENOTDIR, ENOTEMPTY, EPERM,
+        EACCES, EAGAIN, EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ELOOP, ENAMETOOLONG, ENOENT,
+        ENOSPC, ENOTDIR, ENOTEMPTY, EOPNOTSUPP, EPERM,
     };
 }
 

@@ -588,3 +588,117 @@ fn crash_after_random_syncs_keeps_at_least_the_synced_bytes() {
         }
     }
 }
+
+#[test]
+fn positional_reads_and_writes_leave_the_cursor() {
+    let mut fs = Fs::new(t(0));
+    put(&mut fs, "/tmp/f", b"hello world");
+    let fd = fs.open(p("/tmp/f"), rw_create(), t(1)).unwrap();
+    let mut buf = [0; 5];
+    assert_eq!(fs.read_at(fd, &mut buf, 6).unwrap(), 5);
+    assert_eq!(&buf, b"world");
+    assert_eq!(fs.position(fd).unwrap(), 0);
+    assert_eq!(fs.write_at(fd, b"HELLO", 0, t(2)).unwrap(), 5);
+    assert_eq!(fs.position(fd).unwrap(), 0);
+    // Past the end: a hole of zeros, as pwrite(2).
+    assert_eq!(fs.write_at(fd, b"!", 13, t(2)).unwrap(), 1);
+    assert_eq!(fs.read_at(fd, &mut [0; 4], 14).unwrap(), 0);
+    fs.close(fd).unwrap();
+    assert_eq!(get(&mut fs, "/tmp/f").unwrap(), b"HELLO world\0\0!");
+    // A positional write is unsynced like any other: a crash loses it.
+    sync_path(&mut fs, "/tmp");
+    let fd = fs.open(p("/tmp/f"), rw_create(), t(3)).unwrap();
+    fs.sync(fd, false).unwrap();
+    fs.write_at(fd, b"h", 0, t(3)).unwrap();
+    fs.close(fd).unwrap();
+    fs.crash(1);
+    assert_eq!(get(&mut fs, "/tmp/f").unwrap(), b"HELLO world\0\0!");
+}
+
+#[test]
+fn positional_write_on_an_append_descriptor_appends() {
+    let mut fs = Fs::new(t(0));
+    put(&mut fs, "/tmp/f", b"ab");
+    let append = OpenFlags {
+        append: true,
+        ..OpenFlags::default()
+    };
+    let fd = fs.open(p("/tmp/f"), append, t(1)).unwrap();
+    fs.write_at(fd, b"c", 0, t(1)).unwrap();
+    assert!(fs.access(fd).unwrap().append);
+    fs.set_append(fd, false).unwrap();
+    fs.write_at(fd, b"A", 0, t(1)).unwrap();
+    fs.close(fd).unwrap();
+    assert_eq!(get(&mut fs, "/tmp/f").unwrap(), b"Abc");
+}
+
+#[test]
+fn flock_is_held_by_the_description() {
+    let mut fs = Fs::new(t(0));
+    put(&mut fs, "/tmp/f", b"");
+    let a = fs.open(p("/tmp/f"), ro(), t(1)).unwrap();
+    let b = fs.open(p("/tmp/f"), ro(), t(1)).unwrap();
+    fs.flock(a, Lock::Shared).unwrap();
+    fs.flock(b, Lock::Shared).unwrap();
+    assert_eq!(errno(fs.flock(b, Lock::Exclusive)), EAGAIN);
+    fs.flock(a, Lock::Unlock).unwrap();
+    fs.flock(b, Lock::Exclusive).unwrap();
+    assert_eq!(errno(fs.flock(a, Lock::Shared)), EAGAIN);
+    // A dup shares the lock: it is the same description.
+    let b2 = fs.dup(b).unwrap();
+    fs.flock(b2, Lock::Exclusive).unwrap();
+    fs.close(b).unwrap();
+    assert_eq!(errno(fs.flock(a, Lock::Shared)), EAGAIN);
+    // Closing the description's last descriptor releases it.
+    fs.close(b2).unwrap();
+    fs.flock(a, Lock::Exclusive).unwrap();
+    // A kill closes everything, so locks do not outlive the process.
+    fs.kill();
+    let c = fs.open(p("/tmp/f"), ro(), t(2)).unwrap();
+    fs.flock(c, Lock::Exclusive).unwrap();
+}
+
+#[test]
+fn allocate_extends_with_zeros_and_takes_room() {
+    let mut fs = Fs::new(t(0));
+    let fd = fs.open(p("/tmp/f"), rw_create(), t(1)).unwrap();
+    fs.write(fd, b"xy", t(1)).unwrap();
+    fs.allocate(fd, 0, 1, t(1)).unwrap();
+    assert_eq!(fs.fstat(fd).unwrap().len, 2);
+    fs.allocate(fd, 1, 7, t(1)).unwrap();
+    assert_eq!(fs.fstat(fd).unwrap().len, 8);
+    fs.set_faults(Faults {
+        capacity_bytes: Some(10),
+        ..Faults::default()
+    });
+    assert_eq!(errno(fs.allocate(fd, 0, 11, t(1))), ENOSPC);
+    fs.close(fd).unwrap();
+    assert_eq!(get(&mut fs, "/tmp/f").unwrap(), b"xy\0\0\0\0\0\0");
+}
+
+#[test]
+fn raw_open_creates_read_only_and_lists_by_descriptor() {
+    let mut fs = Fs::new(t(0));
+    let std_checked = OpenFlags {
+        read: true,
+        create: true,
+        mode: 0o644,
+        ..OpenFlags::default()
+    };
+    assert_eq!(errno(fs.open(p("/tmp/lock"), std_checked, t(1))), EINVAL);
+    let raw = OpenFlags {
+        raw: true,
+        ..std_checked
+    };
+    let fd = fs.open(p("/tmp/lock"), raw, t(1)).unwrap();
+    assert_eq!(errno(fs.write(fd, b"x", t(1))), EBADF);
+    let dir = fs.open(p("/tmp"), ro(), t(1)).unwrap();
+    let names: Vec<_> = fs
+        .read_dir_fd(dir)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(names, ["lock"]);
+    assert_eq!(errno(fs.read_dir_fd(fd)), ENOTDIR);
+}

@@ -37,6 +37,9 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     RNG.with(|r| *r.borrow_mut() = Some(super::seed::Stream::from_seed(rng_seed)));
     FORBIDDEN.with(|c| c.set(Forbidden::default()));
     super::sockfd::reset();
+    super::filefd::reset();
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    super::intercept_fs::reset();
     ACTIVE.with(|c| c.set(true));
 }
 

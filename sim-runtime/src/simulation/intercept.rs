@@ -27,7 +27,7 @@
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
 //! | `libc::kill(getpid(), ..)`, nix's `kill` | `kill` (to the own process: the node's signal) |
 //! | `libc::raise`, signal-hook's `raise`     | `raise` (the node's signal)              |
-//! | `std::fs::create_dir*`, `tempfile::tempdir` | `mkdir` (mirrored on the node's disk)  |
+//! | `std::fs`, libc file calls               | `open`, `read`, `stat`, `rename`, …: the node's simulated disk (intercept_fs.rs) |
 //!
 //! `dlsym` itself needs no interposer: a symbol that an executable defines
 //! and a linked shared library (here libc.so.6) also defines is exported to
@@ -129,7 +129,6 @@ instead; see docs/breakage.md.\n";
     type SocketFn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
     type KillFn = unsafe extern "C" fn(libc::pid_t, c_int) -> c_int;
     type RaiseFn = unsafe extern "C" fn(c_int) -> c_int;
-    type MkdirFn = unsafe extern "C" fn(*const libc::c_char, libc::mode_t) -> c_int;
     type SchedGetaffinityFn =
         unsafe extern "C" fn(libc::pid_t, size_t, *mut libc::cpu_set_t) -> c_int;
 
@@ -197,7 +196,6 @@ instead; see docs/breakage.md.\n";
     static REAL_SOCKET: Real = Real::new(c"socket");
     static REAL_KILL: Real = Real::new(c"kill");
     static REAL_RAISE: Real = Real::new(c"raise");
-    static REAL_MKDIR: Real = Real::new(c"mkdir");
 
     /// Sets the calling thread's `errno`.
     pub(crate) fn set_errno(code: c_int) {
@@ -671,38 +669,5 @@ instead; see docs/breakage.md.\n";
         }
         // SAFETY: the pointer is glibc's `raise`; the argument passes through.
         unsafe { std::mem::transmute::<*mut c_void, RaiseFn>(REAL_RAISE.get())(sig) }
-    }
-
-    // ----------------------------------------------------------------------
-    // Directories made through std::fs.
-    // ----------------------------------------------------------------------
-
-    /// `mkdir(2)`: always the real one (std::fs stays the real disk); when
-    /// it succeeds inside a simulation, the directory is also made, with
-    /// its missing parents, on the current node's simulated disk (see
-    /// `fs::mirror_std_mkdir`), so a `tempfile::tempdir()` is usable with
-    /// `tokio::fs`.
-    ///
-    /// # Safety
-    ///
-    /// The C contract: `path` is a valid NUL-terminated string.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn mkdir(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
-        // SAFETY: the pointer is glibc's `mkdir`; the arguments pass through.
-        let ret =
-            unsafe { std::mem::transmute::<*mut c_void, MkdirFn>(REAL_MKDIR.get())(path, mode) };
-        if ret == 0 && hooks::active() && !path.is_null() {
-            use std::os::unix::ffi::OsStrExt;
-            // SAFETY: the real call accepted `path` as a NUL-terminated string.
-            let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
-            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
-            // Whatever happens on the simulated disk, the real call's
-            // result and errno stand.
-            // SAFETY: `__errno_location` always returns a valid pointer.
-            let errno = unsafe { *libc::__errno_location() };
-            crate::simulation::fs::mirror_std_mkdir(path, mode);
-            set_errno(errno);
-        }
-        ret
     }
 }

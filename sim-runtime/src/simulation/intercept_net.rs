@@ -27,8 +27,10 @@
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 mod linux {
+    use super::super::filefd;
     use super::super::hooks;
     use super::super::intercept::{set_errno, Real};
+    use super::super::intercept_fs::{fcntl_sim, int};
     use super::super::sockfd::{self, Stub, FD_BASE, FD_LIVE};
     use libc::{c_char, c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t};
     use std::collections::BTreeSet;
@@ -85,7 +87,7 @@ mod linux {
 
     #[inline]
     fn stub(fd: c_int) -> bool {
-        (FD_BASE..FD_LIVE).contains(&fd) && sockfd::is_stub(fd)
+        (FD_BASE..filefd::FD_FILE).contains(&fd) && sockfd::is_stub(fd)
     }
 
     /// A simulated Tokio socket's descriptor (sockfd::FD_LIVE).
@@ -99,6 +101,9 @@ mod linux {
     /// The C contract of `close`.
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+        if filefd::in_range(fd) && filefd::is_open(fd) {
+            return int(filefd::close(fd));
+        }
         if fd >= FD_BASE && sockfd::take(fd).is_some() {
             return 0;
         }
@@ -120,6 +125,9 @@ mod linux {
     /// The C contract of `fcntl`.
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+        if filefd::in_range(fd) && filefd::is_open(fd) {
+            return fcntl_sim(fd, cmd, arg);
+        }
         if live(fd) {
             return match cmd {
                 libc::F_GETFL => libc::O_RDWR | libc::O_NONBLOCK,
@@ -164,6 +172,13 @@ mod linux {
     /// The C contract of `ioctl`.
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn ioctl(fd: c_int, request: libc::c_ulong, arg: *mut c_void) -> c_int {
+        if filefd::in_range(fd) && filefd::is_open(fd) {
+            return match request {
+                libc::FIOCLEX => int(filefd::set_cloexec(fd, true)),
+                libc::FIONCLEX => int(filefd::set_cloexec(fd, false)),
+                _ => int(Err(libc::ENOTTY)),
+            };
+        }
         if live(fd) && matches!(request, libc::FIONBIO | libc::FIOCLEX | libc::FIONCLEX) {
             return 0;
         }

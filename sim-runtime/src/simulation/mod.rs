@@ -11,12 +11,15 @@ pub(crate) mod buggify;
 pub(crate) mod config;
 pub mod control;
 pub(crate) mod executor;
+pub(crate) mod filefd;
 pub mod fs;
 #[doc(hidden)]
 pub mod harness;
 pub(crate) mod hooks;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod intercept;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod intercept_fs;
 pub(crate) mod intercept_net;
 pub mod io;
 pub(crate) mod mem;

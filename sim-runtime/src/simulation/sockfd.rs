@@ -127,7 +127,7 @@ pub(crate) fn reset() {
 pub(crate) fn open(v6: bool, stream: bool, nonblocking: bool) -> Option<i32> {
     let fd = NEXT.try_with(|n| {
         let fd = n.get();
-        if fd >= FD_LIVE {
+        if fd >= super::filefd::FD_FILE {
             return None;
         }
         n.set(fd + 1);

@@ -5,6 +5,8 @@
 //! - `intercept`: clocks, randomness, thread creation and the CPU count come
 //!   from the simulation inside a simulation thread, and are the real ones
 //!   everywhere else (x86_64 Linux with glibc, under `--cfg simulation`);
+//! - `std_fs`: `std::fs` and libc file calls on a node reach its simulated
+//!   disk (one disk with `tokio::fs`, crash and kill, faults, per node);
 //! - `std_bridges`: a directory made through `std::fs` is usable with
 //!   `tokio::fs` (both modes), a signal a process sends itself is the
 //!   calling node's, and a simulated file has no real descriptor.
@@ -17,3 +19,10 @@
 
 mod intercept;
 mod std_bridges;
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu"
+))]
+mod std_fs;

@@ -3,15 +3,15 @@
 //!
 //! - a directory made through `std::fs` (`tempfile::tempdir()`) is usable
 //!   with `tokio::fs` (in production trivially; under simulation because
-//!   the interposed `mkdir` mirrors it onto the node's simulated disk);
+//!   `std::fs` on a node is its simulated disk: std_fs.rs);
 //! - a signal a process sends itself (`kill(getpid(), sig)`, `raise(sig)`)
 //!   is, under simulation, the calling node's signal, never the OS's;
 //! - a simulated `tokio::fs::File` has no real descriptor: asking for one
 //!   panics with the reason.
 //!
-//! Without the interposers (`simulation::intercept`) the directory would be
-//! missing on the simulated disk (`NotFound`), and the signals would reach
-//! the OS and end the test process.
+//! Without the interposers (`simulation::intercept`, `intercept_fs`) the
+//! directory would be missing on the simulated disk (`NotFound`), and the
+//! signals would reach the OS and end the test process.
 
 use std::path::PathBuf;
 
@@ -177,28 +177,25 @@ mod simulation_only {
         );
     }
 
-    /// Relative paths are not mirrored (the real one depends on the working
-    /// directory); a directory made through `tokio::fs` is not made on the
-    /// real disk.
+    /// `std::fs` on a node is its simulated disk: a relative path resolves
+    /// at the node's root, as `tokio::fs`'s does, and neither a directory
+    /// made through std nor one made through `tokio::fs` reaches the real
+    /// disk.
     #[test]
-    fn only_absolute_std_directories_are_mirrored() {
+    fn relative_std_paths_resolve_at_the_nodes_root() {
         rt().block_on(async {
-            let base = tempfile::tempdir().unwrap();
-            let cwd = std::env::current_dir().unwrap();
-            std::env::set_current_dir(base.path()).unwrap();
             std::fs::create_dir("rel").unwrap();
-            std::env::set_current_dir(cwd).unwrap();
-            assert!(base.path().join("rel").is_dir());
-            let e = sim_runtime::fs::metadata("rel").await.unwrap_err();
-            assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
-            let e = sim_runtime::fs::metadata(Path::new("/").join("rel"))
+            let meta = sim_runtime::fs::metadata(Path::new("/").join("rel"))
                 .await
-                .unwrap_err();
-            assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+                .unwrap();
+            assert!(meta.is_dir());
+            assert!(!sim::fs::on_real_disk(|| Path::new("/rel").exists()));
 
+            let base = tempfile::tempdir().unwrap();
             let only_simulated = base.path().join("sim-only");
             sim_runtime::fs::create_dir(&only_simulated).await.unwrap();
-            assert!(!only_simulated.exists());
+            assert!(only_simulated.exists(), "std sees the simulated disk");
+            assert!(!sim::fs::on_real_disk(|| base.path().exists()));
         });
     }
 

@@ -2,8 +2,7 @@
 //! checked, each finding with its fix:
 //!
 //! - the determinism rules (this file), by grep over the simulator's own
-//!   code (and, for `std::fs`, over the example services that run inside
-//!   simulations);
+//!   code;
 //! - one switch per crate: only the switch tests `cfg(simulation)`
 //!   ([`cfg_switch`]);
 //! - every `unsafe` says why it is sound: clippy's lint for blocks stays on
@@ -28,21 +27,9 @@ struct Rule {
     advice: &'static str,
     /// Files (relative to the workspace root) allowed to contain it, with why.
     allowed: &'static [&'static str],
-    /// Where it applies.
-    scope: Scope,
     /// Longer strings containing the needle that are fine (a type, not a
     /// call): removed from the line before it is checked.
     harmless: &'static [&'static str],
-}
-
-/// Which code a rule reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    /// The simulator's own code (`DIRS`).
-    Simulator,
-    /// The simulator's own code and the services that run in simulations
-    /// (`examples/*/src`).
-    SimulatorAndServices,
 }
 
 const RULES: &[Rule] = &[
@@ -50,21 +37,18 @@ const RULES: &[Rule] = &[
         needle: "HashMap",
         advice: "simulator code never iterates a HashMap (its order is seeded per thread): use BTreeMap or sort",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
         needle: "HashSet",
         advice: "simulator code never iterates a HashSet: use BTreeSet or sort",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
         needle: "SystemTime::now",
         advice: "simulator code never reads wall time: use the executor's virtual clock",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
@@ -77,14 +61,14 @@ const RULES: &[Rule] = &[
             // Captures the base point of virtual time, through the interposers.
             "sim-runtime/src/simulation/executor.rs",
         ],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
         needle: "std::fs",
-        advice: "std::fs reaches the real disk even inside a simulated node (nothing intercepts it): \
-                 use tokio::fs, which is the node's simulated disk under --cfg simulation \
-                 (std::fs::Permissions is fine: it is only a value)",
+        advice: "the simulator's own files (traces, tapes, results) are read and written on the \
+                 runner's thread outside any seed's simulation, or inside filefd::on_real_disk: \
+                 inside a simulation, std::fs is the node's simulated disk; list the file here \
+                 with why (std::fs::Permissions is fine: it is only a value)",
         allowed: &[
             // Names std's File only in the signatures of the refused
             // conversions (`into_std`, `from_std`), as Tokio's File does.
@@ -106,28 +90,24 @@ const RULES: &[Rule] = &[
             // failing seed's tape after its rerun, on the runner's thread.
             "sim-harness/src/simulation/tape.rs",
         ],
-        scope: Scope::SimulatorAndServices,
         harmless: &["std::fs::Permissions"],
     },
     Rule {
         needle: "thread::spawn(",
         advice: "simulator code never starts OS threads (only the runner's one thread per seed)",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
         needle: "thread_rng()",
         advice: "only the runtime owns randomness: fork a stream from the seed tree (seed::stream)",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
     Rule {
         needle: "rand::random",
         advice: "only the runtime owns randomness: fork a stream from the seed tree (seed::stream)",
         allowed: &[],
-        scope: Scope::Simulator,
         harmless: &[],
     },
 ];
@@ -154,18 +134,6 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if p.extension().is_some_and(|e| e == "rs") {
             out.push(p);
         }
-    }
-}
-
-/// The services that run inside simulations: every example's `src`.
-fn service_files(root: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(root.join("examples")) else {
-        return;
-    };
-    let mut dirs: Vec<_> = entries.flatten().map(|e| e.path().join("src")).collect();
-    dirs.sort();
-    for d in dirs {
-        rust_files(&d, out);
     }
 }
 
@@ -323,7 +291,7 @@ fn inherits_lints(manifest: &str) -> bool {
 }
 
 /// The findings in one file (`rel`: its path from the workspace root).
-fn check_file(rel: &str, text: &str, is_service: bool) -> Vec<String> {
+fn check_file(rel: &str, text: &str) -> Vec<String> {
     let mut findings = Vec::new();
     let mut in_tests = false;
     for (i, line) in text.lines().enumerate() {
@@ -335,9 +303,6 @@ fn check_file(rel: &str, text: &str, is_service: bool) -> Vec<String> {
             continue;
         }
         for r in RULES {
-            if is_service && r.scope == Scope::Simulator {
-                continue;
-            }
             let mut checked = std::borrow::Cow::Borrowed(line);
             for h in r.harmless {
                 if checked.contains(h) {
@@ -358,14 +323,11 @@ pub fn tidy() -> Result<(), String> {
     for d in DIRS {
         rust_files(&root.join(d), &mut files);
     }
-    let simulator = files.len();
-    service_files(&root, &mut files);
     let mut findings = Vec::new();
-    for (n, f) in files.iter().enumerate() {
-        let is_service = n >= simulator;
+    for f in &files {
         let rel = relative(&root, f);
         let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
-        findings.extend(check_file(&rel, &text, is_service));
+        findings.extend(check_file(&rel, &text));
     }
     let mut own = Vec::new();
     own_rust_files(&root, &mut own);
@@ -408,24 +370,23 @@ mod tests {
     }
 
     #[test]
-    fn std_fs_in_a_service_is_flagged_with_its_fix() {
+    fn std_fs_in_the_simulator_is_flagged_with_its_fix() {
         let src = "use std::fs;\nfn f() { std::fs::read(\"x\").unwrap(); }\n";
-        let found = check_file("examples/svc/src/lib.rs", src, true);
+        let found = check_file("sim-fs/src/fs.rs", src);
         assert_eq!(found.len(), 2, "{found:?}");
-        assert!(found[0].contains("use tokio::fs"), "{found:?}");
+        assert!(found[0].contains("on_real_disk"), "{found:?}");
     }
 
     #[test]
     fn std_fs_permissions_and_comments_are_fine() {
         let src = "// std::fs::read is mentioned here\nlet p: std::fs::Permissions = todo!();\n";
-        assert!(check_file("examples/svc/src/lib.rs", src, true).is_empty());
+        assert!(check_file("sim-fs/src/fs.rs", src).is_empty());
     }
 
     #[test]
-    fn simulator_only_rules_skip_services() {
+    fn rules_flag_the_simulators_code() {
         let src = "let m = std::collections::HashMap::new();\n";
-        assert!(check_file("examples/svc/src/lib.rs", src, true).is_empty());
-        assert_eq!(check_file("sim-fs/src/fs.rs", src, false).len(), 1);
+        assert_eq!(check_file("sim-fs/src/fs.rs", src).len(), 1);
     }
 
     #[test]

@@ -198,10 +198,13 @@ fn frame_names(ips: &str) -> impl Iterator<Item = String> + '_ {
         .filter_map(|ip| usize::from_str_radix(ip, 16).ok())
         .flat_map(|ip| {
             let mut names = Vec::new();
-            backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
-                if let Some(name) = symbol.name() {
-                    names.push(format!("{name:#}"));
-                }
+            // The debug information is on the real disk, not the node's.
+            crate::simulation::filefd::on_real_disk(|| {
+                backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
+                    if let Some(name) = symbol.name() {
+                        names.push(format!("{name:#}"));
+                    }
+                })
             });
             names
         })

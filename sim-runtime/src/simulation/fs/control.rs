@@ -272,3 +272,27 @@ pub fn check(node: impl AsNode) {
 pub fn absolute(path: &Path) -> PathBuf {
     sim_fs::absolute(path)
 }
+
+/// Runs `f` with `std::fs` and every libc file call of this thread reaching
+/// the real disk, even on a simulated node: for reading a fixture the test
+/// ships. Everything else a node does with files goes to its simulated
+/// disk. What `f` reads must be the same on every run (a file in the
+/// repository, not one the test or the clock changes), or the run stops
+/// being a function of its seed.
+///
+/// ```
+/// use sim_runtime::sim;
+///
+/// let rt = sim_runtime::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+///     // The node's disk has no such file...
+///     assert!(std::fs::read(manifest).is_err());
+///     // ...the real one has.
+///     let text = sim::fs::on_real_disk(|| std::fs::read_to_string(manifest)).unwrap();
+///     assert!(text.contains("sim-runtime"));
+/// });
+/// ```
+pub fn on_real_disk<R>(f: impl FnOnce() -> R) -> R {
+    crate::simulation::filefd::on_real_disk(f)
+}

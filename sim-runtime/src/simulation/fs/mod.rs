@@ -6,10 +6,8 @@
 //! lets the scheduler run other tasks first (or sleeps for the node's
 //! configured latency), then runs against the model in one step. Timestamps
 //! come from the node's virtual wall clock. A simulated run never touches
-//! the real disk — but `std::fs` still does (see the README). One bridge:
-//! a directory that simulated code makes through `std::fs` (a
-//! `tempfile::tempdir()`) is also made on the node's disk
-//! ([`mirror_std_mkdir`]).
+//! the real disk, and neither does `std::fs` nor any libc file call made on
+//! a node: they reach the same disk (filefd.rs, intercept_fs.rs).
 //!
 //! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
 //! disks are a driver (executor/driver.rs) that hears of both.
@@ -149,7 +147,18 @@ pub(crate) fn with_disk_of<R>(
 ) -> R {
     let node = node.unwrap_or_else(|| exec.current_node());
     let mut core = exec.core_mut();
-    let core = &mut *core;
+    apply(exec, &mut core, node, f)
+}
+
+/// Runs `f` on `node`'s disk with the node's wall-clock time, checks the
+/// model and records the faults that fired: the one path every disk
+/// operation takes, `tokio::fs`'s and the libc interposers' (`filefd`).
+pub(crate) fn apply<R>(
+    exec: &Exec,
+    core: &mut Core,
+    node: NodeId,
+    f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
+) -> R {
     let now = wall_now(exec, core, node);
     let disk = core.driver::<Disks>().disk(node, now);
     let out = f(&mut disk.fs, now);
@@ -163,38 +172,6 @@ pub(crate) fn with_disk_of<R>(
         record(core, 0x10 | (code >> 56) as u8, node, code);
     }
     out
-}
-
-/// A directory that simulated code made through `std::fs` on the real disk
-/// (`mkdir` is interposed; see `intercept`): also made on the current
-/// node's simulated disk, with its missing parents (mode 0o777 before the
-/// umask, as `create_dir_all`), so that a path prepared for the real disk —
-/// `tempfile::tempdir()`, `std::fs::create_dir_all` — is usable with
-/// `tokio::fs`. Only directories are mirrored: files, and whatever is
-/// written through `std::fs`, stay on the real disk alone. Relative paths
-/// (the real one depends on the process's working directory) and a disk
-/// that refuses (a file in the way) are left alone. Called from C: never
-/// panics, and does nothing while the simulation's state is borrowed.
-pub(crate) fn mirror_std_mkdir(path: &std::path::Path, mode: u32) {
-    if !path.is_absolute() {
-        return;
-    }
-    let Some(exec) = super::executor::current() else {
-        return;
-    };
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let node = exec.current_node();
-        let Some(mut core) = exec.try_core_mut() else {
-            return;
-        };
-        let core = &mut *core;
-        let now = wall_now(&exec, core, node);
-        let fs = &mut core.driver::<Disks>().disk(node, now).fs;
-        if let Some(parent) = path.parent() {
-            let _ = ops::create_dir_all_in(fs, parent, 0o777, now);
-        }
-        let _ = fs.create_dir(path, mode, now);
-    }));
 }
 
 /// What each operation waits before it runs: a turn of the scheduler, or
