@@ -15,6 +15,7 @@
 //! store's blocking calls in `tokio::task::spawn_blocking`, as a real
 //! service does, over the store's own synchronous API ([`Store`]).
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +27,27 @@ pub mod state_file;
 pub use lsm_store::Lsm;
 pub use redb_store::Redb;
 pub use sqlite_store::Sqlite;
+
+/// Makes `dir` exist durably: creates it and any missing parent, then
+/// fsyncs it and every ancestor, deepest first. A new name (a directory
+/// `create_dir_all` just made, a file a store just created) survives a
+/// crash only once the directory holding it is fsynced, and no store here
+/// does that for the directory it is given: redb never fsyncs a directory,
+/// lsm-tree fsyncs its own folder but not the one holding it, and SQLite
+/// fsyncs the directory only when it creates a journal. So each store's
+/// `open` calls this before opening, and [`sync_dir`] after.
+pub fn durable_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for d in dir.ancestors().filter(|d| !d.as_os_str().is_empty()) {
+        sync_dir(d)?;
+    }
+    Ok(())
+}
+
+/// Makes the entries of `dir` durable (on Linux: open it, fsync it).
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
 
 /// Whether a write is durable when it returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

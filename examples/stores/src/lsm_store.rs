@@ -30,8 +30,11 @@ impl Store for Lsm {
     const NAME: &'static str = "lsm-tree";
 
     fn open(dir: &Path) -> Result<Lsm, lsm_tree::Error> {
+        crate::durable_dir(dir)?;
         let seqno = SequenceNumberCounter::default();
         let tree = Config::new(folder(dir), seqno.clone(), seqno.clone()).open()?;
+        // The tree's folder's name (lsm-tree fsyncs the folder itself).
+        crate::sync_dir(dir)?;
         // Sequence numbers continue after what the tables hold.
         if let Some(highest) = tree.get_highest_seqno() {
             seqno.fetch_max(highest + 1);

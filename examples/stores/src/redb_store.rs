@@ -27,10 +27,11 @@ impl Store for Redb {
     const NAME: &'static str = "redb";
 
     fn open(dir: &Path) -> Result<Redb, redb::Error> {
-        std::fs::create_dir_all(dir).map_err(|e| redb::Error::Io(e))?;
-        Ok(Redb {
-            db: Database::create(file(dir))?,
-        })
+        crate::durable_dir(dir)?;
+        let db = Database::create(file(dir))?;
+        // The file's name, if redb just created it.
+        crate::sync_dir(dir)?;
+        Ok(Redb { db })
     }
 
     fn put(&self, key: &str, value: &str, durability: Durability) -> Result<(), redb::Error> {

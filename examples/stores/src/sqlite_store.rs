@@ -38,12 +38,13 @@ impl<const WAL: bool> Store for SqliteStore<WAL> {
     const NAME: &'static str = if WAL { "sqlite-wal" } else { "sqlite" };
 
     fn open(dir: &Path) -> Result<Self, rusqlite::Error> {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        let cant_open = |e: std::io::Error| {
             rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-                Some(format!("create_dir_all {dir:?}: {e}")),
+                Some(format!("{dir:?}: {e}")),
             )
-        })?;
+        };
+        crate::durable_dir(dir).map_err(cant_open)?;
         let conn = Connection::open(file(dir))?;
         if WAL {
             let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
@@ -56,6 +57,8 @@ impl<const WAL: bool> Store for SqliteStore<WAL> {
             "PRAGMA synchronous=EXTRA"
         })?;
         conn.execute_batch("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)")?;
+        // The database file's name, if SQLite just created it.
+        crate::sync_dir(dir).map_err(cant_open)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
         })

@@ -13,7 +13,8 @@
 //!
 //! Without a crash both behave identically, so ordinary tests pass.
 
-use std::fs::{self, File, OpenOptions};
+use crate::sync_dir;
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use tokio::sync::{mpsc, oneshot};
@@ -30,10 +31,6 @@ pub enum Rename {
 /// The state file of a service kept in `dir`.
 pub fn state_path(dir: &Path) -> PathBuf {
     dir.join("state")
-}
-
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
 }
 
 /// Makes `dir` exist; with the fix, makes every directory on its path

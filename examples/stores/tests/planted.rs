@@ -81,30 +81,10 @@ async fn scenario(rename: Rename) -> (Result<(), String>, u64, Duration) {
     (outcome, sim::fingerprint(), sim::elapsed())
 }
 
-/// Whether `path` exists on the real disk (a raw `newfstatat` instruction,
-/// which no interposer sees).
+/// Whether `path` exists on the machine's real disk (asked outside the
+/// node's context, where file calls are not simulated).
 fn real_disk_has(path: &str) -> bool {
-    let c = std::ffi::CString::new(path).unwrap();
-    let mut stat = [0u64; 32];
-    let ret: isize;
-    // SAFETY: newfstatat(AT_FDCWD, path, &stat, 0) (x86_64 syscall 262)
-    // reads the NUL-terminated path and writes at most 144 bytes into
-    // `stat` (256 bytes), both alive for the call; rcx and r11 are
-    // clobbered by `syscall`.
-    unsafe {
-        std::arch::asm!(
-            "syscall",
-            inlateout("rax") 262isize => ret,
-            in("rdi") -100isize,
-            in("rsi") c.as_ptr(),
-            in("rdx") stat.as_mut_ptr(),
-            in("r10") 0isize,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    ret == 0
+    sim::fs::on_real_disk(|| Path::new(path).exists())
 }
 
 fn run(seed: u64, rename: Rename) -> (Result<(), String>, u64, Duration) {
