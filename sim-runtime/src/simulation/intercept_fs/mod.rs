@@ -127,3 +127,4 @@ mod open;
 
 pub(crate) use fd::fcntl_sim;
 pub(crate) use map::reset;
+pub(crate) use open::open64;
