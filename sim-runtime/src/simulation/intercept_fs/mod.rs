@@ -20,6 +20,7 @@
 //! | `mmap`, `mmap64` of a simulated file | memory shared by every mapping of the file in the node (SQLite's `-shm`), never durable; a private mapping is a copy (dir.rs) |
 //! | `copy_file_range` | copies between two simulated files; `EXDEV` between a real and a simulated one (std falls back to reading and writing) |
 //! | `getcwd`, `realpath` | `/` is the working directory; paths resolve on the disk |
+//! | `fopen`, `fopen64`, `fdopen` | a real `FILE *` whose I/O comes here (`fopencookie`): C's stdio on the node's disk (stdio.rs) |
 //!
 //! `close`, `fcntl` and `ioctl` are defined in intercept_net.rs (they serve
 //! socket stubs too) and come here for simulated files.
@@ -124,6 +125,7 @@ mod map;
 mod meta;
 mod names;
 mod open;
+mod stdio;
 
 pub(crate) use fd::fcntl_sim;
 pub(crate) use map::reset;
