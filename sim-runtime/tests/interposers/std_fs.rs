@@ -464,3 +464,47 @@ fn a_tokio_fs_write_in_flight_at_a_kill_does_not_land() {
         assert!(!h.await.unwrap(), "the write landed after its process died");
     });
 }
+
+/// SQLite locks with `fcntl64(F_SETLK/F_GETLK)`, redb with
+/// `syscall(SYS_fcntl, fd, F_OFD_SETLK, ..)`: both reach the simulated
+/// descriptor (one process per node: record locks never conflict).
+#[test]
+fn record_locks_through_fcntl64_and_syscall_are_served() {
+    #[repr(C)]
+    struct Flock {
+        l_type: i16,
+        l_whence: i16,
+        l_start: i64,
+        l_len: i64,
+        l_pid: i32,
+    }
+    extern "C" {
+        fn syscall(num: i64, ...) -> i64;
+        fn fcntl64(fd: i32, cmd: i32, ...) -> i32;
+    }
+    const SYS_FCNTL: i64 = 72;
+    const F_GETLK: i32 = 5;
+    const F_SETLK: i32 = 6;
+    const F_OFD_SETLK: i32 = 37;
+    const F_WRLCK: i16 = 1;
+    const F_UNLCK: i16 = 2;
+    use std::os::fd::AsRawFd;
+    rt(13).block_on(async {
+        let f = File::create("/tmp/db").unwrap();
+        let fd = f.as_raw_fd();
+        let mut lock = Flock {
+            l_type: F_WRLCK,
+            l_whence: 0,
+            l_start: 0x4000_0000,
+            l_len: 1,
+            l_pid: 0,
+        };
+        // SAFETY: a valid descriptor and `struct flock` for each call.
+        unsafe {
+            assert_eq!(fcntl64(fd, F_SETLK, &mut lock as *mut Flock), 0);
+            assert_eq!(syscall(SYS_FCNTL, fd, F_OFD_SETLK, &mut lock as *mut Flock), 0);
+            assert_eq!(fcntl64(fd, F_GETLK, &mut lock as *mut Flock), 0);
+        }
+        assert_eq!(lock.l_type, F_UNLCK, "no other process holds it");
+    });
+}
