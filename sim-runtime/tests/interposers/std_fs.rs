@@ -149,6 +149,13 @@ fn the_data_path_cursors_and_errors_are_linuxs() {
         named.write_all(b"t").unwrap();
         assert!(named.path().starts_with("/tmp"));
         assert!(!real_exists(named.path()));
+        // `persist` renames through rustix, whose raw system calls no
+        // interposer would see (its libc backend is forced under the cfg).
+        named.persist("/tmp/persisted").unwrap();
+        assert_eq!(fs::read("/tmp/persisted").unwrap(), b"t");
+        let other = tempfile::NamedTempFile::new().unwrap();
+        let e = other.persist_noclobber("/tmp/persisted").unwrap_err();
+        assert_eq!(e.error.kind(), ErrorKind::AlreadyExists);
         let mut anon = tempfile::tempfile().unwrap();
         anon.write_all(b"anonymous").unwrap();
         let d = tempfile::tempdir().unwrap();
