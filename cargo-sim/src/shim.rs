@@ -101,7 +101,9 @@ fn manifest(real: &RealTokio, sim: &Path) -> String {
          rand_chacha = \"0.9\"\n\
          rand_core = \"0.9\"\n\
          libc = \"0.2\"\n\
-         backtrace = \"0.3\"\n\n\
+         backtrace = \"0.3\"\n\
+         rustix = {{ version = \"1\", default-features = false, features = [\"use-libc\"] }}\n\
+         object = {{ version = \"0.40\", default-features = false, features = [\"read_core\", \"elf\", \"std\"] }}\n\n\
          [features]",
         version(&real.version),
         q(&real.dir),

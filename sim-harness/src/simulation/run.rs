@@ -419,7 +419,17 @@ where
     let records: Mutex<BTreeMap<u64, results::Record>> = Mutex::new(BTreeMap::new());
     // Seeds whose body returned with tasks still running: (count, first).
     let leftovers: Mutex<Leftovers> = Mutex::new((0, None));
-    let jobs = jobs().min(seeds.len().max(1));
+    let mut jobs = jobs().min(seeds.len().max(1));
+    let shared = sim_runtime::__private::harness::process_global_state();
+    if jobs > 1 && !shared.is_empty() {
+        // Simulations take turns anyway (the runtime's cstate.rs): one job
+        // does the same work without threads waiting for theirs.
+        eprintln!(
+            "sim: {} is one per process, so seeds run one at a time (SIM_JOBS={jobs} not used)",
+            shared.join(", ")
+        );
+        jobs = 1;
+    }
     let make = Arc::new(make);
     let next = AtomicUsize::new(0);
     let failures: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());

@@ -87,6 +87,16 @@ impl SeedOutcome {
 pub use super::record::{set_recording, take_record, HostId, NetEvent, RunRecord, SegmentKind};
 pub use super::report::{cargo_prefix, replay_env};
 
+/// The per-process state of C libraries in this executable that two
+/// simulations at once would share (SQLite's generator): simulations take
+/// turns when there is any (cstate.rs).
+pub fn process_global_state() -> Vec<&'static str> {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    return super::cstate::process_global();
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
+    Vec::new()
+}
+
 /// The strategy of a harness run of `seed`: `SIM_SCHEDULE`, else the
 /// test's `schedule`, else the portfolio. Panics with the accepted values
 /// on an unknown name.

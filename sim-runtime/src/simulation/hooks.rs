@@ -41,11 +41,15 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
     super::intercept_fs::reset();
     ACTIVE.with(|c| c.set(true));
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    super::cstate::enter();
 }
 
 /// Turns interception off for this thread: every intercepted call behaves as
 /// the real one again.
 pub(crate) fn deactivate() {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    super::cstate::leave();
     ACTIVE.with(|c| c.set(false));
     RNG.with(|r| *r.borrow_mut() = None);
 }

@@ -475,6 +475,12 @@ instead; see docs/breakage.md.\n";
             // the caller upholds.
             return unsafe { getrandom(a1 as *mut c_void, a2 as size_t, a3 as c_uint) } as c_long;
         }
+        if super::super::filefd::in_range(a1 as c_int) && super::super::filefd::is_open(a1 as c_int)
+        {
+            // SAFETY: the caller upholds the system call's contract, which
+            // is the C function's the call is routed to.
+            return unsafe { super::super::intercept_fs::file_syscall(num, a1, a2, a3, a4) };
+        }
         // SAFETY: forwarded unchanged; the caller upholds the system call's
         // contract, exactly as with glibc's `syscall`.
         let ret = unsafe { raw_syscall6(num, a1, a2, a3, a4, a5, a6) };

@@ -164,6 +164,18 @@ mod linux {
         unsafe { real!(REAL_FCNTL as fn(c_int, c_int, c_long) -> c_int)(fd, cmd, arg) }
     }
 
+    /// `fcntl64`, what C built with 64-bit offsets calls (SQLite): as
+    /// [`fcntl`].
+    ///
+    /// # Safety
+    ///
+    /// The C contract of `fcntl`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+        // SAFETY: the same contract.
+        unsafe { fcntl(fd, cmd, arg) }
+    }
+
     /// `ioctl`, declared with one pointer argument (see `fcntl`): std's
     /// `set_nonblocking` is `ioctl(FIONBIO)`.
     ///

@@ -10,6 +10,8 @@ pub(crate) mod api;
 pub(crate) mod buggify;
 pub(crate) mod config;
 pub mod control;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod cstate;
 pub(crate) mod executor;
 pub(crate) mod filefd;
 pub mod fs;

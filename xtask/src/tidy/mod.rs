@@ -89,6 +89,9 @@ const RULES: &[Rule] = &[
             // Reads SIM_TAPE's file before any seed runs, and writes a
             // failing seed's tape after its rerun, on the runner's thread.
             "sim-harness/src/simulation/tape.rs",
+            // Maps the executable once per process, inside
+            // `filefd::on_real_disk`, for its symbol table.
+            "sim-runtime/src/simulation/cstate.rs",
         ],
         harmless: &["std::fs::Permissions"],
     },

@@ -1,6 +1,7 @@
 //! Descriptors: `dup`, `fcntl`, `flock`, `copy_file_range`.
 
 use super::*;
+use libc::c_long;
 
 static REAL_COPY_FILE_RANGE: Real = Real::new(c"copy_file_range");
 static REAL_DUP: Real = Real::new(c"dup");
@@ -142,5 +143,52 @@ pub unsafe extern "C" fn copy_file_range(
             REAL_COPY_FILE_RANGE
                 as fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t
         )(fd_in, off_in, fd_out, off_out, len, flags)
+    }
+}
+
+/// `syscall(2)` with a simulated descriptor as its first argument (redb
+/// takes its range locks with `syscall(SYS_fcntl, ..)`): the calls a store
+/// makes that way go where the C function of the same name goes; any other
+/// is refused with `EBADF` and a line naming it.
+///
+/// # Safety
+///
+/// The system call's contract for `num` and its arguments.
+pub(crate) unsafe fn file_syscall(
+    num: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+) -> c_long {
+    let fd = a1 as c_int;
+    // SAFETY: each arm is the C function of the system call, whose
+    // contract the caller upholds.
+    unsafe {
+        match num {
+            libc::SYS_fcntl => fcntl_sim(fd, a2 as c_int, a3) as c_long,
+            libc::SYS_read => super::data::read(fd, a2 as *mut c_void, a3 as size_t) as c_long,
+            libc::SYS_write => super::data::write(fd, a2 as *const c_void, a3 as size_t) as c_long,
+            libc::SYS_pread64 => {
+                super::data::pread64(fd, a2 as *mut c_void, a3 as size_t, a4) as c_long
+            }
+            libc::SYS_pwrite64 => {
+                super::data::pwrite64(fd, a2 as *const c_void, a3 as size_t, a4) as c_long
+            }
+            libc::SYS_lseek => super::data::lseek64(fd, a2, a3 as c_int),
+            libc::SYS_fsync => super::data::fsync(fd) as c_long,
+            libc::SYS_fdatasync => super::data::fdatasync(fd) as c_long,
+            libc::SYS_ftruncate => super::data::ftruncate64(fd, a2) as c_long,
+            libc::SYS_flock => flock(fd, a2 as c_int) as c_long,
+            libc::SYS_close => int(filefd::close(fd)) as c_long,
+            _ => {
+                let msg = format!(
+                    "sim: syscall({num}, ..) on a simulated file descriptor is not served; it \
+                     fails with EBADF (the C function of the same name may be)\n"
+                );
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                int(Err(libc::EBADF)) as c_long
+            }
+        }
     }
 }

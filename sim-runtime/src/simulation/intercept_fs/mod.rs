@@ -15,11 +15,13 @@
 //! | `lseek`, `fsync`, `fdatasync`, `sync_file_range`, `ftruncate`, `truncate`, `fallocate`, `posix_fallocate` | as the model's durability rules say; `sync_file_range` makes nothing durable (it never did) |
 //! | `stat`, `lstat`, `fstat`, `fstatat`, `statx` (and `64` forms) | the model's inode, `st_dev` per node and seed |
 //! | `rename`, `renameat`, `renameat2`, `unlink`, `unlinkat`, `mkdir`, `mkdirat`, `rmdir`, `link`, `linkat`, `symlink`, `symlinkat`, `readlink`, `readlinkat`, `access`, `faccessat`, `chmod`, `fchmod`, `fchmodat`, `chown`, `fchown`, `lchown`, `utimensat`, `futimens` | the model's namespace |
-//! | `dup`, `fcntl` (`F_DUPFD*`, `F_GETFD`/`F_SETFD`, `F_GETFL`/`F_SETFL`, record locks), `flock` | descriptors of the node; record locks always succeed (one process per node: they never conflict), `flock` conflicts between open file descriptions |
+//! | `syscall(SYS_fcntl, ..)` and the other file system calls made through `syscall(2)` on a simulated descriptor (redb's range locks) | as the C function of the same name |
+//! | `dup`, `fcntl`, `fcntl64` (`F_DUPFD*`, `F_GETFD`/`F_SETFD`, `F_GETFL`/`F_SETFL`, record locks), `flock` | descriptors of the node; record locks always succeed (one process per node: they never conflict), `flock` conflicts between open file descriptions |
 //! | `opendir`, `fdopendir`, `readdir`, `readdir64`, `dirfd`, `rewinddir`, `closedir` | listings in name order, `.` and `..` first (dir.rs) |
 //! | `mmap`, `mmap64` of a simulated file | memory shared by every mapping of the file in the node (SQLite's `-shm`), never durable; a private mapping is a copy (dir.rs) |
 //! | `copy_file_range` | copies between two simulated files; `EXDEV` between a real and a simulated one (std falls back to reading and writing) |
 //! | `getcwd`, `realpath` | `/` is the working directory; paths resolve on the disk |
+//! | `fopen`, `fopen64`, `fdopen` | a real `FILE *` whose I/O comes here (`fopencookie`): C's stdio on the node's disk (stdio.rs) |
 //!
 //! `close`, `fcntl` and `ioctl` are defined in intercept_net.rs (they serve
 //! socket stubs too) and come here for simulated files.
@@ -124,6 +126,8 @@ mod map;
 mod meta;
 mod names;
 mod open;
+mod stdio;
 
-pub(crate) use fd::fcntl_sim;
+pub(crate) use fd::{fcntl_sim, file_syscall};
 pub(crate) use map::reset;
+pub(crate) use open::open64;
