@@ -23,9 +23,6 @@ impl Probe for Lsm {
 
 #[sim::test(seeds = 0..100)]
 async fn durable_commits_survive_a_crash() {
-    if common::LSM_RUSTIX_RENAME.skips() {
-        return;
-    }
     common::durable_commits_survive_a_crash::<Lsm>().await;
 }
 
@@ -36,9 +33,6 @@ async fn durable_commits_survive_a_crash() {
 /// (LIBC_CALLS.md, "fjall").
 #[sim::test(seeds = 0..100)]
 async fn unflushed_writes_are_lost_on_a_crash_a_kill_and_a_close() {
-    if common::LSM_RUSTIX_RENAME.skips() {
-        return;
-    }
     assert_eq!(after::<Lsm>(Durability::Volatile, End::Crash).await, None);
     assert_eq!(after::<Lsm>(Durability::Volatile, End::Kill).await, None);
     assert_eq!(after::<Lsm>(Durability::Volatile, End::Close).await, None);
@@ -50,17 +44,11 @@ async fn unflushed_writes_are_lost_on_a_crash_a_kill_and_a_close() {
 
 #[sim::test(seeds = 0..100)]
 async fn fsync_eio_reaches_lsm_tree() {
-    if common::LSM_RUSTIX_RENAME.skips() {
-        return;
-    }
     common::fsync_eio_reaches_the_store::<Lsm>().await;
 }
 
 #[sim::test(seeds = 0..100)]
 async fn enospc_reaches_lsm_tree() {
-    if common::LSM_RUSTIX_RENAME.skips() {
-        return;
-    }
     common::enospc_reaches_the_store::<Lsm>().await;
 }
 

@@ -24,9 +24,6 @@ impl Probe for Redb {
 
 #[sim::test(seeds = 0..100)]
 async fn durable_commits_survive_a_crash() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     common::durable_commits_survive_a_crash::<Redb>().await;
 }
 
@@ -37,9 +34,6 @@ async fn durable_commits_survive_a_crash() {
 /// it tears the node's tasks down. A clean close keeps them.
 #[sim::test(seeds = 0..100)]
 async fn volatile_commits_are_lost_on_a_crash_and_a_kill_kept_on_close() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     assert_eq!(after::<Redb>(Durability::Volatile, End::Crash).await, None);
     assert_eq!(after::<Redb>(Durability::Volatile, End::Kill).await, None);
     assert_eq!(
@@ -50,9 +44,6 @@ async fn volatile_commits_are_lost_on_a_crash_and_a_kill_kept_on_close() {
 
 #[sim::test(seeds = 0..100)]
 async fn durable_commits_survive_a_kill() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     assert_eq!(
         after::<Redb>(Durability::Durable, End::Kill).await,
         Some(common::value(1))
@@ -61,17 +52,11 @@ async fn durable_commits_survive_a_kill() {
 
 #[sim::test(seeds = 0..100)]
 async fn fsync_eio_reaches_redb() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     common::fsync_eio_reaches_the_store::<Redb>().await;
 }
 
 #[sim::test(seeds = 0..100)]
 async fn enospc_reaches_redb() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     common::enospc_reaches_the_store::<Redb>().await;
 }
 
@@ -81,9 +66,6 @@ async fn enospc_reaches_redb() {
 /// file unsynced, are not reachable from the durable header.
 #[sim::test(seeds = 0..100)]
 async fn torn_crash_recovers_the_durable_commit() {
-    if common::REDB_OFD_LOCKS.skips() {
-        return;
-    }
     let found = common::after_a_torn_crash::<Redb>().await;
     assert!(
         found[1..].iter().all(Option::is_none),

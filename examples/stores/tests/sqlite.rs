@@ -36,17 +36,11 @@ impl<const WAL: bool> Probe for stores::sqlite_store::SqliteStore<WAL> {
 /// the next's.
 #[sim::test(seeds = 0..100, check_determinism)]
 async fn durable_commits_survive_a_crash() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     common::durable_commits_survive_a_crash::<Sqlite>().await;
 }
 
 #[sim::test(seeds = 0..100, check_determinism)]
 async fn wal_durable_commits_survive_a_crash() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     common::durable_commits_survive_a_crash::<SqliteWal>().await;
 }
 
@@ -55,9 +49,6 @@ async fn wal_durable_commits_survive_a_crash() {
 /// page cache: the commit is there.
 #[sim::test(seeds = 0..100)]
 async fn unsynced_commits_are_lost_on_a_crash_kept_on_a_kill() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     assert_eq!(
         after::<Sqlite>(Durability::Volatile, End::Crash).await,
         None
@@ -70,9 +61,6 @@ async fn unsynced_commits_are_lost_on_a_crash_kept_on_a_kill() {
 
 #[sim::test(seeds = 0..100)]
 async fn wal_unsynced_commits_are_lost_on_a_crash_kept_on_a_kill() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     assert_eq!(
         after::<SqliteWal>(Durability::Volatile, End::Crash).await,
         None
@@ -85,17 +73,11 @@ async fn wal_unsynced_commits_are_lost_on_a_crash_kept_on_a_kill() {
 
 #[sim::test(seeds = 0..100)]
 async fn fsync_eio_reaches_sqlite() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     common::fsync_eio_reaches_the_store::<Sqlite>().await;
 }
 
 #[sim::test(seeds = 0..100)]
 async fn enospc_reaches_sqlite() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     common::enospc_reaches_the_store::<Sqlite>().await;
 }
 
@@ -107,9 +89,6 @@ async fn enospc_reaches_sqlite() {
 /// unsynced ones, in commit order, never a later one without an earlier.
 #[sim::test(seeds = 0..100)]
 async fn wal_torn_crash_recovers_a_prefix_of_the_commits() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     let found = common::after_a_torn_crash::<SqliteWal>().await;
     let kept = found[1..].iter().take_while(|v| v.is_some()).count();
     assert!(
@@ -127,9 +106,6 @@ async fn wal_torn_crash_recovers_a_prefix_of_the_commits() {
 /// `synchronous=EXTRA` (what [`Durability::Durable`] uses) syncs it.
 #[sim::test(seeds = 0..100)]
 async fn full_in_delete_mode_rolls_a_commit_back_after_a_crash() {
-    if common::SQLITE_FCNTL64.skips() {
-        return;
-    }
     for (level, kept) in [("FULL", false), ("EXTRA", true)] {
         let node = common::store_node_named(&format!("store-{level}"));
         let ((), _open) = common::open_and_keep::<Sqlite, _, _, _>(&node, move |svc| async move {
