@@ -17,7 +17,7 @@ pub const DIR: &str = "/sim-stores-simulated-only/data";
 /// Keys a scenario writes.
 pub const KEYS: usize = 8;
 /// A crash lands somewhere in this window of virtual time.
-pub const CRASH_WINDOW_US: u64 = 120_000;
+pub const CRASH_WINDOW_US: u64 = 60_000;
 
 pub fn key(i: usize) -> String {
     format!("key-{i}")
