@@ -120,6 +120,22 @@ pub(crate) fn context() -> Option<Ctx> {
     Some(Ctx { exec, node })
 }
 
+/// Fails the run as a forbidden operation: a file call the simulation
+/// cannot serve honestly (`call` names it, `why` says why). Called from C
+/// functions: never panics; the message also goes to stderr at once.
+pub(crate) fn refuse(call: &str, why: &str) {
+    let msg =
+        format!("sim: {call} is not supported in simulation: {why} (see docs/breakage.md#files)");
+    let line = format!("{msg}\n");
+    // SAFETY: `line` is a valid byte slice for its whole length.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    if let Some(exec) = current() {
+        if let Some(mut core) = exec.try_core_mut() {
+            core.fail(super::report::Class::Forbidden, msg);
+        }
+    }
+}
+
 /// Whether `fd` is one of this thread's simulated descriptors.
 pub(crate) fn is_open(fd: i32) -> bool {
     in_range(fd) && handle(fd).is_ok()

@@ -509,9 +509,42 @@ fn record_locks_through_fcntl64_and_syscall_are_served() {
         // SAFETY: a valid descriptor and `struct flock` for each call.
         unsafe {
             assert_eq!(fcntl64(fd, F_SETLK, &mut lock as *mut Flock), 0);
-            assert_eq!(syscall(SYS_FCNTL, fd, F_OFD_SETLK, &mut lock as *mut Flock), 0);
+            assert_eq!(
+                syscall(SYS_FCNTL, fd, F_OFD_SETLK, &mut lock as *mut Flock),
+                0
+            );
             assert_eq!(fcntl64(fd, F_GETLK, &mut lock as *mut Flock), 0);
         }
         assert_eq!(lock.l_type, F_UNLCK, "no other process holds it");
     });
+}
+
+/// What the simulation cannot serve fails the run, naming the call: here a
+/// blocking `flock` that would wait for another task of the node for ever.
+#[test]
+fn a_blocking_flock_that_would_wait_fails_the_run() {
+    let r = std::thread::spawn(|| {
+        std::panic::catch_unwind(|| {
+            rt(14).block_on(async {
+                let a = File::create("/tmp/lock").unwrap();
+                let b = File::open("/tmp/lock").unwrap();
+                a.lock().unwrap();
+                let e = b.lock().unwrap_err();
+                assert_eq!(e.raw_os_error(), Some(35), "EDEADLK meanwhile");
+                sleep(Duration::from_millis(1)).await;
+            })
+        })
+    })
+    .join()
+    .unwrap();
+    let payload = r.expect_err("the run must fail");
+    let text = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(
+        text.contains("a blocking flock (without LOCK_NB) is not supported"),
+        "unexpected failure: {text}"
+    );
 }

@@ -79,11 +79,11 @@ pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
         if r == Err(libc::EAGAIN) && op & libc::LOCK_NB == 0 {
             // Blocking would stop the whole simulation: the holder is
             // another task of this node, which cannot run meanwhile.
-            let msg = b"sim: a simulated task called flock without LOCK_NB on a file \
-another open file description of its node holds locked; blocking would stop the \
-simulation for ever, so flock fails with EDEADLK\n";
-            // SAFETY: `msg` is a valid byte slice for its whole length.
-            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+            filefd::refuse(
+                "a blocking flock (without LOCK_NB)",
+                "another open file description of the node holds the lock, and waiting for \
+                 it would stop the whole simulation; the call fails with EDEADLK",
+            );
             return int(Err(libc::EDEADLK));
         }
         return int(r);
@@ -182,11 +182,11 @@ pub(crate) unsafe fn file_syscall(
             libc::SYS_flock => flock(fd, a2 as c_int) as c_long,
             libc::SYS_close => int(filefd::close(fd)) as c_long,
             _ => {
-                let msg = format!(
-                    "sim: syscall({num}, ..) on a simulated file descriptor is not served; it \
-                     fails with EBADF (the C function of the same name may be)\n"
+                filefd::refuse(
+                    &format!("syscall({num}, ..) on a simulated file descriptor"),
+                    "only the file system calls that have a C function served here are; \
+                     the call fails with EBADF",
                 );
-                libc::write(2, msg.as_ptr().cast(), msg.len());
                 int(Err(libc::EBADF)) as c_long
             }
         }

@@ -161,13 +161,15 @@ pub unsafe extern "C" fn mmap64(
         return match map_sim(addr, len, prot, flags, fd, off) {
             Ok(p) => p,
             Err(e) => {
-                let msg = format!(
-                    "sim: mmap of a simulated file failed with errno {e} (len {len}, \
-                     offset {off}, flags {flags:#x}): the simulation serves shared and \
-                     private mappings of files on the node's disk\n"
+                filefd::refuse(
+                    &format!(
+                        "mmap of a simulated file (len {len}, offset {off}, flags {flags:#x})"
+                    ),
+                    &format!(
+                        "the mapping could not be made (errno {e}); shared and private \
+                         mappings of a file on the node's disk are served"
+                    ),
                 );
-                // SAFETY: `msg` is a valid byte slice for its whole length.
-                unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
                 set_errno(e);
                 libc::MAP_FAILED
             }
