@@ -303,9 +303,11 @@ impl Ctx {
     }
 
     /// The `st_dev` of this node's disk: a function of the seed and the
-    /// node, so that C libraries keying state by (device, inode) in one
-    /// process (SQLite's lock table) tell apart the disks of two nodes and,
-    /// almost surely, of two simulations running side by side.
+    /// node, so that a C library keying state by (device, inode) in one
+    /// process (SQLite's lock table) tells apart the disks of two nodes.
+    /// Two simulations of the same seed would share values, which is one
+    /// reason simulations take turns while such a library is linked
+    /// (cstate.rs).
     pub(crate) fn dev(&self) -> u64 {
         dev_of(&self.exec, self.node)
     }
