@@ -240,18 +240,25 @@ impl Fs {
     /// `flock(2)`, never blocking: a lock is held by the open file
     /// description (shared by `dup`), and a request that another
     /// description's lock on the same inode refuses fails with `EAGAIN`
-    /// (`EWOULDBLOCK`). Converting one's own lock is allowed; closing the
+    /// (`EWOULDBLOCK`). Converting one's own lock is allowed, and as on
+    /// Linux it is not atomic: the lock held is removed first, so a refused
+    /// conversion leaves the description holding none. Closing the
     /// description's last descriptor releases it.
     pub fn flock(&mut self, fd: Fd, lock: Lock) -> io::Result<()> {
         let desc = *self.fds.get(&fd.0).ok_or_else(|| err(EBADF))?;
         let ino = self.descs[&desc].ino;
         let want = match lock {
-            Lock::Unlock => {
-                self.descs.get_mut(&desc).unwrap().lock = None;
-                return Ok(());
-            }
-            Lock::Shared => false,
-            Lock::Exclusive => true,
+            Lock::Unlock => None,
+            Lock::Shared => Some(false),
+            Lock::Exclusive => Some(true),
+        };
+        let held = &mut self.descs.get_mut(&desc).unwrap().lock;
+        if *held == want {
+            return Ok(());
+        }
+        *held = None;
+        let Some(want) = want else {
+            return Ok(());
         };
         let refused = self
             .descs

@@ -659,6 +659,25 @@ fn flock_is_held_by_the_description() {
 }
 
 #[test]
+fn a_refused_flock_conversion_drops_the_lock_held() {
+    // Linux's flock_lock_inode removes the description's lock before it
+    // looks for conflicts with the new one.
+    let mut fs = Fs::new(t(0));
+    put(&mut fs, "/tmp/f", b"");
+    let a = fs.open(p("/tmp/f"), ro(), t(1)).unwrap();
+    let b = fs.open(p("/tmp/f"), ro(), t(1)).unwrap();
+    let c = fs.open(p("/tmp/f"), ro(), t(1)).unwrap();
+    fs.flock(a, Lock::Shared).unwrap();
+    fs.flock(b, Lock::Shared).unwrap();
+    assert_eq!(errno(fs.flock(a, Lock::Exclusive)), EAGAIN);
+    fs.flock(b, Lock::Unlock).unwrap();
+    fs.flock(c, Lock::Exclusive).unwrap();
+    // Asking again for the kind held changes nothing and succeeds.
+    fs.flock(c, Lock::Exclusive).unwrap();
+    assert_eq!(errno(fs.flock(a, Lock::Shared)), EAGAIN);
+}
+
+#[test]
 fn allocate_extends_with_zeros_and_takes_room() {
     let mut fs = Fs::new(t(0));
     let fd = fs.open(p("/tmp/f"), rw_create(), t(1)).unwrap();

@@ -17,7 +17,9 @@
 //! `net_idle_1000`, `heartbeats`; repeatable), `--skip-clock-check`.
 //! `cluster_2`, `cluster_10`, `cluster_100`, `cluster_1000` and
 //! `cluster_10000` (simulation only: `executor/clusters.rs`) run only when
-//! named.
+//! named; so do `fs_tokio` and `fs_std` (4 KiB writes through `tokio::fs`
+//! and `std::fs`: the simulated disk, or a real temporary directory with
+//! Tokio; `cargo xtask bench --only fs`).
 //!
 //! The same workloads, written against madsim's and turmoil's own APIs, are
 //! in `bench/madsim` and `bench/turmoil` (outside the workspace), with the
@@ -101,7 +103,7 @@ fn parse_args() -> Result<Opts, String> {
             "-h" | "--help" => {
                 return Err("usage: executor [--runs N] [--warmup N] [--seeds N] \
                             [--only spawn_yield|sleep|sleepers|seeds|net_rt|net_idle_2|\
-                            net_idle_100|net_idle_1000|heartbeats|cluster_N]... \
+                            net_idle_100|net_idle_1000|heartbeats|cluster_N|fs_tokio|fs_std]... \
                             [--skip-clock-check]"
                     .into())
             }
@@ -216,6 +218,34 @@ fn main() {
             clusters::report(n, opts.warmup, opts.runs);
         }
     }
+    // The cost of a 4 KiB write through `tokio::fs` and through `std::fs`:
+    // only when named. Per write: a run of FS_WRITES writes minus a run of
+    // none (the runtime, the file's creation and an empty sync), so the one
+    // final sync of the data is counted, spread over the writes.
+    #[cfg(any(simulation, all(feature = "fs", feature = "io-util")))]
+    for (name, std_fs) in [("fs_tokio", false), ("fs_std", true)] {
+        if opts.only.iter().any(|o| o == name) {
+            // A real directory with Tokio; the node's disk in simulation.
+            #[cfg(not(simulation))]
+            let tmp = tempfile::tempdir().expect("a temporary directory");
+            #[cfg(not(simulation))]
+            let dir = tmp.path().to_path_buf();
+            #[cfg(simulation)]
+            let dir = std::path::PathBuf::from("/tmp");
+            report(
+                name,
+                "us/write",
+                &opts,
+                || workloads::fs_writes(&dir, FS_WRITES, std_fs),
+                |d| {
+                    let start = Instant::now();
+                    workloads::fs_writes(&dir, 0, std_fs);
+                    let setup = start.elapsed();
+                    d.saturating_sub(setup).as_secs_f64() * 1e6 / FS_WRITES as f64
+                },
+            );
+        }
+    }
     if wanted("seeds") {
         if PAUSED_CLOCK {
             let seeds = opts.seeds;
@@ -233,6 +263,10 @@ fn main() {
         }
     }
 }
+
+/// Writes per run of `fs_tokio` and `fs_std` (4 KiB each: 8 MiB a run).
+#[cfg(any(simulation, all(feature = "fs", feature = "io-util")))]
+const FS_WRITES: usize = 2_000;
 
 /// Runs `work` `warmup + runs` times, timing each run from outside, and
 /// prints the samples and their median.
@@ -532,6 +566,37 @@ mod workloads {
 
     #[cfg(not(any(simulation, all(feature = "net", feature = "io-util"))))]
     pub fn round_trips(_: usize, _: usize) {}
+
+    /// 6. `writes` writes of 4 KiB to a new file in `dir`, then one
+    ///    `sync_all`, inside a runtime's `block_on`: through
+    ///    `tokio::fs::File` (`std_fs` false) or `std::fs::File` (true). In
+    ///    simulation both reach the node's simulated disk (std through the
+    ///    libc interposers); with Tokio, a real file.
+    #[cfg(any(simulation, all(feature = "fs", feature = "io-util")))]
+    pub fn fs_writes(dir: &std::path::Path, writes: usize, std_fs: bool) {
+        use sim_runtime::io::AsyncWriteExt;
+        use std::io::Write;
+        const BLOCK: [u8; 4096] = [0x5a; 4096];
+        let path = dir.join(if std_fs { "fs_std" } else { "fs_tokio" });
+        let len = runtime(0, false).block_on(async move {
+            if std_fs {
+                let mut f = std::fs::File::create(&path).unwrap();
+                for _ in 0..writes {
+                    f.write_all(&BLOCK).unwrap();
+                }
+                f.sync_all().unwrap();
+                f.metadata().unwrap().len()
+            } else {
+                let mut f = sim_runtime::fs::File::create(&path).await.unwrap();
+                for _ in 0..writes {
+                    f.write_all(&BLOCK).await.unwrap();
+                }
+                f.sync_all().await.unwrap();
+                f.metadata().await.unwrap().len()
+            }
+        });
+        assert_eq!(len, 4096 * writes as u64, "every write reached the file");
+    }
 
     /// 4. One tiny simulation per seed: a fresh runtime, one task doing ten
     ///    1 ms sleeps, joined.

@@ -1,10 +1,16 @@
-//! The `tokio::fs` conformance suite, and the simulated disk's own tests.
+//! The `tokio::fs` and `std::fs` conformance suites, and the simulated
+//! disk's own tests.
 //!
 //! `conformance` is one set of tests compiled twice: in production against
 //! real Tokio on a real temporary directory (`tempfile`), and under
 //! `--cfg simulation` against the simulated disk, asserting the same
 //! observable outcomes — contents, lengths, kinds, listings, cursors, and
 //! for every error both its `ErrorKind` and its raw errno.
+//! `std_conformance` is the same through `std::fs` and the
+//! `std::os::unix::fs` extensions (positioned reads and writes, locks,
+//! custom open flags, `MetadataExt`, timestamps), called inside the
+//! runtime's `block_on`: in a simulation that is on a node, so the libc
+//! calls std makes reach the node's simulated disk (intercept_fs).
 //!
 //! Where the two differ, the difference is a named exception, and these are
 //! all of them:
@@ -23,11 +29,20 @@
 //!   `std::fs::Metadata`/`FileType`, which only std can construct; the
 //!   simulation returns its own types with the same methods, the
 //!   `MetadataExt` ones inherent (so `use std::os::unix::fs::MetadataExt` is
-//!   unused there: see [`conformance`]'s import).
+//!   unused there: see [`conformance`]'s import). Through `std::fs` the
+//!   types are std's in both modes: this exception is `tokio::fs`'s only.
+//! - `EXCEPTION_ALLOCATED_BLOCKS` (no code: bounded, not compared): the
+//!   blocks a file occupies (`st_blocks`) are file-system specific (ext4
+//!   allocates 4096-byte blocks, so 8 for a 5-byte file); the simulation
+//!   reports the length rounded up to 512-byte units. Both report an
+//!   `st_blksize` of 4096 and at least the length.
 //!
 //! `durability` and `faults` (simulation only) test what has no production
 //! counterpart: crashes, kills, the page cache, injected faults, latency,
-//! and that a simulated run never reaches the real disk.
+//! and that a simulated run never reaches the real disk. `std_interop`
+//! (simulation only) checks that `std::fs` and `tokio::fs` on one node are
+//! one disk (one file open through both at once) and that a crash treats
+//! what `std::fs` wrote as it treats `tokio::fs`'s writes.
 //!
 //! `gaps` holds what Tokio's own tests (`cargo xtask compat`) found missing
 //! from the simulated disk, in both modes where the outcome does not depend
@@ -47,6 +62,9 @@ mod durability;
 #[cfg(simulation)]
 mod faults;
 mod gaps;
+mod std_conformance;
+#[cfg(simulation)]
+mod std_interop;
 
 use std::future::Future;
 use std::io;
@@ -67,6 +85,15 @@ pub mod errno {
     pub const ENOTEMPTY: i32 = 39;
     pub const ELOOP: i32 = 40;
     pub const EIO: i32 = 5;
+}
+
+/// `open(2)` flags the suite passes through `custom_flags` (x86_64 Linux).
+pub mod oflag {
+    pub const O_RDWR: i32 = 0o2;
+    pub const O_DSYNC: i32 = 0o10000;
+    pub const O_DIRECTORY: i32 = 0o200000;
+    pub const O_NOFOLLOW: i32 = 0o400000;
+    pub const O_SYNC: i32 = 0o4010000;
 }
 
 /// Whether a real process here may open a read-only file for writing: as

@@ -23,12 +23,14 @@
 //! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
 //! and `bench.json`), `checker.rs` (sim-check's section), `scaling.rs`
 //! (`SIM_JOBS=1` vs `2`, its section), `clusters.rs` (2 to 10,000 nodes,
-//! its section) and `chart.rs` (its SVG chart).
+//! its section), `chart.rs` (its SVG chart) and `fs.rs` (a 4 KiB write
+//! through `tokio::fs` and `std::fs`, its section).
 
 mod build;
 mod chart;
 mod checker;
 mod clusters;
+mod fs;
 mod report;
 mod scaling;
 mod workloads;
@@ -63,14 +65,17 @@ docs/bench.md and the samples to target/bench/bench.json.
                   how a sweep scales from SIM_JOBS=1 to 2 and rewrites only
                   its section; `--only clusters` alone measures 2 to 10,000
                   nodes on sim, madsim and turmoil and rewrites only its
-                  section and docs/bench-clusters.svg
+                  section and docs/bench-clusters.svg; `--only fs` alone
+                  measures a 4 KiB write through tokio::fs and std::fs, in
+                  simulation and with real Tokio, and rewrites only its
+                  section
   --no-write      print the table only
 ";
 
 const DEFAULT_RUNS: usize = 5;
 
 /// The `--only` names that measure a section of their own.
-const SECTIONS: [&str; 3] = ["checker", "scaling", "clusters"];
+const SECTIONS: [&str; 4] = ["checker", "scaling", "clusters", "fs"];
 
 struct Opts {
     runs: usize,
@@ -147,7 +152,14 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let checker = opts.only.iter().any(|o| o == "checker");
     let scaling = opts.only.iter().any(|o| o == "scaling");
     let clusters = opts.only.iter().any(|o| o == "clusters");
+    let fs = opts.only.iter().any(|o| o == "fs");
     opts.only.retain(|o| !SECTIONS.contains(&o.as_str()));
+    if fs && !clusters && !scaling && !checker && opts.only.is_empty() {
+        return fs::only(&docs, opts.runs, opts.write);
+    }
+    if fs {
+        println!("{}", fs::measure(opts.runs)?);
+    }
     if clusters && !scaling && !checker && opts.only.is_empty() {
         return clusters::only(&docs, opts.runs, opts.write);
     }
@@ -232,6 +244,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let md = checker::splice(&md, &checker::measure()?);
     let md = scaling::splice(&md, &scaling::measure(opts.runs)?);
     let md = clusters::splice(&md, &clusters::measure(opts.runs, true)?);
+    let md = fs::splice(&md, &fs::measure(opts.runs)?);
     write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write_file(&json_path, &json(&results, &info, &opts, &timing))?;

@@ -338,8 +338,8 @@ pub(super) fn markdown(
          `net_rt`, `net_idle_2`, `net_idle_100`, `net_idle_1000`, `heartbeats`; \
          `scenario` in madsim's, turmoil's and the harness bench; `cluster_2`, `cluster_10`, \
          `cluster_100`, `cluster_1000`, `cluster_10000` in the executor bench (simulation), \
-         madsim's and turmoil's, run only when named), \
-         `--skip-clock-check`. Each prints \
+         madsim's and turmoil's, run only when named; `fs_tokio`, `fs_std` in the \
+         executor bench, both modes, run only when named), `--skip-clock-check`. Each prints \
          `BENCH <binary> <workload> <unit> <median> <samples>` (the clusters also \
          `MEM <binary> <workload> <resident bytes> <heap bytes or ->`).\n\
          \n\

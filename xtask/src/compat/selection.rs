@@ -71,8 +71,9 @@ pub(super) const ISSUE_7_SCOPE: Scope = Scope {
             metrics)",
     list_files: false,
     // Issue 7 selects "the `fs` tests whose checks do not go through
-    // `std::fs`"; the files are selected whole, and their tests that check
-    // through `std::fs` fail with cause [std-fs].
+    // `std::fs`"; the files are selected whole, and their tests that still
+    // fail because of `std::fs` (since issue 23, only those that hand one
+    // open file between std and tokio) fail with cause [std-fs].
     unselected_cause: Some("std-fs"),
 };
 
@@ -84,8 +85,10 @@ pub(super) const SCOPES: &[&Scope] = &[&RUNTIME_ISSUE_SCOPE, &ISSUE_7_SCOPE];
 /// files (real Tokio's sync, driven by the simulated executor) and the `io`
 /// files that run on any executor or over simulated sockets (real Tokio's
 /// `io`, re-exported). Of `fs`, the files whose checks go through
-/// `tokio::fs`; tests inside them that check through `std::fs` (the real
-/// disk) fail by design, with their cause in `compat/reasons.txt`.
+/// `tokio::fs`; tests inside them that hand an open file between
+/// `std::fs` and `tokio::fs` fail, with their cause in
+/// `compat/reasons.txt` (checks through `std::fs` pass since issue 23:
+/// std reaches the node's simulated disk).
 pub(super) const SELECTED: &[(&str, Group)] = &[
     ("task_abort", Group::Task),
     ("task_blocking", Group::Task),
@@ -197,6 +200,7 @@ pub(super) const SELECTED: &[(&str, Group)] = &[
     ("io_write_all_buf", Group::Io),
     ("io_write_buf", Group::Io),
     ("io_write_int", Group::Io),
+    ("io_fill_buf", Group::Io),
     ("signal_ctrl_c", Group::Signal),
     ("signal_drop_recv", Group::Signal),
     ("signal_drop_rt", Group::Signal),
@@ -248,11 +252,6 @@ pub(super) const NOT_APPLICABLE: &[(&str, &str)] = &[
         "io_async_fd",
         "`AsyncFd` registers a real file descriptor (pipes, real sockets) \
          with Tokio's reactor; a simulation has no reactor and no real fds",
-    ),
-    (
-        "io_fill_buf",
-        "writes its file through `std::fs` (the real disk) and reads it back \
-         through `tokio::fs` (the node's simulated disk), which cannot find it",
     ),
     (
         "rt_blocking_thread_exhaust",
