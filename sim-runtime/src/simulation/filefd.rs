@@ -64,6 +64,9 @@ struct Handle {
     incarnation: u32,
     kind: Kind,
     cloexec: bool,
+    /// The number of a `tokio::fs::File`'s model descriptor, lent by
+    /// `AsRawFd`: closing it leaves the model's descriptor to the `File`.
+    borrowed: bool,
 }
 
 thread_local! {
@@ -196,6 +199,16 @@ fn device(path: &Path) -> Option<Kind> {
 }
 
 fn insert(node: NodeId, incarnation: u32, kind: Kind, cloexec: bool) -> Res<i32> {
+    insert_handle(node, incarnation, kind, cloexec, false)
+}
+
+fn insert_handle(
+    node: NodeId,
+    incarnation: u32,
+    kind: Kind,
+    cloexec: bool,
+    borrowed: bool,
+) -> Res<i32> {
     let fd = NEXT
         .try_with(|n| {
             let fd = n.get();
@@ -217,6 +230,7 @@ fn insert(node: NodeId, incarnation: u32, kind: Kind, cloexec: bool) -> Res<i32>
                     incarnation,
                     kind,
                     cloexec,
+                    borrowed,
                 },
             )
         })
@@ -409,6 +423,9 @@ pub(crate) fn write(fd: i32, data: &[u8], at: Option<u64>) -> Res<usize> {
 pub(crate) fn close(fd: i32) -> Res<()> {
     let h = handle(fd)?;
     let _ = TABLE.try_with(|t| t.borrow_mut().remove(&fd));
+    if h.borrowed {
+        return Ok(());
+    }
     if let Kind::File(mfd) = h.kind {
         let Some(exec) = current() else {
             return Ok(());
@@ -419,6 +436,41 @@ pub(crate) fn close(fd: i32) -> Res<()> {
         })?;
     }
     Ok(())
+}
+
+/// The model's descriptor behind the simulated file `fd`, taken out of
+/// the table with its ownership (`tokio::fs::File::from_std`): the number
+/// is closed, the model's descriptor stays open.
+pub(crate) fn take_model(fd: i32) -> Res<(NodeId, sim_fs::Fd)> {
+    let h = handle(fd)?;
+    let Kind::File(mfd) = h.kind else {
+        return Err(libc::EINVAL);
+    };
+    if h.borrowed {
+        return Err(libc::EBADF);
+    }
+    let _ = TABLE.try_with(|t| t.borrow_mut().remove(&fd));
+    Ok((h.node, mfd))
+}
+
+/// A simulated descriptor for the model's descriptor `mfd` on `node`'s
+/// disk, owning it (`into_std`) or lent (`borrowed`: `AsRawFd`).
+pub(crate) fn adopt(node: NodeId, mfd: sim_fs::Fd, borrowed: bool) -> Res<i32> {
+    let exec = current().ok_or(libc::EBADF)?;
+    let incarnation = exec
+        .try_core_mut()
+        .map(|c| c.node(node).incarnation)
+        .ok_or(libc::EBADF)?;
+    insert_handle(node, incarnation, Kind::File(mfd), true, borrowed)
+}
+
+/// Forgets a lent number (its `File` is dropped).
+pub(crate) fn forget(fd: i32) {
+    let _ = TABLE.try_with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut() {
+            t.remove(&fd);
+        }
+    });
 }
 
 /// `dup(2)`.

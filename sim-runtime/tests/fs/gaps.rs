@@ -14,8 +14,8 @@ fn rt() -> sim_runtime::runtime::Runtime {
         .unwrap()
 }
 
-/// A real temporary directory (under simulation, `tempfile`'s `mkdir` is
-/// mirrored onto the simulated disk).
+/// A temporary directory made through `tempfile` (under simulation, on
+/// the node's simulated disk, as every `std::fs` call there).
 fn with_dir<Fut: std::future::Future<Output = ()>>(test: impl FnOnce(PathBuf) -> Fut) {
     rt().block_on(async {
         let dir = tempfile::tempdir().unwrap();
@@ -78,5 +78,30 @@ fn a_directory_without_search_permission_hides_its_entries() {
             .await
             .unwrap();
         assert_eq!(sim_runtime::fs::read(d.join("f")).await.unwrap(), b"x");
+    });
+}
+
+/// Tokio refuses a zero buffer cap with this panic.
+#[test]
+fn a_zero_max_buf_size_panics_as_in_tokio() {
+    with_dir(|dir| async move {
+        let mut file = sim_runtime::fs::File::create(dir.join("z")).await.unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| file.set_max_buf_size(0)));
+        let payload = r.expect_err("set_max_buf_size(0) must panic");
+        let text = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert_eq!(text, "`max_buf_size` must be greater than 0");
+    });
+}
+
+/// A `File`'s `Debug` starts as Tokio's: the std file and its descriptor.
+#[test]
+fn debug_shows_the_std_file_and_its_descriptor() {
+    with_dir(|dir| async move {
+        let file = sim_runtime::fs::File::create(dir.join("d")).await.unwrap();
+        let text = format!("{file:?}");
+        assert!(
+            text.starts_with("tokio::fs::File { std: File { fd: "),
+            "{text}"
+        );
     });
 }

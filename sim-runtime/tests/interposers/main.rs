@@ -9,7 +9,7 @@
 //!   disk (one disk with `tokio::fs`, crash and kill, faults, per node);
 //! - `std_bridges`: a directory made through `std::fs` is usable with
 //!   `tokio::fs` (both modes), a signal a process sends itself is the
-//!   calling node's, and a simulated file has no real descriptor.
+//!   calling node's, and one open file passes between tokio and std.
 //!
 //! A binary of its own, not a module of `tests/it`: its tests call libc
 //! directly, and a regression there reaches the real process (a signal the

@@ -6,8 +6,9 @@
 //!   `std::fs` on a node is its simulated disk: std_fs.rs);
 //! - a signal a process sends itself (`kill(getpid(), sig)`, `raise(sig)`)
 //!   is, under simulation, the calling node's signal, never the OS's;
-//! - a simulated `tokio::fs::File` has no real descriptor: asking for one
-//!   panics with the reason.
+//! - one open file passes between `tokio::fs::File` and `std::fs::File`
+//!   (`into_std`, `from_std`, raw descriptors), under simulation through the
+//!   node's simulated descriptors.
 //!
 //! Without the interposers (`simulation::intercept`, `intercept_fs`) the
 //! directory would be missing on the simulated disk (`NotFound`), and the
@@ -199,20 +200,41 @@ mod simulation_only {
         });
     }
 
+    /// One open file passes between `tokio::fs` and `std::fs` both ways,
+    /// its cursor with it; a file of the real disk cannot become a
+    /// simulated one.
     #[test]
-    fn a_simulated_file_has_no_real_descriptor() {
-        use std::os::unix::io::{AsRawFd, FromRawFd};
+    fn an_open_file_passes_between_tokio_and_std() {
+        use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+        use std::io::{Read, Write};
+        use std::os::unix::io::{AsRawFd, FromRawFd, IntoRawFd};
         rt().block_on(async {
-            let file = sim_runtime::fs::File::create("/tmp/f").await.unwrap();
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| file.as_raw_fd()));
-            assert!(r.is_err(), "as_raw_fd must refuse");
-            let real = std::fs::File::open("/").unwrap();
-            let fd = std::os::unix::io::IntoRawFd::into_raw_fd(real);
-            let r = std::panic::catch_unwind(|| {
-                // SAFETY: `fd` is an open descriptor whose ownership passes.
-                drop(unsafe { sim_runtime::fs::File::from_raw_fd(fd) })
-            });
-            assert!(r.is_err(), "from_raw_fd must refuse");
+            let mut file = sim_runtime::fs::File::create("/tmp/f").await.unwrap();
+            file.write_all(b"tokio ").await.unwrap();
+            let raw = file.as_raw_fd();
+            assert!(raw > 0);
+            let mut std_file = file.into_std().await;
+            std_file.write_all(b"std").unwrap();
+            let mut back = sim_runtime::fs::File::from_std(std_file);
+            back.write_all(b" tokio").await.unwrap();
+            drop(back);
+            let mut text = String::new();
+            std::fs::File::open("/tmp/f")
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            assert_eq!(text, "tokio std tokio");
+
+            let std_file = std::fs::File::open("/tmp/f").unwrap();
+            // SAFETY: ownership of the open descriptor passes to the File.
+            let mut from_fd = unsafe { sim_runtime::fs::File::from_raw_fd(std_file.into_raw_fd()) };
+            let mut head = [0; 5];
+            from_fd.read_exact(&mut head).await.unwrap();
+            assert_eq!(&head, b"tokio");
+
+            let real = sim::fs::on_real_disk(|| std::fs::File::open("/").unwrap());
+            let r = std::panic::catch_unwind(|| sim_runtime::fs::File::from_std(real));
+            assert!(r.is_err(), "a real file cannot become a simulated one");
         });
     }
 }

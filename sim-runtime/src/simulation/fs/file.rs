@@ -32,11 +32,16 @@ pub struct File {
     /// A seek started by `start_seek`, done by `poll_complete`.
     seek: Option<SeekFrom>,
     max_buf_size: usize,
+    /// The number `AsRawFd` lends out (filefd.rs), once asked for.
+    raw: std::sync::OnceLock<i32>,
 }
 
-const REFUSE_STD: &str = "sim: a simulated tokio::fs::File has no real file descriptor, so it \
-     cannot become or come from a std::fs::File (std::fs would reach the real disk, outside the \
-     simulation). Keep using tokio::fs::File.";
+const REFUSE_STD: &str = "sim: this std::fs::File is not on a simulated disk (it was opened \
+     outside the simulation, or through sim::fs::on_real_disk), so it cannot become a simulated \
+     tokio::fs::File. Open the file inside the simulation, with std::fs or tokio::fs.";
+
+const REFUSE_OUTSIDE: &str = "sim: a simulated tokio::fs::File becomes a std::fs::File only \
+     inside its simulation (the descriptor names the node's simulated disk).";
 
 impl File {
     pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
@@ -81,14 +86,57 @@ impl File {
             gate: None,
             seek: None,
             max_buf_size: DEFAULT_MAX_BUF_SIZE,
+            raw: std::sync::OnceLock::new(),
         })
     }
 
-    /// Refused: a simulated file has no real descriptor (panics with the
-    /// reason).
+    /// The `File` of a `std::fs::File` opened inside the simulation (on the
+    /// node's simulated disk: intercept_fs/): the same open file, its
+    /// cursor included. A real file (opened outside, or inside
+    /// `sim::fs::on_real_disk`) is refused with a panic saying so.
     pub fn from_std(std: StdFile) -> File {
-        drop(std);
-        panic!("{REFUSE_STD}");
+        use std::os::fd::IntoRawFd;
+        let raw = std.into_raw_fd();
+        let exec = super::super::executor::current();
+        match (exec, crate::simulation::filefd::take_model(raw)) {
+            (Some(exec), Ok((node, fd))) => File {
+                exec_id: exec.id,
+                node,
+                fd,
+                gate: None,
+                seek: None,
+                max_buf_size: DEFAULT_MAX_BUF_SIZE,
+                raw: std::sync::OnceLock::new(),
+            },
+            _ => {
+                // SAFETY: `raw` was just released by `into_raw_fd`: this
+                // closes the descriptor the caller handed over.
+                drop(unsafe { <StdFile as std::os::fd::FromRawFd>::from_raw_fd(raw) });
+                panic!("{REFUSE_STD}");
+            }
+        }
+    }
+
+    /// Gives this open file to a `std::fs::File` (the simulation's
+    /// descriptor of it), or `None` outside its simulation.
+    fn into_std_now(mut self) -> Result<StdFile, File> {
+        let same = super::super::executor::current().is_some_and(|e| e.id == self.exec_id);
+        if !same {
+            return Err(self);
+        }
+        // What a pending operation would have waited for: nothing has
+        // happened yet, and nothing will.
+        self.gate = None;
+        let this = std::mem::ManuallyDrop::new(self);
+        if let Some(&lent) = this.raw.get() {
+            crate::simulation::filefd::forget(lent);
+        }
+        match crate::simulation::filefd::adopt(this.node, this.fd, false) {
+            // SAFETY: `fd` is a new simulated descriptor that owns the
+            // model's descriptor; the std file takes it over.
+            Ok(fd) => Ok(unsafe { <StdFile as std::os::fd::FromRawFd>::from_raw_fd(fd) }),
+            Err(_) => Err(std::mem::ManuallyDrop::into_inner(this)),
+        }
     }
 
     /// Runs one operation of this file: its gate, then `f` on its disk.
@@ -124,20 +172,23 @@ impl File {
             gate: None,
             seek: None,
             max_buf_size: self.max_buf_size,
+            raw: std::sync::OnceLock::new(),
         })
     }
 
-    /// Refused: a simulated file has no real descriptor (panics with the
-    /// reason).
+    /// The same open file as a `std::fs::File`, whose calls reach the same
+    /// simulated disk. Panics outside the file's simulation.
     pub async fn into_std(self) -> StdFile {
-        panic!("{REFUSE_STD}");
+        match self.into_std_now() {
+            Ok(f) => f,
+            Err(_) => panic!("{REFUSE_OUTSIDE}"),
+        }
     }
 
-    /// Always `Err(self)`: a simulated file has no real descriptor to give
-    /// (Tokio also returns `Err(self)` when it cannot hand one over).
+    /// As [`File::into_std`]; `Err(self)` outside the file's simulation.
     #[allow(clippy::result_large_err)]
     pub fn try_into_std(self) -> Result<StdFile, Self> {
-        Err(self)
+        self.into_std_now()
     }
 
     pub async fn set_permissions(&self, perm: std::fs::Permissions) -> io::Result<()> {
@@ -156,6 +207,8 @@ impl File {
     }
 
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        // Tokio's check, word for word.
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
         self.max_buf_size = max_buf_size;
     }
 
@@ -174,37 +227,48 @@ impl File {
 }
 
 impl From<StdFile> for File {
-    /// Refused: see [`File::from_std`].
+    /// As [`File::from_std`].
     fn from(std: StdFile) -> Self {
         Self::from_std(std)
     }
 }
 
 impl From<std::os::fd::OwnedFd> for File {
-    /// Refused: see [`File::from_std`].
+    /// As [`File::from_std`].
     fn from(fd: std::os::fd::OwnedFd) -> Self {
         Self::from_std(StdFile::from(fd))
     }
 }
 
-/// As Tokio's `File`, so code that names a descriptor compiles; a simulated
-/// file has none, so asking for it panics with the reason (a made-up number
-/// would reach whatever the process has open under it).
+/// The simulation's descriptor of this open file: std and libc calls made
+/// through it reach the same simulated disk; the `File` keeps owning the
+/// open file (closing the number does not close it). Panics outside the
+/// file's simulation.
 impl std::os::unix::io::AsRawFd for File {
     fn as_raw_fd(&self) -> std::os::unix::io::RawFd {
-        panic!("{REFUSE_STD}");
+        *self.raw.get_or_init(|| {
+            let same = super::super::executor::current().is_some_and(|e| e.id == self.exec_id);
+            let lent = same
+                .then(|| crate::simulation::filefd::adopt(self.node, self.fd, true).ok())
+                .flatten();
+            lent.unwrap_or_else(|| panic!("{REFUSE_OUTSIDE}"))
+        })
     }
 }
 
-/// Refused with a panic: see [`AsRawFd`](std::os::unix::io::AsRawFd).
+/// As [`AsRawFd`](std::os::unix::io::AsRawFd).
 impl std::os::unix::io::AsFd for File {
     fn as_fd(&self) -> std::os::unix::io::BorrowedFd<'_> {
-        panic!("{REFUSE_STD}");
+        // SAFETY: the number names this open file for as long as the
+        // `File` lives (it is forgotten when the `File` drops), and is
+        // never -1.
+        unsafe {
+            std::os::unix::io::BorrowedFd::borrow_raw(std::os::unix::io::AsRawFd::as_raw_fd(self))
+        }
     }
 }
 
-/// Refused with a panic, as [`File::from_std`]: a real descriptor is the
-/// real disk. The descriptor is closed first (the `File` would own it).
+/// As [`File::from_std`]: the descriptor must be a simulated one.
 impl std::os::unix::io::FromRawFd for File {
     unsafe fn from_raw_fd(fd: std::os::unix::io::RawFd) -> Self {
         // SAFETY: the caller hands over ownership of an open descriptor.
@@ -308,6 +372,9 @@ impl AsyncSeek for File {
 
 impl Drop for File {
     fn drop(&mut self) {
+        if let Some(&lent) = self.raw.get() {
+            crate::simulation::filefd::forget(lent);
+        }
         // Closed on the disk it was opened on, if that simulation is still
         // the one running here (a file outliving its runtime has nothing
         // left to close). A descriptor a kill or crash already closed is
@@ -327,9 +394,28 @@ impl Drop for File {
 
 impl fmt::Debug for File {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// What Tokio shows as its `std::fs::File`: the descriptor std
+        /// calls would use (the simulation's, lent while in the file's
+        /// simulation; -1 outside it), and the model's.
+        struct Std<'a>(&'a File);
+        impl fmt::Debug for Std<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let same =
+                    super::super::executor::current().is_some_and(|e| e.id == self.0.exec_id);
+                let fd = if same {
+                    std::os::unix::io::AsRawFd::as_raw_fd(self.0)
+                } else {
+                    -1
+                };
+                f.debug_struct("File")
+                    .field("fd", &fd)
+                    .field("node", &self.0.node)
+                    .field("model_fd", &self.0.fd.0)
+                    .finish()
+            }
+        }
         f.debug_struct("tokio::fs::File")
-            .field("node", &self.node)
-            .field("fd", &self.fd.0)
+            .field("std", &Std(self))
             .finish()
     }
 }
