@@ -105,6 +105,8 @@
 //! | `fs.latency` | the disk is slow | every operation takes the set virtual time |
 //! | `fs.isolation` | two nodes use the same path | each node has its own disk |
 //! | `fs.real-disk` | a simulated run writes files | the real disk is never touched |
+//! | `fs.std` | a service or a store writes through `std::fs` or libc | the same disk as `tokio::fs`, with its rules and faults (the runtime's interposers) |
+//! | `fs.dead-process` | a killed or crashed process's destructors write or sync | nothing they do reaches the disk |
 //! | `fs.heal` | the harness heals (`sim::heal_after`) | every disk fault of every node ends |
 
 mod crash;

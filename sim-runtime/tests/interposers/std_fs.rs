@@ -7,6 +7,12 @@
 //! on the real disk (shared by every node and seed, surviving every crash),
 //! and `tokio::fs` would not see them.
 
+/// Names the failure-mode rows (sim-fs's crate docs) a test checks;
+/// `cargo xtask tidy` reads the claims from the source.
+macro_rules! claims {
+    ($($id:literal),+ $(,)?) => {};
+}
+
 use sim_runtime::sim;
 use sim_runtime::time::{sleep, Duration};
 use std::fs::{self, File, OpenOptions};
@@ -32,6 +38,7 @@ fn real_exists(p: &Path) -> bool {
 
 #[test]
 fn std_and_tokio_see_one_disk_and_the_real_one_is_untouched() {
+    claims!("fs.std");
     rt(1).block_on(async {
         let dir = Path::new(UNIQUE);
         fs::create_dir_all(dir.join("sub")).unwrap();
@@ -254,6 +261,7 @@ impl Drop for SyncOnDrop {
 
 #[test]
 fn destructors_of_a_dead_node_do_not_reach_its_disk() {
+    claims!("fs.dead-process");
     for crash in [true, false] {
         rt(5).block_on(async move {
             let n = sim::node("store").build();
