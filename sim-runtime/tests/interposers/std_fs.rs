@@ -556,3 +556,32 @@ fn a_blocking_flock_that_would_wait_fails_the_run() {
         "unexpected failure: {text}"
     );
 }
+
+/// Seeds run side by side in one process (the harness's jobs, libtest's
+/// threads): each simulation has its own disks and descriptors, and a
+/// thread outside any simulation keeps the real disk.
+#[test]
+fn simulations_side_by_side_have_their_own_files() {
+    let threads: Vec<_> = (0..4u8)
+        .map(|i| {
+            std::thread::spawn(move || {
+                rt(20 + u64::from(i)).block_on(async move {
+                    for round in 0..50u8 {
+                        fs::write("/tmp/mine", [i, round]).unwrap();
+                        let mut f = File::open("/tmp/mine").unwrap();
+                        let mut b = Vec::new();
+                        f.read_to_end(&mut b).unwrap();
+                        assert_eq!(b, [i, round], "another simulation's file");
+                        sleep(Duration::from_millis(1)).await;
+                    }
+                })
+            })
+        })
+        .collect();
+    let real = tempfile::tempdir().unwrap();
+    fs::write(real.path().join("outside"), b"real").unwrap();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(fs::read(real.path().join("outside")).unwrap(), b"real");
+}
