@@ -380,6 +380,13 @@ impl Timers {
             // The bucket's own vector becomes the firing order (stale
             // entries included: they are skipped above, and a uniform
             // shuffle of all entries is a uniform order of the live ones).
+            // A bucket of one timer (the usual case) has no vector: the
+            // last firing order's, emptied above, is reused rather than a
+            // new one allocated per deadline and the old one kept in
+            // `spare` (which then grew by one vector per fire).
+            if rest.capacity() == 0 {
+                rest = std::mem::take(&mut self.firing);
+            }
             rest.push(first);
             let n = rest.len();
             for i in (1..n).rev() {
