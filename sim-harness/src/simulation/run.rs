@@ -301,89 +301,40 @@ where
         o
     };
     // A fresh OS thread per seed: no thread-local state leaks between seeds.
-    fresh_thread(test_name(opts), move || {
-        super::liveness::reset();
-        timeline::set_recording(draw);
-        let (lines, guard) = collector.install();
-        let outcome = run_seed(&settings, || async move {
-            if let Err(e) = make().await.into_outcome() {
-                panic!("{e}");
+    std::thread::Builder::new()
+        .name(test_name(opts))
+        .spawn(move || {
+            super::liveness::reset();
+            timeline::set_recording(draw);
+            let (lines, guard) = collector.install();
+            let outcome = run_seed(&settings, || async move {
+                if let Err(e) = make().await.into_outcome() {
+                    panic!("{e}");
+                }
+            });
+            drop(guard);
+            let recorded = timeline::take();
+            timeline::set_recording(false);
+            let (trace, dropped) = lines.take();
+            let faults = super::liveness::injected()
+                + outcome
+                    .buggify
+                    .iter()
+                    .map(|(_, _, fired)| fired)
+                    .sum::<u64>();
+            SeedResult {
+                faults,
+                recorded,
+                swarm: super::swarm::take(),
+                coverage: super::coverage::take(),
+                outcome: classify(outcome),
+                trace,
+                dropped,
             }
-        });
-        drop(guard);
-        let recorded = timeline::take();
-        timeline::set_recording(false);
-        let (trace, dropped) = lines.take();
-        let faults = super::liveness::injected()
-            + outcome
-                .buggify
-                .iter()
-                .map(|(_, _, fired)| fired)
-                .sum::<u64>();
-        SeedResult {
-            faults,
-            recorded,
-            swarm: super::swarm::take(),
-            coverage: super::coverage::take(),
-            outcome: classify(outcome),
-            trace,
-            dropped,
-        }
-    })
-}
-
-/// A seed's work, sent to the thread that runs it.
-type Job = Box<dyn FnOnce() -> SeedResult + Send>;
-
-/// A started thread that has run nothing yet and waits for its one job.
-struct Waiting {
-    name: String,
-    job: std::sync::mpsc::SyncSender<Job>,
-    thread: std::thread::JoinHandle<Option<SeedResult>>,
-}
-
-impl Waiting {
-    fn start(name: String) -> Waiting {
-        let (job, jobs) = std::sync::mpsc::sync_channel::<Job>(1);
-        let thread = std::thread::Builder::new()
-            .name(name.clone())
-            // Until its job comes the thread runs nothing else: no user
-            // code, nothing of the simulator, so every thread-local it has
-            // is as fresh as a new thread's. Without a job (the sweep
-            // ended) it just ends.
-            .spawn(move || jobs.recv().ok().map(|job| job()))
-            .expect("sim: could not start the thread for a seed");
-        Waiting { name, job, thread }
-    }
-}
-
-thread_local! {
-    /// The thread the next seed of this (job) thread will run on, started
-    /// while the current seed runs.
-    static NEXT: std::cell::RefCell<Option<Waiting>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `job` on an OS thread that has run nothing else (so no
-/// thread-local state, the user's or a library's, leaks from one seed to
-/// the next) and waits for it. The thread is started one seed ahead: the
-/// next seed's thread is made before this one's job is handed over, so the
-/// scheduler places the new thread while a seed runs, and the hand-over is
-/// the wake-up of a thread already waiting. On a busy machine a thread
-/// started and joined per seed waited for a CPU twice per seed
-/// (docs/perf.md, issue 26).
-fn fresh_thread(name: String, job: impl FnOnce() -> SeedResult + Send + 'static) -> SeedResult {
-    let this = NEXT
-        .with(|n| n.borrow_mut().take())
-        .filter(|w| w.name == name)
-        .unwrap_or_else(|| Waiting::start(name.clone()));
-    NEXT.with(|n| *n.borrow_mut() = Some(Waiting::start(name)));
-    this.job
-        .send(Box::new(job))
-        .expect("sim: the thread for a seed is waiting for it");
-    this.thread
+        })
+        .expect("sim: could not start the thread for a seed")
         .join()
         .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        .expect("sim: the thread for a seed ran it")
 }
 
 /// Runs one seed, with the determinism check if asked: the second run is
