@@ -35,7 +35,7 @@ const TARGETS: [Target; 5] = [
               thread-locals such as rand's `ThreadRng` must start fresh for a seed's run to \
               be the same on any worker and in any order), about 30 µs of kernel time to \
               start and join here, plus the wait for a CPU at each hand-over on a busy \
-              machine; the thread is now started one seed ahead",
+              machine",
     },
     Target {
         workload: "seeds",
