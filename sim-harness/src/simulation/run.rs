@@ -404,6 +404,8 @@ where
     Fut::Output: TestOutput,
 {
     let name = test_name(&opts);
+    // The steering variables, read once for the whole sweep.
+    sim_runtime::__private::harness::reload_env();
     // `SIM_TAPE`: one run, from the tape's draws, of the seed it recorded.
     let tape = tape::from_env(&name);
     let seeds = match &tape {

@@ -103,23 +103,118 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    /// Settings from the environment, with `seed` as given.
+    /// Settings from the environment (the process's snapshot of it,
+    /// [`steering`]), with `seed` as given.
     pub(crate) fn from_env(seed: u64) -> Config {
-        let schedule = env_schedule(seed).unwrap_or(Schedule::Random);
+        let env = steering();
+        let schedule = env.schedule(seed).unwrap_or(Schedule::Random);
         Config {
             seed,
             schedule,
-            step_limit: env_limit("SIM_STEP_LIMIT").unwrap_or(Some(100_000_000)),
+            step_limit: env.step_limit.unwrap_or(Some(100_000_000)),
             // A century: beyond Tokio's "far future" (30 years), which
             // `sleep(Duration::MAX)` must reach.
-            time_limit: env_duration("SIM_TIME_LIMIT")
+            time_limit: env
+                .time_limit
                 .unwrap_or(Some(Duration::from_secs(100 * 365 * 24 * 3600))),
-            unhandled_panic: env_unhandled_panic().unwrap_or(UnhandledPanic::Fail),
-            early_timers: env_early_timers().unwrap_or(false),
+            unhandled_panic: env.unhandled_panic.unwrap_or(UnhandledPanic::Fail),
+            early_timers: env.early_timers.unwrap_or(false),
             yield_ahead: yield_ahead_for(seed, schedule),
-            buggify: env_buggify().unwrap_or(false),
+            buggify: env.buggify.unwrap_or(false),
         }
     }
+}
+
+/// The steering variables (those that change what a seed does, besides
+/// the seed), read from the environment and validated once, then kept: a
+/// sweep reads them per seed, and `getenv` under std's lock was a tenth of a
+/// tiny seed's cost (docs/perf.md). Read again when a test run starts
+/// ([`reload_steering`]: `#[sim::test]`, `#[tokio::test]`, `#[tokio::main]`),
+/// so a variable set before a run is seen by it; a runtime built by hand
+/// sees the values of the last run started, or of its first build.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Steering {
+    /// `SIM_SCHEDULE`, validated; resolved per seed (`portfolio`).
+    schedule: Option<String>,
+    pub step_limit: Option<Option<u64>>,
+    pub time_limit: Option<Option<Duration>>,
+    pub unhandled_panic: Option<UnhandledPanic>,
+    pub early_timers: Option<bool>,
+    pub yield_ahead: Option<bool>,
+    pub buggify: Option<bool>,
+    /// ` NAME=value` for each steering variable that is set, in
+    /// [`STEERING`] order: what a replay line carries after `SIM_SEED`.
+    pub replay_suffix: String,
+}
+
+/// The environment variables that change what a seed does, besides the
+/// seed itself: a replay line must carry the ones that are set, or it
+/// replays a different run (`SIM_SCHEDULE=pct3` names another strategy).
+pub(crate) const STEERING: [&str; 7] = [
+    "SIM_SCHEDULE",
+    "SIM_EARLY_TIMERS",
+    "SIM_YIELD_AHEAD",
+    "SIM_BUGGIFY",
+    "SIM_TIME_LIMIT",
+    "SIM_STEP_LIMIT",
+    "SIM_UNHANDLED_PANIC",
+];
+
+impl Steering {
+    /// Reads and validates every steering variable (a malformed one is a
+    /// panic naming it, as before).
+    fn read() -> Steering {
+        let schedule = var("SIM_SCHEDULE");
+        if let Some(v) = &schedule {
+            if Schedule::parse(v, 0).is_none() {
+                panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {SCHEDULES}")
+            }
+        }
+        let mut replay_suffix = String::new();
+        for name in STEERING {
+            if let Some(v) = var(name) {
+                replay_suffix.push_str(&format!(" {name}={v}"));
+            }
+        }
+        Steering {
+            schedule,
+            step_limit: env_limit("SIM_STEP_LIMIT"),
+            time_limit: env_duration("SIM_TIME_LIMIT"),
+            unhandled_panic: env_unhandled_panic(),
+            early_timers: env_early_timers(),
+            yield_ahead: env_yield_ahead(),
+            buggify: env_buggify(),
+            replay_suffix,
+        }
+    }
+
+    /// `SIM_SCHEDULE`, resolved for `seed`.
+    pub(crate) fn schedule(&self, seed: u64) -> Option<Schedule> {
+        // Validated when read.
+        self.schedule
+            .as_deref()
+            .and_then(|v| Schedule::parse(v, seed))
+    }
+}
+
+static STEERING_NOW: std::sync::Mutex<Option<std::sync::Arc<Steering>>> =
+    std::sync::Mutex::new(None);
+
+/// The process's snapshot of the steering variables (read on first use).
+pub(crate) fn steering() -> std::sync::Arc<Steering> {
+    let kept = STEERING_NOW
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    kept.unwrap_or_else(reload_steering)
+}
+
+/// Reads the steering variables again (a test run starts) and keeps them.
+pub(crate) fn reload_steering() -> std::sync::Arc<Steering> {
+    // Read outside the lock: a malformed value panics here.
+    let now = std::sync::Arc::new(Steering::read());
+    *STEERING_NOW.lock().unwrap_or_else(|e| e.into_inner()) = Some(now.clone());
+    now
 }
 
 fn var(name: &str) -> Option<String> {
@@ -168,16 +263,13 @@ pub(crate) fn env_check_determinism() -> bool {
     }
 }
 
-/// `SIM_SCHEDULE`, resolved for `seed`.
+/// `SIM_SCHEDULE`, resolved for `seed` (from the snapshot, [`steering`]).
 pub(crate) fn env_schedule(seed: u64) -> Option<Schedule> {
-    let v = var("SIM_SCHEDULE")?;
-    Some(Schedule::parse(&v, seed).unwrap_or_else(|| {
-        panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {SCHEDULES}")
-    }))
+    steering().schedule(seed)
 }
 
-/// `SIM_BUGGIFY=on|off`.
-pub(crate) fn env_buggify() -> Option<bool> {
+/// `SIM_BUGGIFY=on|off` (per seed: [`steering`]).
+fn env_buggify() -> Option<bool> {
     let v = var("SIM_BUGGIFY")?;
     Some(match v.as_str() {
         "on" | "1" | "true" => true,
@@ -192,11 +284,13 @@ pub(crate) fn env_buggify() -> Option<bool> {
 /// current-thread order exactly.
 pub(crate) fn yield_ahead_for(seed: u64, schedule: Schedule) -> bool {
     schedule != Schedule::Fifo
-        && env_yield_ahead().unwrap_or_else(|| super::seed::decide(seed, "yield.ahead") & 1 == 1)
+        && steering()
+            .yield_ahead
+            .unwrap_or_else(|| super::seed::decide(seed, "yield.ahead") & 1 == 1)
 }
 
 /// `SIM_YIELD_AHEAD=on|off`.
-pub(crate) fn env_yield_ahead() -> Option<bool> {
+fn env_yield_ahead() -> Option<bool> {
     let v = var("SIM_YIELD_AHEAD")?;
     Some(match v.as_str() {
         "on" | "1" | "true" => true,
@@ -205,8 +299,8 @@ pub(crate) fn env_yield_ahead() -> Option<bool> {
     })
 }
 
-/// `SIM_EARLY_TIMERS=on|off`.
-pub(crate) fn env_early_timers() -> Option<bool> {
+/// `SIM_EARLY_TIMERS=on|off` (per seed: [`steering`]).
+fn env_early_timers() -> Option<bool> {
     let v = var("SIM_EARLY_TIMERS")?;
     Some(match v.as_str() {
         "on" | "1" | "true" => true,

@@ -20,6 +20,7 @@ mod holders;
 mod lifecycle;
 mod pct;
 mod queue;
+mod spare;
 mod step;
 mod wait;
 
@@ -226,6 +227,21 @@ struct TaskMeta {
     location: &'static Location<'static>,
     /// What a poll of it last noted it waits for, stamped with that step.
     wait: Option<(u32, Wait)>,
+}
+
+impl Drop for Core {
+    /// The containers go to the next executor on this thread (spare.rs),
+    /// emptied in the order the fields would drop: the tasks first, then
+    /// their metadata, the run queue and the timers (with their wakers).
+    fn drop(&mut self) {
+        spare::keep(
+            std::mem::take(&mut self.tasks),
+            std::mem::take(&mut self.meta),
+            std::mem::take(&mut self.free),
+            std::mem::take(&mut self.run_queue),
+            std::mem::take(&mut self.timers),
+        );
+    }
 }
 
 /// The name `sim::at` gives its tasks: a scripted action, which runs at its
@@ -444,13 +460,15 @@ impl Exec {
         if !was_active {
             hooks::deactivate();
         }
+        // The last executor's containers on this thread, emptied.
+        let spare = spare::take();
         let core = Core {
-            tasks: mem::HugeVec::new(),
-            meta: Vec::new(),
-            free: Vec::new(),
+            tasks: spare.tasks,
+            meta: spare.meta,
+            free: spare.free,
             alive: 0,
-            run_queue: queue::RunQueue::default(),
-            timers: Timers::default(),
+            run_queue: spare.run_queue,
+            timers: spare.timers,
             now: 0,
             step: 0,
             parks: 0,

@@ -119,7 +119,8 @@ pub fn strategy_for(seed: u64, test_schedule: Option<&str>) -> Schedule {
 /// else the test's setting, else half the seeds (drawn independently of
 /// the strategy).
 pub fn early_timers_for(seed: u64, test: Option<bool>) -> bool {
-    config::env_early_timers()
+    config::steering()
+        .early_timers
         .or(test)
         .unwrap_or_else(|| super::seed::decide(seed, "early.timers.on") & 1 == 1)
 }
@@ -127,7 +128,16 @@ pub fn early_timers_for(seed: u64, test: Option<bool>) -> bool {
 /// Whether fault points are on in a harness run of `seed`: `SIM_BUGGIFY`,
 /// else three seeds in four.
 pub fn buggify_for(seed: u64) -> bool {
-    config::env_buggify().unwrap_or_else(|| super::seed::decide(seed, "buggify.on") % 4 != 0)
+    config::steering()
+        .buggify
+        .unwrap_or_else(|| super::seed::decide(seed, "buggify.on") % 4 != 0)
+}
+
+/// Reads the steering variables (`SIM_SCHEDULE`, `SIM_BUGGIFY`, …) again:
+/// a sweep starts. Between two calls every seed uses the values read then
+/// (config.rs, `Steering`).
+pub fn reload_env() {
+    config::reload_steering();
 }
 
 /// The name of a strategy, with ` + early timers` and ` + yields ahead`

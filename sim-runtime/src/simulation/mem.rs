@@ -393,7 +393,6 @@ impl<T> HugeVec<T> {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.cap
     }

@@ -174,6 +174,7 @@ where
         );
     }
     report::set_test(Some(info.clone()));
+    config::reload_steering();
     let seeds = config::test_seeds();
     let check = config::env_check_determinism();
     let make = Arc::new(make);
@@ -223,6 +224,7 @@ where
 /// Runs a `#[tokio::main]` body in one simulation on the current thread.
 pub fn run_main<Fut: Future>(opts: MainOptions, future: Fut) -> Fut::Output {
     report::set_binary();
+    config::reload_steering();
     let mut builder = match opts.flavor {
         "current_thread" | "local" => Builder::new_current_thread(),
         _ => Builder::new_multi_thread(),

@@ -3,6 +3,7 @@
 
 use super::config::Schedule;
 use std::cell::RefCell;
+use std::fmt::Write as _;
 
 /// The kind of failure, each with its own wording.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,31 +71,12 @@ pub(crate) fn set_test(info: Option<TestInfo>) {
     TEST.with(|t| *t.borrow_mut() = info);
 }
 
-/// The environment variables that change what a seed does, besides the
-/// seed itself: a replay line must carry the ones that are set, or it
-/// replays a different run (`SIM_SCHEDULE=pct3` names another strategy).
-const STEERING: [&str; 7] = [
-    "SIM_SCHEDULE",
-    "SIM_EARLY_TIMERS",
-    "SIM_YIELD_AHEAD",
-    "SIM_BUGGIFY",
-    "SIM_TIME_LIMIT",
-    "SIM_STEP_LIMIT",
-    "SIM_UNHANDLED_PANIC",
-];
-
-/// `SIM_SEED=<seed>` and each steering variable that is set, as a command
-/// prefix: `SIM_SEED=7 SIM_SCHEDULE=pct3`.
+/// `SIM_SEED=<seed>` and each steering variable that is set
+/// (`config::STEERING`), as a command prefix: `SIM_SEED=7 SIM_SCHEDULE=pct3`.
 pub fn replay_env(seed: u64) -> String {
-    let mut s = format!("SIM_SEED={seed}");
-    for name in STEERING {
-        if let Ok(v) = std::env::var(name) {
-            let v = v.trim();
-            if !v.is_empty() {
-                s.push_str(&format!(" {name}={v}"));
-            }
-        }
-    }
+    let steering = super::config::steering();
+    let mut s = String::with_capacity(24 + steering.replay_suffix.len());
+    let _ = write!(s, "SIM_SEED={seed}{}", steering.replay_suffix);
     s
 }
 

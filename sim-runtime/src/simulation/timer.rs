@@ -346,6 +346,31 @@ impl Timers {
         }
     }
 
+    /// Emptied for the next executor on this thread (executor/spare.rs):
+    /// every timer dropped (its waker with it), every count back to its
+    /// start, the vectors' capacity kept; `None` when they are too large to
+    /// be worth keeping. The result behaves as `Timers::default()`.
+    pub(crate) fn emptied(mut self, max: usize) -> Option<Timers> {
+        if self.slots.capacity() > max || self.spare.len() > max {
+            return None;
+        }
+        self.slots.clear();
+        self.pending.clear();
+        self.free.clear();
+        self.firing.clear();
+        for v in &mut self.spare {
+            v.clear();
+        }
+        Some(Timers {
+            slots: std::mem::take(&mut self.slots),
+            pending: std::mem::take(&mut self.pending),
+            free: std::mem::take(&mut self.free),
+            firing: std::mem::take(&mut self.firing),
+            spare: std::mem::take(&mut self.spare),
+            ..Timers::default()
+        })
+    }
+
     /// Pops the next live timer due at `now` or before, marking it fired.
     /// Timers fire in deadline order; those of one deadline in an order
     /// drawn from `rng` when their bucket comes up.
@@ -380,6 +405,13 @@ impl Timers {
             // The bucket's own vector becomes the firing order (stale
             // entries included: they are skipped above, and a uniform
             // shuffle of all entries is a uniform order of the live ones).
+            // A bucket of one timer (the usual case) has no vector: the
+            // last firing order's, emptied above, is reused rather than a
+            // new one allocated per deadline and the old one kept in
+            // `spare` (which then grew by one vector per fire).
+            if rest.capacity() == 0 {
+                rest = std::mem::take(&mut self.firing);
+            }
             rest.push(first);
             let n = rest.len();
             for i in (1..n).rev() {

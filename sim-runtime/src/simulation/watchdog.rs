@@ -61,7 +61,12 @@ pub(crate) fn register(seed: u64) -> Arc<Progress> {
         node: AtomicU32::new(0),
         running: AtomicBool::new(false),
     });
-    let limit = timeout();
+    // Read until the watchdog runs (it then has its limit): not per seed.
+    let limit = if START.is_completed() {
+        None
+    } else {
+        timeout()
+    };
     {
         let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         reg.retain(|w| w.strong_count() > 0);

@@ -13,6 +13,7 @@ mod env;
 mod failures;
 mod net;
 mod nodes;
+mod reuse;
 mod schedules;
 mod signals;
 mod tasks;

@@ -17,6 +17,19 @@ pub(crate) struct RunQueue {
 }
 
 impl RunQueue {
+    /// Emptied, its buffer kept (executor/spare.rs); `None` when the
+    /// buffer is larger than `max` entries.
+    pub(crate) fn emptied(mut self, max: usize) -> Option<RunQueue> {
+        if self.buf.capacity() > max {
+            return None;
+        }
+        self.buf.clear();
+        Some(RunQueue {
+            buf: std::mem::take(&mut self.buf),
+            head: 0,
+        })
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.buf.len() - self.head

@@ -1,0 +1,177 @@
+//! Issue 26 item 1's targets (per-seed cost down), as ratios to madsim in
+//! the same run: each with the figure it needs, how far the run is from
+//! it, and why, from the profiles in docs/perf.md ("Issue 26 item 1").
+
+use super::report::fmt_value;
+use super::Results;
+use std::fmt::Write as _;
+
+enum Goal {
+    /// sim's value at least this many times madsim's (a rate).
+    AtLeast(f64),
+    /// sim's value at most this many times madsim's (a time).
+    AtMost(f64),
+}
+
+struct Target {
+    workload: &'static str,
+    number: &'static str,
+    goal: Goal,
+    /// Where the time goes, as profiled (docs/perf.md).
+    why: &'static str,
+}
+
+const TARGETS: [Target; 5] = [
+    Target {
+        workload: "scenario",
+        number: "8",
+        goal: Goal::AtLeast(2.0),
+        why: "a seed's thread runs about 1.2 M instructions (callgrind), of which the \
+              scenario itself (three nodes, 100 round trips at the default 0.5 ms latency, \
+              the crash and the partition) is about 1.1 M, spread over the TCP binding \
+              (`route`, `slot`, `host_model`, `poll_read`), the step loop, timers and \
+              malloc/free: that alone runs at about madsim's rate, so 2× needs the scenario \
+              about 2.5× cheaper. The harness adds a fresh OS thread per seed (kept: user \
+              thread-locals such as rand's `ThreadRng` must start fresh for a seed's run to \
+              be the same on any worker and in any order), about 30 µs of kernel time to \
+              start and join here, plus the wait for a CPU at each hand-over on a busy \
+              machine",
+    },
+    Target {
+        workload: "seeds",
+        number: "4",
+        goal: Goal::AtMost(0.5),
+        why: "about 27.6 K instructions per seed (callgrind, down from 37.0 K): what is left \
+              is spread over making the executor (three ChaCha8 streams, the main task, the \
+              executor's structs copied into place: memcpy is 7%), the step loop and the \
+              timer map per sleep; reaching 0.5× means about 10 K",
+    },
+    Target {
+        workload: "sleep",
+        number: "2",
+        goal: Goal::AtMost(0.3),
+        why: "about 880 instructions per sleep (callgrind: 0.883 G for 1 M sleeps), unchanged \
+              by the per-seed work: registering and firing the timer, the pick, and the poll \
+              inside real Tokio's task context for its cooperative budget (a cost taken on \
+              purpose, +19% on this workload, docs/perf.md)",
+    },
+    Target {
+        workload: "net_rt",
+        number: "5",
+        goal: Goal::AtMost(0.3),
+        why: "the per-operation TCP path (socket lookup through the network driver, the \
+              model's byte pipes, a timer per delivery) was not worked on in this round; \
+              per-seed changes do not reach it",
+    },
+    Target {
+        workload: "heartbeats",
+        number: "7",
+        goal: Goal::AtMost(0.3),
+        why: "one datagram costs several hundred ns (the UDP path and a timer per delivery \
+              at the default 0.5 ms latency); not worked on in this round",
+    },
+];
+
+/// The section of docs/bench.md: one row per target, then why each that
+/// is not met is short.
+pub(super) fn section(r: &Results) -> String {
+    let mut s = String::from(
+        "## Targets (issue 26: per-seed cost)\n\n\
+         | workload | target | measured | | short by |\n|---|---|---|---|---|\n",
+    );
+    let mut short = Vec::new();
+    for t in &TARGETS {
+        let (Some(sim), Some(madsim)) =
+            (r.median("sim", t.workload), r.median("madsim", t.workload))
+        else {
+            let _ = writeln!(s, "| {} | | not measured | | |", t.number);
+            continue;
+        };
+        let unit = unit(t.workload);
+        let ratio = sim / madsim;
+        let (target, needs, met, factor) = match t.goal {
+            Goal::AtLeast(k) => (
+                format!("sim ≥ {k}× madsim"),
+                k * madsim,
+                ratio >= k,
+                k / ratio,
+            ),
+            Goal::AtMost(k) => (
+                format!("sim/madsim ≤ {k}"),
+                k * madsim,
+                ratio <= k,
+                ratio / k,
+            ),
+        };
+        let measured = format!(
+            "{ratio:.2} (sim {}, madsim {}; the target needs {} {})",
+            fmt_value(sim, unit),
+            fmt_value(madsim, unit),
+            match t.goal {
+                Goal::AtLeast(_) => "≥",
+                Goal::AtMost(_) => "≤",
+            },
+            fmt_value(needs, unit)
+        );
+        let (verdict, by) = if met {
+            ("met", String::new())
+        } else {
+            short.push((t, factor));
+            ("**not met**", format!("{factor:.1}×"))
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {target} | {measured} | {verdict} | {by} |",
+            t.number
+        );
+    }
+    if !short.is_empty() {
+        s.push_str(
+            "\n\"Short by\" is how many times faster sim must get to meet the target. Why, \
+             from the profiles in [perf.md](perf.md#issue-26-item-1-per-seed-cost):\n\n",
+        );
+        for (t, factor) in short {
+            let _ = writeln!(
+                s,
+                "- workload {} ({factor:.1}× short): {}.",
+                t.number, t.why
+            );
+        }
+    }
+    s
+}
+
+fn unit(workload: &str) -> &'static str {
+    super::workloads::WORKLOADS
+        .iter()
+        .find(|w| w.name == workload)
+        .map_or("ms", |w| w.unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_target_says_met_or_how_far_and_why() {
+        let mut r = Results::default();
+        // Workload 8 at 0.68× madsim's rate: 2.9× short of 2×.
+        r.push("sim", "scenario", 6112.0);
+        r.push("madsim", "scenario", 8979.0);
+        // Workload 4 at 0.4×: met.
+        r.push("sim", "seeds", 0.9);
+        r.push("madsim", "seeds", 2.25);
+        let s = section(&r);
+        assert!(s.contains("| 8 | sim ≥ 2× madsim | 0.68 (sim 6112 seeds/s, madsim 8979 seeds/s; the target needs ≥ 17958 seeds/s) | **not met** | 2.9× |"), "{s}");
+        assert!(s.contains("| 4 | sim/madsim ≤ 0.5 | 0.40 "), "{s}");
+        assert!(s.contains("| 2 | | not measured | | |"), "{s}");
+        assert!(
+            s.contains("- workload 8 (2.9× short): a seed's thread"),
+            "{s}"
+        );
+        assert!(
+            !s.contains("- workload 4"),
+            "a met target needs no why: {s}"
+        );
+    }
+}
