@@ -106,6 +106,48 @@ const TESTS: &[Test] = &[
         "sim",
         "every_answer_is_final_and_stock_is_never_oversold",
     ),
+    test("stores", "lsm", "durable_commits_survive_a_crash"),
+    test(
+        "stores",
+        "lsm",
+        "unflushed_writes_are_lost_on_a_crash_a_kill_and_a_close",
+    ),
+    test("stores", "lsm", "fsync_eio_reaches_lsm_tree"),
+    test("stores", "lsm", "enospc_reaches_lsm_tree"),
+    test("stores", "redb", "durable_commits_survive_a_crash"),
+    test(
+        "stores",
+        "redb",
+        "volatile_commits_are_lost_on_a_crash_and_a_kill_kept_on_close",
+    ),
+    test("stores", "redb", "durable_commits_survive_a_kill"),
+    test("stores", "redb", "fsync_eio_reaches_redb"),
+    test("stores", "redb", "enospc_reaches_redb"),
+    test("stores", "redb", "torn_crash_recovers_the_durable_commit"),
+    test("stores", "sqlite", "durable_commits_survive_a_crash"),
+    test("stores", "sqlite", "wal_durable_commits_survive_a_crash"),
+    test(
+        "stores",
+        "sqlite",
+        "unsynced_commits_are_lost_on_a_crash_kept_on_a_kill",
+    ),
+    test(
+        "stores",
+        "sqlite",
+        "wal_unsynced_commits_are_lost_on_a_crash_kept_on_a_kill",
+    ),
+    test("stores", "sqlite", "fsync_eio_reaches_sqlite"),
+    test("stores", "sqlite", "enospc_reaches_sqlite"),
+    test(
+        "stores",
+        "sqlite",
+        "wal_torn_crash_recovers_a_prefix_of_the_commits",
+    ),
+    test(
+        "stores",
+        "sqlite",
+        "full_in_delete_mode_rolls_a_commit_back_after_a_crash",
+    ),
 ];
 
 /// Files whose `#[sim::test]`s fail by design (each is a planted bug being
