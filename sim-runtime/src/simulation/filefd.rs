@@ -189,7 +189,7 @@ fn on_disk<R>(
 }
 
 /// The device file `path` names, if it is one the simulation serves.
-fn device(path: &Path) -> Option<Kind> {
+pub(crate) fn device(path: &Path) -> Option<Kind> {
     match path.as_os_str().as_encoded_bytes() {
         b"/dev/urandom" | b"/dev/random" => Some(Kind::Random),
         b"/dev/null" => Some(Kind::Null),
@@ -328,7 +328,9 @@ impl Ctx {
 }
 
 fn dev_of(exec: &Exec, node: NodeId) -> u64 {
-    let seed = exec.core().seed();
+    // Never borrowed here (every caller's disk call has returned); 0 keeps
+    // a C caller from aborting on a panic if that ever changed.
+    let seed = exec.try_core_mut().map_or(0, |c| c.seed());
     // A major number no real block device uses, the rest from the seed.
     0x5100_0000_0000 | super::seed::child(seed, &format!("fs.dev.{}", node.0)) & 0xffff_ffff
 }

@@ -26,3 +26,13 @@ mod std_bridges;
     target_env = "gnu"
 ))]
 mod std_fs;
+
+/// The message of a caught panic (a failed run's report).
+#[cfg_attr(not(simulation), allow(dead_code))]
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}

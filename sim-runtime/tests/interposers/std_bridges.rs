@@ -166,12 +166,7 @@ mod simulation_only {
         })
         .join()
         .unwrap();
-        let payload = r.expect_err("the run must fail");
-        let text = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let text = crate::panic_text(r.expect_err("the run must fail"));
         assert!(
             text.contains("signal 15 reached the main node"),
             "unexpected failure: {text}"

@@ -545,12 +545,7 @@ fn a_blocking_flock_that_would_wait_fails_the_run() {
     })
     .join()
     .unwrap();
-    let payload = r.expect_err("the run must fail");
-    let text = payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default();
+    let text = crate::panic_text(r.expect_err("the run must fail"));
     assert!(
         text.contains("a blocking flock (without LOCK_NB) is not supported"),
         "unexpected failure: {text}"

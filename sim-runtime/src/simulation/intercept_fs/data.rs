@@ -54,7 +54,7 @@ fn offset(off: off64_t) -> Res<u64> {
 /// The C contract of `read`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         let buf = unsafe { bytes_mut(buf, len) };
         return num(filefd::read(fd, buf, None)) as ssize_t;
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, len: size_t) -> ssize
 /// The C contract of `write`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, len: size_t) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         let data = unsafe { bytes(buf, len) };
         return num(filefd::write(fd, data, None)) as ssize_t;
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn pread64(
     len: size_t,
     off: off64_t,
 ) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         let buf = unsafe { bytes_mut(buf, len) };
         return num(offset(off).and_then(|o| filefd::read(fd, buf, Some(o)))) as ssize_t;
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn pwrite64(
     len: size_t,
     off: off64_t,
 ) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         let data = unsafe { bytes(buf, len) };
         return num(offset(off).and_then(|o| filefd::write(fd, data, Some(o)))) as ssize_t;
@@ -194,7 +194,7 @@ unsafe fn vectored(
 /// The C contract of `readv`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn readv(fd: c_int, iov: *const iovec, n: c_int) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         return unsafe { vectored(fd, iov, n, None, false) };
     }
@@ -207,7 +207,7 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const iovec, n: c_int) -> ssize_
 /// The C contract of `writev`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const iovec, n: c_int) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         return unsafe { vectored(fd, iov, n, None, true) };
     }
@@ -220,7 +220,7 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const iovec, n: c_int) -> ssize
 /// The C contract of `preadv`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn preadv64(fd: c_int, iov: *const iovec, n: c_int, off: off64_t) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return match offset(off) {
             // SAFETY: the caller's contract.
             Ok(o) => unsafe { vectored(fd, iov, n, Some(o), false) },
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn pwritev64(
     n: c_int,
     off: off64_t,
 ) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return match offset(off) {
             // SAFETY: the caller's contract.
             Ok(o) => unsafe { vectored(fd, iov, n, Some(o), true) },
@@ -319,7 +319,7 @@ pub unsafe extern "C" fn preadv64v2(
     off: off64_t,
     flags: c_int,
 ) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         return unsafe { vectored2(fd, iov, n, off, flags, false) };
     }
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn pwritev64v2(
     off: off64_t,
     flags: c_int,
 ) -> ssize_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         // SAFETY: the caller's contract.
         return unsafe { vectored2(fd, iov, n, off, flags, true) };
     }
@@ -389,7 +389,7 @@ pub unsafe extern "C" fn pwritev2(
 /// The C contract of `lseek`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lseek64(fd: c_int, off: off64_t, whence: c_int) -> off64_t {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         let to = match whence {
             libc::SEEK_SET => match offset(off) {
                 Ok(o) => SeekFrom::Start(o),
@@ -434,7 +434,7 @@ fn sync(fd: c_int, data_only: bool) -> c_int {
 /// The C contract of `fsync`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return sync(fd, false);
     }
     // SAFETY: glibc's `fsync`, the argument passes through.
@@ -446,7 +446,7 @@ pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
 /// The C contract of `fdatasync`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return sync(fd, true);
     }
     // SAFETY: glibc's `fdatasync`, the argument passes through.
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn sync_file_range(
     len: off64_t,
     flags: c_uint,
 ) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(filefd::with_file(fd, Dead::Ok(()), |fs, mfd, _| {
             fs.fstat(mfd).map(|_| ())
         }));
@@ -486,7 +486,7 @@ pub unsafe extern "C" fn sync_file_range(
 /// The C contract of `ftruncate`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ftruncate64(fd: c_int, len: off64_t) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(offset(len).and_then(|len| {
             filefd::with_file(fd, Dead::Ok(()), |fs, mfd, now| fs.set_len(mfd, len, now))
         }));
@@ -563,7 +563,7 @@ fn allocate(fd: c_int, mode: c_int, off: off64_t, len: off64_t) -> Res<()> {
 /// The C contract of `fallocate`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fallocate64(fd: c_int, mode: c_int, off: off64_t, len: off64_t) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(allocate(fd, mode, off, len));
     }
     // SAFETY: glibc's `fallocate64`, the arguments pass through.
@@ -588,7 +588,7 @@ pub unsafe extern "C" fn fallocate(fd: c_int, mode: c_int, off: off64_t, len: of
 /// The C contract of `posix_fallocate`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn posix_fallocate64(fd: c_int, off: off64_t, len: off64_t) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return match allocate(fd, 0, off, len) {
             Ok(()) => 0,
             Err(e) => e,

@@ -106,7 +106,7 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
 /// The C contract of `fdopendir`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdopendir(fd: c_int) -> *mut libc::DIR {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return new_stream(fd);
     }
     // SAFETY: glibc's `fdopendir`, the argument passes through.

@@ -12,7 +12,7 @@ static REAL_FLOCK: Real = Real::new(c"flock");
 /// The C contract of `dup`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return num(filefd::dup(fd, false)) as c_int;
     }
     // SAFETY: glibc's `dup`, the argument passes through.
@@ -68,7 +68,7 @@ pub(crate) fn fcntl_sim(fd: c_int, cmd: c_int, arg: libc::c_long) -> c_int {
 /// The C contract of `flock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         let lock = match op & !libc::LOCK_NB {
             libc::LOCK_SH => sim_fs::Lock::Shared,
             libc::LOCK_EX => sim_fs::Lock::Exclusive,

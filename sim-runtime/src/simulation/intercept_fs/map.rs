@@ -157,7 +157,7 @@ pub unsafe extern "C" fn mmap64(
     fd: c_int,
     off: off64_t,
 ) -> *mut c_void {
-    if filefd::in_range(fd) && sim(fd) && flags & libc::MAP_ANONYMOUS == 0 {
+    if sim(fd) && flags & libc::MAP_ANONYMOUS == 0 {
         return match map_sim(addr, len, prot, flags, fd, off) {
             Ok(p) => p,
             Err(e) => {

@@ -137,20 +137,11 @@ fn fd_answer(fd: c_int) -> Res<Answer> {
 
 /// What `stat`/`lstat` of a path answers.
 fn path_answer(ctx: &Ctx, path: &Path, follow: bool) -> Res<Answer> {
-    if let Some(k) = device_path(path) {
+    if let Some(k) = filefd::device(path) {
         return Ok(device_answer(k));
     }
     let st = ctx.path_op(|fs, _| fs.stat(path, follow))?;
     Ok(answer_of(&st, ctx.dev()))
-}
-
-fn device_path(path: &Path) -> Option<Kind> {
-    match path.as_os_str().as_bytes() {
-        b"/dev/urandom" | b"/dev/random" => Some(Kind::Random),
-        b"/dev/null" => Some(Kind::Null),
-        b"/dev/zero" => Some(Kind::Zero),
-        _ => None,
-    }
 }
 
 /// The answer for `(dirfd, path, flags)` of `fstatat`/`statx`, or
@@ -187,7 +178,7 @@ unsafe fn at_answer(dirfd: c_int, path: *const c_char, flags: c_int) -> Option<R
 /// The C contract of `fstat`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fstat64(fd: c_int, out: *mut libc::stat64) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return match fd_answer(fd) {
             // SAFETY: the caller's contract.
             Ok(a) => unsafe { put_stat(&a, out) },

@@ -361,7 +361,7 @@ pub unsafe extern "C" fn chmod(path: *const c_char, mode: mode_t) -> c_int {
 /// The C contract of `fchmod`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fchmod(fd: c_int, mode: mode_t) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(filefd::with_file(fd, Dead::Ok(()), |fs, mfd, now| {
             fs.fset_mode(mfd, mode & 0o7777, now)
         }));
@@ -421,7 +421,7 @@ pub unsafe extern "C" fn lchown(path: *const c_char, uid: libc::uid_t, gid: libc
 /// The C contract of `fchown`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fchown(fd: c_int, uid: libc::uid_t, gid: libc::gid_t) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(filefd::status_flags(fd).map(|_| ()));
     }
     // SAFETY: glibc's `fchown`, the arguments pass through.
@@ -471,7 +471,7 @@ pub unsafe extern "C" fn utimensat(
     ts: *const libc::timespec,
     flags: c_int,
 ) -> c_int {
-    if path.is_null() && filefd::in_range(dirfd) && sim(dirfd) {
+    if path.is_null() && sim(dirfd) {
         // SAFETY: the same contract, as `futimens`.
         return unsafe { futimens(dirfd, ts) };
     }
@@ -507,7 +507,7 @@ pub unsafe extern "C" fn utimensat(
 /// The C contract of `futimens`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn futimens(fd: c_int, ts: *const libc::timespec) -> c_int {
-    if filefd::in_range(fd) && sim(fd) {
+    if sim(fd) {
         return int(filefd::with_file(fd, Dead::Ok(()), |fs, mfd, now| {
             // SAFETY: the caller's contract.
             let (a, m) = unsafe { times(ts, now) }.map_err(std::io::Error::from_raw_os_error)?;
