@@ -50,6 +50,35 @@ fn assertion_in_the_body_names_the_seed_and_the_trace() {
     assert!(text.contains("even seeds are wrong"), "{text}");
 }
 
+/// A passing seed's trace is never read, so its events are not formatted
+/// (trace.rs); a failing seed's are, from a second run of it.
+#[test]
+fn only_failing_seeds_build_trace_text() {
+    static FORMATTED: AtomicU64 = AtomicU64::new(0);
+    struct Counted;
+    impl std::fmt::Debug for Counted {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            FORMATTED.fetch_add(1, Ordering::SeqCst);
+            f.write_str("counted")
+        }
+    }
+    let body = || async {
+        tracing::info!(value = ?Counted, "an event");
+        sleep(Duration::from_millis(1)).await;
+        assert_ne!(sim::seed(), 7, "seed 7 is wrong");
+    };
+    run(options("classes::untraced", Seeds::Range(0, 7)), body);
+    assert_eq!(
+        FORMATTED.load(Ordering::SeqCst),
+        0,
+        "seven passing seeds formatted their events"
+    );
+    let r = report(options("classes::traced", Seeds::Range(0, 9)), body);
+    assert!(r.contains("1 of 9 seed(s) failed: 7"), "{r}");
+    assert!(r.contains("INFO  classes: an event value=counted"), "{r}");
+    assert!(FORMATTED.load(Ordering::SeqCst) > 0);
+}
+
 #[test]
 fn panic_in_a_node_task() {
     let r = report(options("classes::panic", Seeds::One(3)), || async {

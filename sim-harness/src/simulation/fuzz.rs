@@ -27,7 +27,6 @@
 
 use super::run::{cargo_target, run_one, test_name, trace_dir, How, Options};
 use super::tape;
-use super::trace;
 use sim_runtime::__private::harness::{cargo_prefix, TapeMode};
 use sim_runtime::__private::TestOutput;
 use std::future::Future;
@@ -53,7 +52,6 @@ where
     let name = test_name(&opts);
     let r = run_one(
         &opts,
-        &trace::Collector::new(),
         seed,
         &Arc::new(make),
         How {

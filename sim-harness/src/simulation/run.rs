@@ -252,15 +252,13 @@ pub(crate) struct How {
     pub(crate) draw: bool,
     /// Record the draws as a tape, or take them from one.
     pub(crate) tape: Option<TapeMode>,
+    /// Collect the trace's text (trace.rs). Without it the run's events
+    /// go nowhere and cost no formatting: a passing seed's text is never
+    /// read, so only a failing seed (rerun) or `SIM_TRACE` builds it.
+    pub(crate) trace: Option<trace::Collector>,
 }
 
-pub(crate) fn run_one<F, Fut>(
-    opts: &Options,
-    collector: &trace::Collector,
-    seed: u64,
-    make: &Arc<F>,
-    how: How,
-) -> SeedResult
+pub(crate) fn run_one<F, Fut>(opts: &Options, seed: u64, make: &Arc<F>, how: How) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
@@ -271,6 +269,7 @@ where
         compare,
         draw,
         tape,
+        trace,
     } = how;
     let settings = SeedSettings {
         tape,
@@ -289,7 +288,6 @@ where
         )),
     };
     let make = make.clone();
-    let collector = collector.clone();
     let classify = |mut o: SeedOutcome| {
         // `sim::eventually` fails the body with a liveness marker.
         if o.class == Some("assertion") {
@@ -306,7 +304,18 @@ where
         .spawn(move || {
             super::liveness::reset();
             timeline::set_recording(draw);
-            let (lines, guard) = collector.install();
+            // Untraced, the seed's events still go to no subscriber of the
+            // user's (a global one would see every seed's).
+            let (lines, guard) = match &trace {
+                Some(collector) => {
+                    let (lines, guard) = collector.install();
+                    (Some(lines), guard)
+                }
+                None => (
+                    None,
+                    tracing::dispatcher::set_default(&tracing::Dispatch::none()),
+                ),
+            };
             let outcome = run_seed(&settings, || async move {
                 if let Err(e) = make().await.into_outcome() {
                     panic!("{e}");
@@ -315,7 +324,7 @@ where
             drop(guard);
             let recorded = timeline::take();
             timeline::set_recording(false);
-            let (trace, dropped) = lines.take();
+            let (trace, dropped) = lines.map(|l| l.take()).unwrap_or_default();
             let faults = super::liveness::injected()
                 + outcome
                     .buggify
@@ -341,7 +350,7 @@ where
 /// compared with the first decision by decision.
 fn run_checked<F, Fut>(
     opts: &Options,
-    collector: &trace::Collector,
+    traced: Option<&trace::Collector>,
     seed: u64,
     make: &Arc<F>,
     check: bool,
@@ -356,13 +365,13 @@ where
     let replay = || tape.map(|t| TapeMode::Replay(t.bytes.clone()));
     let first = run_one(
         opts,
-        collector,
         seed,
         make,
         How {
             record: check,
             draw,
             tape: replay(),
+            trace: traced.cloned(),
             ..How::default()
         },
     );
@@ -371,13 +380,13 @@ where
     }
     let mut second = run_one(
         opts,
-        collector,
         seed,
         make,
         How {
             compare: first.outcome.recording.clone(),
             draw,
             tape: replay(),
+            trace: traced.cloned(),
             ..How::default()
         },
     );
@@ -393,6 +402,53 @@ where
         second.outcome.message = text;
     }
     second
+}
+
+/// Gives a failing seed, run untraced, the trace of a second run of it
+/// with the trace on: the same run, as a seed's run is a function of its
+/// seed (or tape). When the second run differs, its trace says so first.
+fn trace_failure<F, Fut>(
+    opts: &Options,
+    collector: &trace::Collector,
+    make: &Arc<F>,
+    tape: Option<&tape::Tape>,
+    r: &mut SeedResult,
+) where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let o = &r.outcome;
+    let second = run_one(
+        opts,
+        o.seed,
+        make,
+        How {
+            tape: tape.map(|t| TapeMode::Replay(t.bytes.clone())),
+            trace: Some(collector.clone()),
+            ..How::default()
+        },
+    );
+    let s = &second.outcome;
+    let differs = s.class != o.class || s.fingerprint != o.fingerprint;
+    r.trace = second.trace;
+    r.dropped = second.dropped;
+    if differs {
+        r.trace.insert(
+            0,
+            format!(
+                "(this trace is of the seed's second run, which {}: the run is not \
+                 deterministic)",
+                match s.class {
+                    Some(c) => format!(
+                        "failed differently ({c}, fingerprint {:#018x} vs {:#018x})",
+                        s.fingerprint, o.fingerprint
+                    ),
+                    None => "passed".to_string(),
+                }
+            ),
+        );
+    }
 }
 
 /// Runs a `#[sim::test]` body once per seed; panics with the report if any
@@ -446,6 +502,10 @@ where
     // The sweep's coverage, folded in seed order.
     let sweep = Mutex::new(super::coverage::Sweep::new(plateau));
     let target = cargo_target(&opts);
+    // A passing seed's trace is never read: seeds are traced from the start
+    // only when every seed's trace or page is asked for; a failing one is
+    // run again with the trace on (`trace_failure`).
+    let traced = always_trace || wanted.every_seed();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {
@@ -468,13 +528,16 @@ where
                     );
                     let mut r = run_checked(
                         &opts,
-                        &collector,
+                        traced.then_some(&collector),
                         seed,
                         &make,
                         check,
                         wanted.every_seed(),
                         tape.as_ref(),
                     );
+                    if !traced && !r.outcome.passed() {
+                        trace_failure(&opts, &collector, &make, tape.as_ref(), &mut r);
+                    }
                     if super::replay::is_child() {
                         super::replay::tell_parent(&r.outcome);
                     }
@@ -580,10 +643,10 @@ where
     // fingerprints still compare). From a tape, the rerun replays it.
     let again = run_one(
         &opts,
-        &trace::Collector::new(),
         first_seed,
         &make,
         How {
+            trace: Some(trace::Collector::new()),
             draw: true,
             tape: Some(match &tape {
                 Some(t) => TapeMode::Replay(t.bytes.clone()),

@@ -338,10 +338,11 @@ where
     let replay = |t: Vec<u8>, draw: bool| {
         run_one(
             opts,
-            &trace::Collector::new(),
             seed,
             make,
             How {
+                // Only the run that tells the story is traced.
+                trace: draw.then(trace::Collector::new),
                 draw,
                 tape: Some(TapeMode::Replay(t)),
                 ..How::default()

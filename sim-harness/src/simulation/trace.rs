@@ -2,6 +2,13 @@
 //! simulator's — stamped with virtual time and node name, kept in memory and
 //! written to `target/sim/<test>/<seed>.trace` when the seed fails (or
 //! always, with `SIM_TRACE=1`).
+//!
+//! The text is built lazily: a sweep runs its seeds untraced (their events
+//! reach no subscriber and are never formatted) and runs a failing seed a
+//! second time with a collector (run.rs's `trace_failure`); the rerun, the
+//! shrunk run and, with `SIM_TRACE=1` or a page for every seed, every seed
+//! are traced. A collector changes no decision, so the two runs are the
+//! same run (the report's rerun verdict compares their fingerprints).
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
