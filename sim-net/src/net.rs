@@ -195,6 +195,31 @@ pub(crate) enum Flow {
     Cut,
 }
 
+impl Flow {
+    /// The flow between two hosts: either crashed, one host talking to
+    /// itself, the link's own faults, either host clogged, in that order.
+    pub(crate) fn of(crashed: bool, same: bool, link: Option<&Link>, clogged: bool) -> Flow {
+        if crashed {
+            return Flow::Cut;
+        }
+        if same {
+            return Flow::Open;
+        }
+        if let Some(l) = link {
+            if l.partitioned {
+                return Flow::Cut;
+            }
+            if l.clogged {
+                return Flow::Clogged;
+            }
+        }
+        if clogged {
+            return Flow::Clogged;
+        }
+        Flow::Open
+    }
+}
+
 /// Refused or black-holed connects to one port of one host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PortFault {
@@ -205,6 +230,9 @@ pub(crate) enum PortFault {
 /// The simulated network of one run.
 pub struct Net {
     pub(crate) config: Config,
+    /// Payload buffers of received datagrams, kept for the next ones sent
+    /// (udp.rs): a datagram then costs no allocation.
+    pub(crate) spare_payloads: Vec<Vec<u8>>,
     pub(crate) hosts: Vec<Option<Host>>,
     ips: BTreeMap<IpAddr, HostId>,
     names: BTreeMap<String, Vec<IpAddr>>,
@@ -256,6 +284,7 @@ impl Net {
             free_conns: Vec::new(),
             conn_numbers: 0,
             links: BTreeMap::new(),
+            spare_payloads: Vec::new(),
             held: BTreeMap::new(),
             port_faults: BTreeMap::new(),
             notes: Vec::new(),
@@ -572,6 +601,23 @@ impl Net {
             .collect()
     }
 
+    /// The first socket [`Net::lookup_port`] would list, without the list.
+    pub(crate) fn first_on_port(
+        &self,
+        host: HostId,
+        proto: Proto,
+        addr: SocketAddr,
+    ) -> Option<SocketId> {
+        let v = self.host(host).ports.get(&(proto, addr.port()))?;
+        v.iter()
+            .find(|(ip, _, _)| *ip == addr.ip())
+            .or_else(|| {
+                v.iter()
+                    .find(|(ip, _, _)| ip.is_unspecified() && ip.is_ipv4() == addr.ip().is_ipv4())
+            })
+            .map(|&(_, s, _)| s)
+    }
+
     /// The host that receives packets for `ip` sent from `src`.
     pub(crate) fn route(&self, src: HostId, ip: IpAddr) -> Option<HostId> {
         if ip.is_loopback() || ip.is_unspecified() || ip == self.host(src).ip {
@@ -598,33 +644,38 @@ impl Net {
 
     /// Whether bytes from `src` reach `dst` now.
     pub(crate) fn flow(&self, src: HostId, dst: HostId) -> Flow {
+        self.flow_on(self.links.get(&(src, dst)), src, dst)
+    }
+
+    /// [`Net::flow`] with the link already looked up.
+    pub(crate) fn flow_on(&self, link: Option<&Link>, src: HostId, dst: HostId) -> Flow {
+        let (crashed, clogged) = self.hosts_state(src, dst);
+        Flow::of(crashed, src == dst, link, clogged)
+    }
+
+    /// Whether either host is crashed, and whether either is clogged.
+    pub(crate) fn hosts_state(&self, src: HostId, dst: HostId) -> (bool, bool) {
         let (s, d) = (self.host(src), self.host(dst));
-        if s.crashed || d.crashed {
-            return Flow::Cut;
-        }
-        if src == dst {
-            return Flow::Open;
-        }
-        if let Some(l) = self.links.get(&(src, dst)) {
-            if l.partitioned {
-                return Flow::Cut;
-            }
-            if l.clogged {
-                return Flow::Clogged;
-            }
-        }
-        if s.clogged || d.clogged {
-            return Flow::Clogged;
-        }
-        Flow::Open
+        (s.crashed || d.crashed, s.clogged || d.clogged)
     }
 
     /// The one-way delay of chunk `chunk` of stream `key` from `src` to `dst`.
     pub(crate) fn delay(&self, src: HostId, dst: HostId, key: u64, chunk: u64) -> u64 {
+        self.delay_on(self.links.get(&(src, dst)), src, dst, key, chunk)
+    }
+
+    /// [`Net::delay`] with the link already looked up.
+    pub(crate) fn delay_on(
+        &self,
+        link: Option<&Link>,
+        src: HostId,
+        dst: HostId,
+        key: u64,
+        chunk: u64,
+    ) -> u64 {
         if src == dst {
             return self.config.loopback_latency_ns;
         }
-        let link = self.links.get(&(src, dst));
         let latency = link
             .and_then(|l| l.latency_ns)
             .unwrap_or(self.config.latency_ns);

@@ -3,25 +3,50 @@
 use crate::errno::*;
 use crate::net::{mix, same_family, Flow, HostId, Net, Progress, Proto, Sock, SocketId};
 use crate::record::NetEvent;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The largest UDP payload over IPv4.
 pub const MAX_DATAGRAM: usize = 65_507;
 
+/// How many received payload buffers are kept for reuse, and the largest
+/// kept (a burst of big datagrams does not stay allocated).
+const SPARE_PAYLOADS: usize = 64;
+const SPARE_CAPACITY: usize = 2048;
+
 pub(crate) struct Udp {
     pub host: HostId,
     pub local: SocketAddr,
     pub peer: Option<SocketAddr>,
-    /// Datagrams by (arrival, sequence number): jitter may reorder them.
-    pub queue: BTreeMap<(u64, u64), (SocketAddr, Vec<u8>)>,
+    /// Datagrams in (arrival, sequence number) order: jitter may reorder
+    /// them. A sorted deque, not a map: a datagram usually arrives after
+    /// every one queued (it goes at the back) and leaves from the front.
+    pub queue: VecDeque<Datagram>,
     pub bytes: usize,
     pub broadcast: bool,
     pub seq: u64,
     /// A pending error (ICMP port unreachable on a connected socket) and
     /// when it arrives.
     pub error: Option<(u64, i32)>,
+}
+
+/// A datagram on its way to, or waiting in, a socket's queue.
+pub(crate) struct Datagram {
+    pub at: u64,
+    pub seq: u64,
+    pub from: SocketAddr,
+    pub data: Vec<u8>,
+}
+
+impl Udp {
+    /// Queues `d` after every datagram that arrives before it (or at the
+    /// same time with a smaller sequence number).
+    fn enqueue(&mut self, d: Datagram) {
+        let key = (d.at, d.seq);
+        let i = self.queue.partition_point(|q| (q.at, q.seq) < key);
+        self.queue.insert(i, d);
+    }
 }
 
 impl Net {
@@ -32,7 +57,7 @@ impl Net {
             host,
             local: addr,
             peer: None,
-            queue: BTreeMap::new(),
+            queue: VecDeque::new(),
             bytes: 0,
             broadcast: false,
             seq: 0,
@@ -128,17 +153,29 @@ impl Net {
         if is_broadcast && !broadcast_ok {
             return Err(err(EACCES));
         }
-        let targets: Vec<HostId> = if is_broadcast {
-            self.hosts
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| h.is_some())
-                .map(|(i, _)| HostId(i as u32))
-                .collect()
+        // A broadcast goes to every host, in order; any other datagram to
+        // at most one (no list is made for it).
+        let mut unicast = if is_broadcast {
+            None
         } else {
-            self.route(host, dst.ip()).into_iter().collect()
+            self.route(host, dst.ip())
         };
-        for to in targets {
+        let mut next = 0;
+        loop {
+            let to = if is_broadcast {
+                match (next..self.hosts.len()).find(|&i| self.hosts[i].is_some()) {
+                    Some(i) => {
+                        next = i + 1;
+                        HostId(i as u32)
+                    }
+                    None => break,
+                }
+            } else {
+                match unicast.take() {
+                    Some(h) => h,
+                    None => break,
+                }
+            };
             let refused = self.deliver(host, to, src, dst, data, now);
             if refused && connected {
                 // ICMP port unreachable reaches connected sockets only.
@@ -178,15 +215,19 @@ impl Net {
                 payload: data[..keep].to_vec(),
             });
         };
-        if self.flow(from, to) != Flow::Open {
+        // One look-up of the link for its flow, its counter and its delay.
+        let (crashed, clogged) = self.hosts_state(from, to);
+        let l = self.link_mut(from, to);
+        let open = Flow::of(crashed, from == to, Some(l), clogged) == Flow::Open;
+        if open {
+            l.datagrams += 1;
+        }
+        let link = l.clone();
+        if !open {
             lost(self, "link cut");
             return false;
         }
-        let (loss, dup, n) = {
-            let l = self.link_mut(from, to);
-            l.datagrams += 1;
-            (l.udp_loss_ppm, l.udp_dup_ppm, l.datagrams)
-        };
+        let (loss, dup, n) = (link.udp_loss_ppm, link.udp_dup_ppm, link.datagrams);
         let key = mix(
             self.config.seed ^ 0x5544_5000,
             u64::from(from.0) << 32 | u64::from(to.0),
@@ -207,22 +248,24 @@ impl Net {
         } else {
             dst
         };
-        let mut socks = self.lookup_port(to, Proto::Udp, lookup);
-        if socks.is_empty() && lookup.ip().is_unspecified() {
-            socks = self
+        let mut sock = self.first_on_port(to, Proto::Udp, lookup);
+        if sock.is_none() && lookup.ip().is_unspecified() {
+            sock = self
                 .host(to)
                 .ports
                 .get(&(Proto::Udp, dst.port()))
-                .map(|v| v.iter().map(|&(_, s, _)| s).collect())
-                .unwrap_or_default();
+                .and_then(|v| v.first())
+                .map(|&(_, s, _)| s);
         }
-        let Some(&sock) = socks.first() else {
+        let Some(sock) = sock else {
             lost(self, "no listener");
             return true;
         };
         let cap = self.config.udp_recv_buffer;
         for c in 0..copies {
-            let delay = self.delay(from, to, key, n * 2 + c);
+            let delay = self.delay_on(Some(&link), from, to, key, n * 2 + c);
+            let mut payload = self.spare_payloads.pop().unwrap_or_default();
+            payload.extend_from_slice(data);
             let Ok(u) = self.udp_mut(sock) else {
                 return false;
             };
@@ -237,7 +280,12 @@ impl Net {
             let seq = u.seq;
             u.seq += 1;
             u.bytes += data.len();
-            u.queue.insert((now + delay, seq), (src, data.to_vec()));
+            u.enqueue(Datagram {
+                at: now + delay,
+                seq,
+                from: src,
+                data: payload,
+            });
             self.notify(Some(sock), now + delay);
             let keep = self.keep_payload(data.len());
             self.log(|_| NetEvent::Datagram {
@@ -284,7 +332,7 @@ impl Net {
             Err(e) => return Progress::Ready(Err(e)),
         };
         let pending_error = u.error.map(|(at, _)| at);
-        let Some((&(at, seq), _)) = u.queue.first_key_value() else {
+        let Some(at) = u.queue.front().map(|d| d.at) else {
             return Progress::Pending {
                 wake_at: pending_error,
             };
@@ -292,16 +340,24 @@ impl Net {
         if at > now {
             return Progress::Pending { wake_at: Some(at) };
         }
-        let (from, data) = if peek {
-            u.queue.get(&(at, seq)).cloned().expect("present")
-        } else {
-            let d = u.queue.remove(&(at, seq)).expect("present");
-            u.bytes -= d.1.len();
-            d
+        let copy = |d: &Datagram, buf: &mut [u8]| {
+            let n = d.data.len().min(buf.len());
+            buf[..n].copy_from_slice(&d.data[..n]);
+            (n, d.from)
         };
-        let n = data.len().min(buf.len());
-        buf[..n].copy_from_slice(&data[..n]);
-        Progress::Ready(Ok((n, from)))
+        let got = if peek {
+            copy(u.queue.front().expect("present"), buf)
+        } else {
+            let mut d = u.queue.pop_front().expect("present");
+            u.bytes -= d.data.len();
+            let got = copy(&d, buf);
+            if self.spare_payloads.len() < SPARE_PAYLOADS && d.data.capacity() <= SPARE_CAPACITY {
+                d.data.clear();
+                self.spare_payloads.push(d.data);
+            }
+            got
+        };
+        Progress::Ready(Ok(got))
     }
 
     /// Whether a datagram has arrived, and when the next one will.
@@ -314,9 +370,9 @@ impl Net {
                 return (true, None);
             }
         }
-        match u.queue.first_key_value() {
-            Some((&(at, _), _)) if at <= now => (true, None),
-            Some((&(at, _), _)) => (false, Some(at)),
+        match u.queue.front().map(|d| d.at) {
+            Some(at) if at <= now => (true, None),
+            Some(at) => (false, Some(at)),
             None => (false, None),
         }
     }

@@ -202,6 +202,13 @@ impl Timers {
         match self.buckets.entry(deadline) {
             std::collections::btree_map::Entry::Occupied(mut b) => {
                 let rest = &mut b.get_mut().rest;
+                if rest.capacity() == 0 {
+                    // A deadline met again (a socket's next delivery):
+                    // a kept vector, not a new one.
+                    if let Some(v) = self.spare.pop() {
+                        *rest = v;
+                    }
+                }
                 rest.push(hot.first);
                 rest.extend_from_slice(&hot.rest);
                 if hot.rest.capacity() > 0 {

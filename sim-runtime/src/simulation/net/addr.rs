@@ -9,6 +9,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV
 #[doc(hidden)]
 #[derive(Debug)]
 pub enum Target {
+    /// One address, given as such (no list is made for it).
+    One(SocketAddr),
     Addrs(Vec<SocketAddr>),
     Name(String, u16),
     Invalid(io::Error),
@@ -30,7 +32,7 @@ macro_rules! direct {
         impl sealed::ToSocketAddrsPriv for $t {
             fn sim_target(&self) -> Target {
                 let $s = self;
-                Target::Addrs(vec![$e])
+                Target::One($e)
             }
         }
     )*};
@@ -115,6 +117,7 @@ impl<T: ToSocketAddrs + ?Sized> sealed::ToSocketAddrsPriv for &T {
 /// reaches one of them first.
 pub(crate) fn resolve<T: ToSocketAddrs + ?Sized>(target: &T) -> io::Result<Vec<SocketAddr>> {
     match target.sim_target() {
+        Target::One(a) => Ok(vec![a]),
         Target::Addrs(a) => Ok(a),
         Target::Invalid(e) => Err(e),
         Target::Name(name, port) => with_net(|net, _, _| {
@@ -146,6 +149,19 @@ pub(crate) fn resolve<T: ToSocketAddrs + ?Sized>(target: &T) -> io::Result<Vec<S
     }
 }
 
+/// The first address `target` resolves to (what a datagram is sent to),
+/// without a list when it is one address already.
+pub(crate) fn resolve_first<T: ToSocketAddrs + ?Sized>(
+    target: &T,
+) -> io::Result<Option<SocketAddr>> {
+    match target.sim_target() {
+        Target::One(a) => Ok(Some(a)),
+        Target::Addrs(a) => Ok(a.first().copied()),
+        Target::Invalid(e) => Err(e),
+        Target::Name(..) => Ok(resolve(target)?.first().copied()),
+    }
+}
+
 fn rotate(name: &str, mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
     let exec = crate::simulation::executor::expect_current();
     let mut core = exec.core_mut();
@@ -169,6 +185,7 @@ where
         crate::simulation::task::yield_now().await;
     }
     let addrs = match target {
+        Target::One(a) => vec![a],
         Target::Addrs(a) => a,
         Target::Invalid(e) => return Err(e),
         Target::Name(name, port) => resolve(&(name.as_str(), port))?,

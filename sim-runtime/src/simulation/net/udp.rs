@@ -1,6 +1,6 @@
 //! `UdpSocket` on the simulated network.
 
-use super::addr::{resolve, ToSocketAddrs};
+use super::addr::{resolve, resolve_first, ToSocketAddrs};
 use super::shared::{datagram_bufs, debug_addrs, fill, refuse_std};
 use super::{poll_net, poll_ready_with, with_net, Dir, Handle};
 use crate::io::{Interest, ReadBuf, Ready};
@@ -164,9 +164,8 @@ impl UdpSocket {
     }
 
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        let addrs = resolve(&target)?;
-        match addrs.first() {
-            Some(&addr) => {
+        match resolve_first(&target)? {
+            Some(addr) => {
                 super::spend_budget().await;
                 self.try_send_to(buf, addr)
             }
