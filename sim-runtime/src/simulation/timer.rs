@@ -72,7 +72,8 @@ pub(crate) struct Timers {
     /// worth of `sleep(1ms)` all land in one): each is then a push, with no
     /// map search. It holds the entries registered after those the map
     /// holds for the same deadline, and goes into the map (appended, so
-    /// registration order is kept) before anything reads the buckets.
+    /// registration order is kept) before anything reads the buckets,
+    /// unless it is the earliest of them (`hot_is_first`).
     hot: Option<(u64, Bucket)>,
     /// Emptied `rest` vectors, kept for their capacity.
     spare: Vec<Vec<TimerKey>>,
@@ -223,6 +224,18 @@ impl Timers {
         }
     }
 
+    /// Whether the hot bucket is the earliest of all, with no map entry at
+    /// or before its deadline: it is then read and fired where it is, as
+    /// the map's first bucket would be, without going through the map (a
+    /// lone sleep or a socket's next delivery costs no map insert and
+    /// remove, nor a map node allocated and freed).
+    fn hot_is_first(&self) -> bool {
+        match &self.hot {
+            Some((d, _)) => self.buckets.first_key_value().is_none_or(|(k, _)| *k > *d),
+            None => false,
+        }
+    }
+
     fn slot(&self, key: TimerKey) -> Option<&Slot> {
         self.slots
             .get(key.slot as usize)
@@ -330,6 +343,31 @@ impl Timers {
 
     /// The earliest live deadline, dropping stale entries on the way.
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
+        if self.hot_is_first() {
+            let Timers {
+                hot,
+                slots,
+                entries,
+                spare,
+                ..
+            } = self;
+            let (d, b) = hot.as_mut().expect("hot_is_first");
+            while let Some(&k) = b.rest.last() {
+                if is_live(slots, k) {
+                    return Some(*d);
+                }
+                b.rest.pop();
+                *entries -= 1;
+            }
+            if is_live(slots, b.first) {
+                return Some(*d);
+            }
+            let (_, b) = hot.take().expect("hot_is_first");
+            *entries -= 1;
+            if b.rest.capacity() > 0 {
+                spare.push(b.rest);
+            }
+        }
         self.flush_hot();
         loop {
             let mut first = self.buckets.first_entry()?;
@@ -402,12 +440,20 @@ impl Timers {
             }
             self.firing.clear();
             self.fired_upto = 0;
-            self.flush_hot();
-            let first = self.buckets.first_entry()?;
-            if *first.key() > now {
-                return None;
-            }
-            let Bucket { first, mut rest } = first.remove();
+            let bucket = if self.hot_is_first() {
+                if self.hot.as_ref().is_some_and(|(d, _)| *d > now) {
+                    return None;
+                }
+                self.hot.take().expect("hot_is_first").1
+            } else {
+                self.flush_hot();
+                let first = self.buckets.first_entry()?;
+                if *first.key() > now {
+                    return None;
+                }
+                first.remove()
+            };
+            let Bucket { first, mut rest } = bucket;
             self.entries -= 1 + rest.len();
             // The bucket's own vector becomes the firing order (stale
             // entries included: they are skipped above, and a uniform
