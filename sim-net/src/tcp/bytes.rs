@@ -37,15 +37,26 @@ impl Net {
     /// Schedules `n` new bytes (already in the pipe's data) or a FIN/RST
     /// marker (`n == 0`) from end `e`; returns their arrival.
     pub(super) fn schedule(&mut self, conn: u32, e: usize, n: usize, now: u64) -> u64 {
-        let flow = self.pipe_flow(conn, e);
-        let number = self.conn(conn).number;
-        let (src, dst) = {
+        let (src, dst, number, chunk, silent) = {
             let c = self.conn(conn);
-            (c.hosts[e], c.hosts[1 - e])
+            (
+                c.hosts[e],
+                c.hosts[1 - e],
+                c.number,
+                c.pipes[e].chunks,
+                c.ends[1 - e].fault.silent,
+            )
         };
-        let chunk = self.conn(conn).pipes[e].chunks;
-        let delay =
-            self.delay(src, dst, number.wrapping_mul(2) + e as u64, chunk) + self.extra_delay_ns;
+        // One look-up of the link for its flow and its delay (as
+        // `pipe_flow` and `delay`).
+        let link = self.links.get(&(src, dst));
+        let flow = if silent {
+            Flow::Cut
+        } else {
+            self.flow_on(link, src, dst)
+        };
+        let delay = self.delay_on(link, src, dst, number.wrapping_mul(2) + e as u64, chunk)
+            + self.extra_delay_ns;
         let c = self.conn_mut(conn);
         let throttle = c.ends[1 - e].fault.throttle_bytes_per_sec;
         let p = &mut c.pipes[e];
