@@ -26,31 +26,35 @@ const TARGETS: [Target; 5] = [
         workload: "scenario",
         number: "8",
         goal: Goal::AtLeast(2.0),
-        why: "a seed's thread runs about 1.2 M instructions (callgrind), of which the \
-              scenario itself (three nodes, 100 round trips at the default 0.5 ms latency, \
-              the crash and the partition) is about 1.1 M, spread over the TCP binding \
-              (`route`, `slot`, `host_model`, `poll_read`), the step loop, timers and \
-              malloc/free: that alone runs at about madsim's rate, so 2× needs the scenario \
-              about 2.5× cheaper. The harness adds a fresh OS thread per seed (kept: user \
-              thread-locals such as rand's `ThreadRng` must start fresh for a seed's run to \
-              be the same on any worker and in any order), about 30 µs of kernel time to \
-              start and join here, plus the wait for a CPU at each hand-over on a busy \
-              machine",
+        why: "a seed's thread runs about 1.16 M instructions (callgrind, 300 seeds), the \
+              scenario itself about 1.06 M of them (1.13 M before the second round: one link \
+              look-up per segment, lone timers kept out of the timer map, no wake list \
+              allocated per socket operation, traces built only for failing seeds), spread \
+              flat over the TCP binding (`poll_read`, `route`, `slot`, `host_model`), the step \
+              loop, timers and malloc/free, at about madsim's rate. The rest is the fresh OS \
+              thread per seed, kept because user thread-locals (rand's `ThreadRng`, std's \
+              `HashMap` keys) must start fresh for a seed's run to be the same on any worker \
+              and in any order: on this machine `std::thread::spawn` + `join` of an empty \
+              closure costs 46–47 µs (29 µs pinned to one CPU; `perf stat`: almost all of it \
+              system time), against the 57 µs a whole seed may take at 2× madsim here. The \
+              target is out of reach while each seed gets a fresh thread",
     },
     Target {
         workload: "seeds",
         number: "4",
         goal: Goal::AtMost(0.5),
-        why: "about 27.6 K instructions per seed (callgrind, down from 37.0 K): what is left \
-              is spread over making the executor (three ChaCha8 streams, the main task, the \
-              executor's structs copied into place: memcpy is 7%), the step loop and the \
-              timer map per sleep; reaching 0.5× means about 10 K",
+        why: "about 24.8 K instructions per seed (callgrind, 5,000 seeds; 37.0 K at the start \
+              of issue 26, 27.6 K after its first round; a lone sleep's timer no longer goes \
+              through the timer map): what is left is making the executor (three ChaCha8 \
+              streams, the main task and the node table, the executor's structs copied into \
+              place: memcpy is 7%), the step loop and the runtime's drop; reaching 0.5× means \
+              about 11 K",
     },
     Target {
         workload: "sleep",
         number: "2",
         goal: Goal::AtMost(0.3),
-        why: "about 880 instructions per sleep (callgrind: 0.883 G for 1 M sleeps), unchanged \
+        why: "about 880 instructions per sleep (callgrind: 0.882 G for 1 M sleeps), unchanged \
               by the per-seed work: registering and firing the timer, the pick, and the poll \
               inside real Tokio's task context for its cooperative budget (a cost taken on \
               purpose, +19% on this workload, docs/perf.md)",
@@ -59,16 +63,25 @@ const TARGETS: [Target; 5] = [
         workload: "net_rt",
         number: "5",
         goal: Goal::AtMost(0.3),
-        why: "the per-operation TCP path (socket lookup through the network driver, the \
-              model's byte pipes, a timer per delivery) was not worked on in this round; \
-              per-seed changes do not reach it",
+        why: "about 6,400 instructions per round trip (callgrind: 64.5 M for 10,000; 65.4 M \
+              before the second round): two writes and two reads, each through the \
+              cooperative budget, the network driver's borrow, the model's byte pipes and \
+              arrival marks, the waiter lists and the routing of the model's notifications, \
+              spread flat (no function above 5% of the instructions by itself). 0.3× needs \
+              about 4,000: a differently shaped path (a reader woken by the model directly, \
+              without a waiter list and a routing pass per operation), not more tuning",
     },
     Target {
         workload: "heartbeats",
         number: "7",
         goal: Goal::AtMost(0.3),
-        why: "one datagram costs several hundred ns (the UDP path and a timer per delivery \
-              at the default 0.5 ms latency); not worked on in this round",
+        why: "about 4,700 instructions per datagram (callgrind: 36.5 G for 7.78 M; 5,600 \
+              before the second round, which took out the allocations per datagram and two of \
+              three link look-ups): the send through the model (link, port and route \
+              look-ups in B-trees), the arrival routed to the receiver's waiter as a timer \
+              (at the default 0.5 ms latency and jitter each datagram has its own deadline: \
+              a timer-map insert and remove each), then the receiver's wake, poll and next \
+              registration. 0.3× needs about 2,800",
     },
 ];
 
