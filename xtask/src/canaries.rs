@@ -16,6 +16,7 @@
 //! and `--hard` measures them instead (`canaries/hard.rs`).
 
 mod hard;
+mod shrunk;
 
 use crate::cmd::{output, sim_cargo, write_file};
 use std::collections::BTreeMap;
@@ -208,6 +209,7 @@ fn list() -> Result<Vec<Canary>, String> {
 
 fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), String> {
     let started = Instant::now();
+    let names: Vec<String> = catalog.iter().map(|c| c.name.clone()).collect();
     // The hard canaries are measured by `--hard`, not swept here.
     let skip: Vec<&str> = catalog
         .iter()
@@ -295,6 +297,15 @@ fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), St
     }
     write_file(out, &md)?;
     println!("{}", table_only(&md));
+    // The shrinking criterion over the whole catalog: the hard canaries'
+    // figures are the committed ones (`--hard` measures them).
+    let docs = std::fs::read_to_string(crate::cmd::root().join("docs").join("canaries.md"))
+        .unwrap_or_default();
+    let whole = format!("{md}\n{}", hard::SECTION.get(&docs).unwrap_or_default());
+    match shrunk::check(&whole, &names) {
+        Ok(summary) => println!("{summary}"),
+        Err(e) => problems.push(e),
+    }
     println!(
         "wrote {} ({} s)",
         out.display(),

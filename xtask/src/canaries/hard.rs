@@ -169,8 +169,16 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
         let _ = writeln!(section, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
     }
     let md = std::fs::read_to_string(out).unwrap_or_default();
-    write_file(out, &SECTION.splice(&md, &section))?;
+    let md = SECTION.splice(&md, &section);
+    write_file(out, &md)?;
     println!("{}", rows.join("\n"));
+    // The shrinking criterion over the whole catalog (the quick canaries'
+    // figures are those `cargo xtask canaries` wrote).
+    let names: Vec<String> = catalog.iter().map(|c| c.name.clone()).collect();
+    match super::shrunk::check(&md, &names) {
+        Ok(summary) => println!("{summary}"),
+        Err(e) => problems.push(e),
+    }
     if problems.is_empty() {
         Ok(())
     } else {
