@@ -609,4 +609,16 @@ against ten steps of work fails on 0 of 1,000 seeds without early timers and 252
 `partial_batch`, the same 1 ms against ten steps: compare its *portfolio* and *no early timers*
 columns; early timers are on half the seeds, each run drawing 1 chance in 8, 32 or 128 per step,
 at most 32 jumps, as seed 001 does).
+
+## Shrinking
+
+Both commands check, over all sixteen canaries (xtask/src/canaries/shrunk.rs), that no shrunk
+run is bigger than its seed's (in the shrinker's order: injected faults, then steps, then virtual
+time) and that it is *much shorter* (at most half the seed's faults, when it had any, or at most
+half its steps) for more than half of the canaries that can be. A canary *at its floor* cannot: its
+seed's run already takes at most twice the fewest steps its bug needs (`FLOORS`, each with its
+reason: `lock_order`'s main task and two first locks, `run_ahead`'s 16 hand-offs,
+`retry_forever`'s retries every 100 ms up to the 60 s limit that reports the livelock), and
+the check fails if such a canary's seed ever takes more. The figures are in the *shrunk*
+columns; the hard canaries' paragraph below says what moved.
 ";
