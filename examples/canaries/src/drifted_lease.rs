@@ -14,12 +14,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub const LOCK_PORT: u16 = 7600;
 pub const STORE_PORT: u16 = 7601;
 /// How long a lease lasts, on the lock server's clock.
 pub const LEASE: Duration = Duration::from_secs(10);
+/// The most leases a client takes in a run.
+pub const ROUNDS_MAX: u64 = 2;
 /// The clock drift the fixed client allows for, in parts per million.
 pub const MAX_DRIFT_PPM: u64 = 500;
 
@@ -60,9 +63,17 @@ pub async fn serve_locks() {
     }
 }
 
+/// The epochs of the writes in the order they arrived (what the audit
+/// reads), and a signal for the auditor at each one.
+#[derive(Clone, Default)]
+pub struct Log {
+    pub epochs: Arc<Mutex<Vec<u64>>>,
+    pub new: Arc<Notify>,
+}
+
 /// The store, over UDP: `WRITE <epoch>` → `OK`; it keeps the epochs in
-/// the order the writes arrived (what the audit reads).
-pub async fn serve_store(log: Arc<Mutex<Vec<u64>>>) {
+/// the order the writes arrived.
+pub async fn serve_store(log: Log) {
     let socket = UdpSocket::bind(("0.0.0.0", STORE_PORT))
         .await
         .expect("the store port is free");
@@ -73,7 +84,8 @@ pub async fn serve_store(log: Arc<Mutex<Vec<u64>>>) {
         };
         let line = String::from_utf8_lossy(&buf[..n]);
         if let Some(Ok(epoch)) = line.strip_prefix("WRITE ").map(str::parse) {
-            log.lock().unwrap().push(epoch);
+            log.epochs.lock().unwrap().push(epoch);
+            log.new.notify_one();
         }
         let _ = socket.send_to(b"OK", from).await;
     }
@@ -139,12 +151,14 @@ pub async fn client(variant: Variant, rounds: u32, mut pauses: impl FnMut() -> u
     }
 }
 
-/// Two clients take turns with the lease; each client's clock drifts by a
+/// Two clients take turns with the lease, each one to [`ROUNDS_MAX`]
+/// times (drawn; a zero draw is once); each client's clock drifts by a
 /// seeded amount within ±[`MAX_DRIFT_PPM`]. No write of an older lease may
-/// land after a write of a newer one.
+/// land after a write of a newer one: checked at every write, so a run
+/// ends at the first late write.
 #[cfg(simulation)]
 pub async fn scenario(variant: Variant) {
-    let log = Arc::new(Mutex::new(Vec::new()));
+    let log = Log::default();
     sim::node("locks").ip("10.0.6.1").start(serve_locks);
     let l = log.clone();
     sim::node("store")
@@ -157,16 +171,32 @@ pub async fn scenario(variant: Variant) {
         let drift = rng.below(2 * MAX_DRIFT_PPM + 1) as i64 - MAX_DRIFT_PPM as i64;
         node.drift(drift);
         let mut pauses = sim::Rng::from_seed(rng.next_u64());
+        let rounds = 1 + rng.below(ROUNDS_MAX) as u32;
         clients.push(tokio::sim::spawn_on(
             sim::AsNode::node_id(&node),
-            client(variant, 2, move || 20 + pauses.below(400)),
+            client(variant, rounds, move || 20 + pauses.below(400)),
         ));
     }
-    for c in clients {
-        c.await.expect("a client");
+    let done = async {
+        for c in clients {
+            c.await.expect("a client");
+        }
+    };
+    tokio::pin!(done);
+    loop {
+        tokio::select! {
+            () = &mut done => break,
+            () = log.new.notified() => audit(&log),
+        }
     }
-    let log = log.lock().unwrap();
-    for pair in log.windows(2) {
+    audit(&log);
+}
+
+/// The writes landed in lease order.
+#[cfg(simulation)]
+fn audit(log: &Log) {
+    let epochs = log.epochs.lock().unwrap();
+    for pair in epochs.windows(2) {
         assert!(
             pair[0] <= pair[1],
             "a write of lease {} landed after a write of lease {}: a lease used after it expired",

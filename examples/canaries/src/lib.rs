@@ -156,7 +156,7 @@ pub const CATALOG: &[Canary] = &[
         bug: "a Raft-style candidate counts a vote granted for an earlier term toward its current one: two leaders in a term",
         needs: "a grant delivered after its candidate gave up that election (a pause, a slow link) and a rival winning the next",
         bound: 20_000,
-        first: Some(817),
+        first: Some(370),
     },
     Canary {
         name: "torn_log",
@@ -184,7 +184,7 @@ pub const CATALOG: &[Canary] = &[
         bug: "a client times its lease on its own clock with no allowance for drift; the store does not fence",
         needs: "a slow client clock (≤ 500 ppm), a write in the lease's last milliseconds, the rival taking the lease at once",
         bound: 20_000,
-        first: Some(392),
+        first: Some(1010),
     },
 ];
 

@@ -14,16 +14,36 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::UdpSocket;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub const PORT: u16 = 7400;
 /// The cluster's size.
 pub const NODES: usize = 3;
+/// The most stop-the-world pauses a scenario draws.
+pub const PAUSES_MAX: usize = 12;
 /// A leader's heartbeat period.
 pub const HEARTBEAT: Duration = Duration::from_millis(50);
 
-/// Who claimed to lead each term (what the nodes log when they win).
-pub type Claims = Arc<Mutex<BTreeMap<u64, BTreeSet<usize>>>>;
+/// Who claimed to lead each term (what the nodes log when they win), and
+/// a signal for whoever checks them.
+#[derive(Clone, Default)]
+pub struct Claims {
+    pub terms: Arc<Mutex<BTreeMap<u64, BTreeSet<usize>>>>,
+    pub new: Arc<Notify>,
+}
+
+impl Claims {
+    fn claim(&self, term: u64, me: usize) {
+        self.terms
+            .lock()
+            .unwrap()
+            .entry(term)
+            .or_default()
+            .insert(me);
+        self.new.notify_one();
+    }
+}
 
 pub fn addr(node: usize) -> SocketAddr {
     SocketAddr::from(([10, 0, 4, node as u8 + 1], PORT))
@@ -94,7 +114,7 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
                             votes.insert(from);
                             if votes.len() * 2 > NODES {
                                 role = Role::Leader;
-                                claims.lock().unwrap().entry(term).or_default().insert(me);
+                                claims.claim(term, me);
                                 deadline = Instant::now();
                             }
                         }
@@ -118,8 +138,8 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
 }
 
 /// Three nodes elect leaders for a while; the network delays datagrams by
-/// a seeded jitter and a seeded node pauses now and then (a stop-the-world
-/// pause), which brings on new elections. No term may have two leaders.
+/// a seeded jitter and seeded nodes pause now and then (one to
+/// [`PAUSES_MAX`] stop-the-world pauses), which brings on new elections. No term may have two leaders.
 #[cfg(simulation)]
 pub async fn scenario(variant: Variant) {
     let claims = Claims::default();
@@ -144,18 +164,45 @@ pub async fn scenario(variant: Variant) {
             }
         }
     }
+    // The pauses: every one of the plan's draws is taken, then how many
+    // of them happen (1 to PAUSES_MAX; a zero draw is one), so a run with
+    // fewer pauses leaves the rest of its draws where they were: the
+    // shrinker can take pauses away one by one.
+    let plan: Vec<(u64, usize, u64)> = (0..PAUSES_MAX)
+        .map(|_| {
+            let gap = 200 + rng.below(600);
+            let node = rng.below(NODES as u64) as usize;
+            (gap, node, rng.below(400))
+        })
+        .collect();
+    let pauses = 1 + rng.below(PAUSES_MAX as u64) as usize;
     let mut at = Duration::ZERO;
-    for _ in 0..8 {
-        at += Duration::from_millis(200 + rng.below(600));
-        let node = nodes[rng.below(NODES as u64) as usize].clone();
-        let pause = Duration::from_millis(rng.below(400));
+    for &(gap, node, pause) in &plan[..pauses] {
+        at += Duration::from_millis(gap);
+        let node = nodes[node].clone();
+        let pause = Duration::from_millis(pause);
         sim::at(at, move || {
             node.pause();
             sim::after(pause, move || node.resume());
         });
     }
-    tokio::time::sleep(at + Duration::from_secs(1)).await;
-    for (term, leaders) in claims.lock().unwrap().iter() {
+    // Checked at every claim, so a run ends at its second leader of a
+    // term rather than a second after the last pause.
+    let end = tokio::time::sleep(at + Duration::from_secs(1));
+    tokio::pin!(end);
+    loop {
+        tokio::select! {
+            () = &mut end => break,
+            () = claims.new.notified() => check(&claims),
+        }
+    }
+    check(&claims);
+}
+
+/// No term has two leaders.
+#[cfg(simulation)]
+fn check(claims: &Claims) {
+    for (term, leaders) in claims.terms.lock().unwrap().iter() {
         assert!(
             leaders.len() == 1,
             "term {term} has two leaders: {leaders:?}"

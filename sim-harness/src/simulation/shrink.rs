@@ -16,15 +16,28 @@
 //!   choice of every decision (the first runnable task, the first
 //!   `select!` branch, the first of tied timers, the smallest value of a
 //!   range);
+//! - **zero a chunk** of draws, halving the chunk size down to one draw;
 //! - **raise a draw to the top**, when the run has faults: a zero draw is
 //!   the first choice of a pick but *fires* a probability (`ratio`, a
 //!   fault point), so the top value is how a drawn fault goes away;
-//! - **zero a chunk** of draws, halving the chunk size down to one draw;
 //! - **delete a chunk** of draws (the later ones move up: another
 //!   schedule of the same operations, often a shorter one);
+//! - **lower a draw** toward zero by binary search, first draws first: a
+//!   test's sizes (how many operations, rounds, pauses), its fault plan's
+//!   times and the run's swarm choices are drawn before the schedule, so
+//!   the front of the tape is where a smaller workload is; a draw for
+//!   which neither zero, a half nor three quarters of it fails the same
+//!   way (a seed-like draw) is left after those three runs;
 //! - **halve one draw**, for the last draws that still matter.
 //!
-//! A budget of runs (`SIM_SHRINK=<runs>`, default 500; `SIM_SHRINK=off`)
+//! Each pass takes at most half the runs left when it starts, so one with
+//! much to try on a long tape (raising each of a thousand draws) cannot
+//! starve the passes after it; the draw-by-draw passes resume where they
+//! stopped in the next round, and a candidate that was run is never run
+//! again (its tape is remembered), so an unfinished pass goes on at no
+//! cost.
+//!
+//! A budget of runs (`SIM_SHRINK=<runs>`, default 1000; `SIM_SHRINK=off`)
 //! bounds it, and a time budget (`SIM_SHRINK_TIME`, default 30 s) guards
 //! against slow runs; the report says which stopped it. The runs are a
 //! function of the tape, so with the run budget the result is the same on
@@ -35,6 +48,7 @@ use super::tape;
 use super::trace;
 use sim_runtime::__private::harness::{cargo_prefix, TapeMode};
 use sim_runtime::__private::TestOutput;
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,7 +85,7 @@ impl Budget {
     /// `SIM_SHRINK` and `SIM_SHRINK_TIME`; `None` when shrinking is off.
     pub(crate) fn from_env() -> Option<Budget> {
         let runs = match std::env::var("SIM_SHRINK").ok().as_deref().map(str::trim) {
-            None | Some("" | "on") => 500,
+            None | Some("" | "on") => 1000,
             Some("off" | "0") => return None,
             Some(v) => v.parse().unwrap_or_else(|_| {
                 panic!(
@@ -121,23 +135,20 @@ pub(crate) fn shrink(
         best: tape,
         size,
         runs: 0,
+        pass_end: 0,
+        unfinished: false,
+        tried: BTreeSet::new(),
+        resume: Resume::default(),
         budget,
         started: Instant::now(),
         out: None,
     };
     let mut try_tape = |s: &mut Search, candidate: Vec<u8>| -> bool {
-        if s.out.is_some() {
-            return false;
-        }
-        if s.runs >= s.budget.runs {
-            s.out = Some("the run budget (SIM_SHRINK)");
+        if candidate == s.best || s.tried.contains(&candidate) || !s.open() {
             return false;
         }
         if s.started.elapsed() >= s.budget.time {
             s.out = Some("the time budget (SIM_SHRINK_TIME)");
-            return false;
-        }
-        if candidate == s.best {
             return false;
         }
         s.runs += 1;
@@ -147,19 +158,24 @@ pub(crate) fn shrink(
                 s.size = size;
                 true
             }
-            _ => false,
+            _ => {
+                s.tried.insert(candidate);
+                false
+            }
         }
     };
     loop {
         let before = s.best.clone();
-        cut(&mut s, &mut try_tape);
+        s.unfinished = false;
+        s.pass(cut, &mut try_tape);
+        s.pass(|s, t| chunks(s, t, Change::Zero), &mut try_tape);
         if s.size.faults > 0 {
-            raise(&mut s, &mut try_tape);
+            s.pass(raise, &mut try_tape);
         }
-        chunks(&mut s, &mut try_tape, Change::Zero);
-        chunks(&mut s, &mut try_tape, Change::Delete);
-        halve(&mut s, &mut try_tape);
-        if s.out.is_some() || s.best == before {
+        s.pass(|s, t| chunks(s, t, Change::Delete), &mut try_tape);
+        s.pass(lower, &mut try_tape);
+        s.pass(halve, &mut try_tape);
+        if s.out.is_some() || (s.best == before && !s.unfinished) {
             break;
         }
     }
@@ -178,9 +194,56 @@ struct Search {
     span: usize,
     size: Size,
     runs: u32,
+    /// The run count at which the pass under way yields to the next.
+    pass_end: u32,
+    /// Whether a pass stopped at its share of the runs this round.
+    unfinished: bool,
+    /// Candidates run that did not fail the same way (or were not
+    /// smaller): never run twice, so a pass resumed in a later round goes
+    /// on from where it stopped at no cost.
+    tried: BTreeSet<Vec<u8>>,
+    resume: Resume,
     budget: Budget,
     started: Instant,
     out: Option<&'static str>,
+}
+
+/// Where each draw-by-draw pass stopped at its share of the runs, to go
+/// on from there in the next round (`None`: from its start).
+#[derive(Default)]
+struct Resume {
+    raise: Option<usize>,
+    lower: Option<usize>,
+    halve: Option<usize>,
+}
+
+impl Search {
+    /// Runs one pass with at most half the runs left (at least one), so
+    /// that a pass with much to try on a long tape (raising each of a
+    /// thousand draws) cannot starve the ones after it; the passes repeat
+    /// while one helps, so an unfinished pass resumes in the next round.
+    fn pass(&mut self, pass: impl FnOnce(&mut Search, &mut Try<'_>), try_tape: &mut Try<'_>) {
+        let left = self.budget.runs.saturating_sub(self.runs);
+        self.pass_end = self.runs + left.div_ceil(2);
+        pass(self, try_tape);
+    }
+
+    /// Whether the pass under way may run another candidate; notes why
+    /// not.
+    fn open(&mut self) -> bool {
+        if self.out.is_some() {
+            return false;
+        }
+        if self.runs >= self.budget.runs {
+            self.out = Some("the run budget (SIM_SHRINK)");
+            return false;
+        }
+        if self.runs >= self.pass_end {
+            self.unfinished = true;
+            return false;
+        }
+        true
+    }
 }
 
 /// Smaller run, else shorter tape, else a tape whose draws are smaller,
@@ -212,7 +275,7 @@ fn cut(s: &mut Search, try_tape: &mut Try<'_>) {
         return;
     }
     let (mut lo, mut hi) = (0, s.best.len());
-    while hi - lo > DRAW && s.out.is_none() {
+    while hi - lo > DRAW && s.open() {
         let mid = (lo + (hi - lo) / 2) / DRAW * DRAW;
         let mid = mid.max(lo + 1);
         if try_tape(s, s.best[..mid].to_vec()) {
@@ -235,7 +298,7 @@ fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
     let mut size = (s.best.len() / 2).next_multiple_of(DRAW).max(DRAW);
     loop {
         let mut end = s.best.len();
-        while end > 0 && s.out.is_none() {
+        while end > 0 && s.open() {
             let start = end.saturating_sub(size);
             let mut candidate = s.best.clone();
             match change {
@@ -253,10 +316,70 @@ fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
             try_tape(s, candidate);
             end = start.min(s.best.len());
         }
-        if size == DRAW || s.out.is_some() {
+        if size == DRAW || !s.open() {
             break;
         }
         size = (size / 2).next_multiple_of(DRAW).max(DRAW);
+    }
+}
+
+/// Probes of one draw's binary search: its value to within 1/2^12.
+const LOWER_PROBES: u32 = 12;
+/// Probes after which a draw none of whose lower values failed the same
+/// way is left: zero, a half, three quarters.
+const LOWER_GIVE_UP: u32 = 3;
+
+/// Lowers each draw, first first, to the smallest value (to within
+/// `LOWER_PROBES` halvings) that still fails the same way: zero, else a
+/// binary search between zero and the draw. Draws that take a range with
+/// `below(n)` (a count, a time) keep failing up to some threshold and
+/// stop below it, which the search finds; a draw that seeds a stream
+/// fails the same way almost only at its own value, and is left after
+/// `LOWER_GIVE_UP` probes. At most half the runs left go to this pass.
+fn lower(s: &mut Search, try_tape: &mut Try<'_>) {
+    let mut at = s.resume.lower.take().unwrap_or(0);
+    while (at + 1) * DRAW <= s.best.len() {
+        if !s.open() {
+            s.resume.lower = Some(at);
+            return;
+        }
+        lower_one(s, try_tape, at);
+        if s.out.is_none() && s.runs >= s.pass_end {
+            // Stopped mid-search: this draw again next time (the probes
+            // already run are remembered, and cost nothing).
+            s.resume.lower = Some(at);
+            return;
+        }
+        at += 1;
+    }
+}
+
+/// `lower` for draw `at`.
+fn lower_one(s: &mut Search, try_tape: &mut Try<'_>, at: usize) {
+    let range = at * DRAW..(at + 1) * DRAW;
+    let with = |best: &[u8], v: u64| {
+        let mut candidate = best.to_vec();
+        candidate[range.clone()].copy_from_slice(&v.to_le_bytes());
+        candidate
+    };
+    let v = u64::from_le_bytes(s.best[range.clone()].try_into().expect("a draw is 8 bytes"));
+    if v == 0 || try_tape(s, with(&s.best, 0)) {
+        return;
+    }
+    // `hi` fails the same way; `lo` is the largest value known not to.
+    let (mut lo, mut hi, mut probes, mut kept) = (0u64, v, 1u32, false);
+    while hi - lo > 1 && probes < LOWER_PROBES && s.open() {
+        if !kept && probes >= LOWER_GIVE_UP {
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        probes += 1;
+        if try_tape(s, with(&s.best, mid)) {
+            hi = mid;
+            kept = true;
+        } else {
+            lo = mid;
+        }
     }
 }
 
@@ -265,8 +388,13 @@ fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
 /// *fires* a probability (`Rng::ratio`: `below(d) < n`; a fault point:
 /// `draw % den < num`), so a fault drawn that way goes away at the top.
 fn raise(s: &mut Search, try_tape: &mut Try<'_>) {
-    let mut at = s.span.max(s.best.len().div_ceil(DRAW));
-    while at > 0 && s.out.is_none() {
+    let top = s.span.max(s.best.len().div_ceil(DRAW));
+    let mut at = s.resume.raise.take().map_or(top, |at| at.min(top));
+    while at > 0 {
+        if !s.open() {
+            s.resume.raise = Some(at);
+            return;
+        }
         at -= 1;
         let range = at * DRAW..(at + 1) * DRAW;
         if s.best
@@ -286,8 +414,13 @@ fn raise(s: &mut Search, try_tape: &mut Try<'_>) {
 
 /// Halves each remaining non-zero draw once, last first.
 fn halve(s: &mut Search, try_tape: &mut Try<'_>) {
-    let mut at = s.best.len() / DRAW;
-    while at > 0 && s.out.is_none() {
+    let top = s.best.len() / DRAW;
+    let mut at = s.resume.halve.take().map_or(top, |at| at.min(top));
+    while at > 0 {
+        if !s.open() {
+            s.resume.halve = Some(at);
+            return;
+        }
         at -= 1;
         let range = at * DRAW..(at + 1) * DRAW;
         let Some(bytes) = s.best.get(range.clone()) else {
@@ -483,6 +616,64 @@ mod tests {
             shrunk.size.faults, 1,
             "only the fault the failure needs: {shrunk:?}"
         );
+    }
+
+    /// A test that draws how many operations it makes (`below(10)` of
+    /// draw 0: its steps) and seeds a stream with draw 1 (any other value
+    /// is another run): it fails when it makes at least 3 operations.
+    fn counted(tape: &[u8]) -> Option<Size> {
+        let draws = draws(tape);
+        let ops = draws.first().map_or(0, |&d| below(d, 10));
+        (ops >= 3 && draws.get(1) == Some(&0x5eed_5eed_5eed_5eed)).then_some(Size {
+            faults: 0,
+            steps: ops,
+            virtual_ns: 0,
+        })
+    }
+
+    fn below(x: u64, n: u64) -> u64 {
+        ((u128::from(x) * u128::from(n)) >> 64) as u64
+    }
+
+    #[test]
+    fn a_drawn_count_is_lowered_to_the_fewest_operations_that_fail() {
+        let original = tape(&[u64::MAX / 10 * 9, 0x5eed_5eed_5eed_5eed]);
+        let size = counted(&original).unwrap();
+        assert_eq!(size.steps, 8);
+        let shrunk = shrink(original, size, budget(1000), counted);
+        // Halving alone stops at 4 operations (half of 4 is too few); the
+        // binary search finds 3.
+        assert_eq!(shrunk.size.steps, 3, "{shrunk:?}");
+        assert_eq!(shrunk.stopped, "nothing smaller");
+    }
+
+    /// A run with one fault no change takes away, 300 draws that must stay
+    /// exactly 1, and a drawn count (draw 0, `below(100)`: its steps) that
+    /// must be at least 50.
+    fn crowded(tape: &[u8]) -> Option<Size> {
+        let draws = draws(tape);
+        let ops = draws.first().map_or(0, |&d| below(d, 100));
+        let kept = draws.len() == 301 && draws[1..].iter().all(|&d| d == 1);
+        (ops >= 50 && kept).then_some(Size {
+            faults: 1,
+            steps: ops,
+            virtual_ns: 0,
+        })
+    }
+
+    #[test]
+    fn a_pass_with_much_to_try_leaves_runs_for_the_others() {
+        let mut draws = vec![u64::MAX / 100 * 99];
+        draws.extend([1; 300]);
+        let original = tape(&draws);
+        let size = crowded(&original).unwrap();
+        assert_eq!(size.steps, 98);
+        // Zeroing and deleting chunks of 300 draws, and raising each one,
+        // would take well over 400 runs, all in vain; with each pass held
+        // to half the runs left, the binary search on draw 0 gets its turn.
+        let shrunk = shrink(original, size, budget(400), crowded);
+        assert_eq!(shrunk.size.steps, 50, "{:?}", shrunk.size);
+        assert_eq!(shrunk.runs, 400);
     }
 
     #[test]

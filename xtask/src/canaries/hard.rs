@@ -45,11 +45,20 @@ the columns differ only where the schedule matters on top of it (`torn_log`, `he
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
-portfolio finds it on its uniform half. Shrinking keeps the fault plan's shape (its draws are on
-the tape like every decision, and a cut or zeroed draw makes another plan, which loses the
-failure), but it takes away the faults a probability drew (a draw raised to its top value no
-longer fires: `healed_retry` 49 → 4, `torn_log` 99 → 48); steps and virtual time barely move,
-the exposing schedule being most of the run.
+portfolio finds it on its uniform half.
+
+Shrinking. `stale_term` draws how many pauses it injects (1 to 12) and `drifted_lease` how many
+leases each client takes (1 or 2), each after all of their plan's draws, so a zero draw is the
+smallest workload and a smaller count leaves the rest of the tape in place; both check at every
+claim or write, so a run ends at its bug (`drifted_lease`'s first failure: 10 s and 209 steps,
+where the fixed workload ran 40 s and 564). The shrinker gives each pass half the runs left and
+lowers draws by binary search from the front of the tape: `stale_term` 62 faults, 260 steps →
+3, 92 (zeroed and lowered draws: fewer fault-point firings and an earlier second leader);
+`healed_retry` 49 faults → 1 (draws that fired faults raised to their top). `torn_log` keeps its fault
+plan's shape (99 → 69 faults: the crash must land between two fsyncs, and a changed draw moves
+it), `drifted_lease` its exposing schedule (209 → 204 steps: the late write needs the writes
+before it at their times), and `depth3` is at its floor (17 → 16 steps: ten updater steps
+between the reader's two are most of it).
 ";
 
 /// What one strategy's runs found for one canary.
@@ -169,8 +178,16 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
         let _ = writeln!(section, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
     }
     let md = std::fs::read_to_string(out).unwrap_or_default();
-    write_file(out, &SECTION.splice(&md, &section))?;
+    let md = SECTION.splice(&md, &section);
+    write_file(out, &md)?;
     println!("{}", rows.join("\n"));
+    // The shrinking criterion over the whole catalog (the quick canaries'
+    // figures are those `cargo xtask canaries` wrote).
+    let names: Vec<String> = catalog.iter().map(|c| c.name.clone()).collect();
+    match super::shrunk::check(&md, &names) {
+        Ok(summary) => println!("{summary}"),
+        Err(e) => problems.push(e),
+    }
     if problems.is_empty() {
         Ok(())
     } else {
