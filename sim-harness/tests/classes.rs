@@ -79,6 +79,39 @@ fn only_failing_seeds_build_trace_text() {
     assert!(FORMATTED.load(Ordering::SeqCst) > 0);
 }
 
+/// A sweep where most seeds fail traces the lowest sixteen of them (each
+/// costs a second run) and says how to get another's.
+#[test]
+fn traces_are_written_for_the_first_sixteen_failing_seeds() {
+    let start = std::time::SystemTime::now();
+    let r = report(
+        options("classes::many_failing", Seeds::Range(0, 20)),
+        || async {
+            tracing::info!("a failing seed's event");
+            assert_eq!(sim::seed(), 99, "every seed fails");
+        },
+    );
+    assert!(r.contains("20 of 20 seed(s) failed"), "{r}");
+    assert!(
+        r.contains("sim: traces: written for the first 16 of the 20 failing seeds"),
+        "{r}"
+    );
+    let first = r
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: trace: "))
+        .and_then(|l| l.split(" (").next())
+        .expect("the report names the trace file");
+    let dir = std::path::Path::new(first).parent().expect("a directory");
+    let fifteen = std::fs::read_to_string(dir.join("15.trace")).expect("seed 15's trace");
+    assert!(fifteen.contains("a failing seed's event"), "{fifteen}");
+    // (A file from an earlier run of this test may be there, older.)
+    let written = std::fs::metadata(dir.join("16.trace")).and_then(|m| m.modified());
+    assert!(
+        !written.is_ok_and(|t| t >= start),
+        "seed 16 is past the first sixteen"
+    );
+}
+
 #[test]
 fn panic_in_a_node_task() {
     let r = report(options("classes::panic", Seeds::One(3)), || async {

@@ -404,6 +404,11 @@ where
     second
 }
 
+/// How many failing seeds of a sweep get a trace file (the lowest; with
+/// `SIM_TRACE=1`, every seed does): a sweep where most seeds fail (a
+/// planted bug) would otherwise run each of them twice.
+const TRACED_FAILURES: usize = 16;
+
 /// Gives a failing seed, run untraced, the trace of a second run of it
 /// with the trace on: the same run, as a seed's run is a function of its
 /// seed (or tape). When the second run differs, its trace says so first.
@@ -503,8 +508,9 @@ where
     let sweep = Mutex::new(super::coverage::Sweep::new(plateau));
     let target = cargo_target(&opts);
     // A passing seed's trace is never read: seeds are traced from the start
-    // only when every seed's trace or page is asked for; a failing one is
-    // run again with the trace on (`trace_failure`).
+    // only when every seed's trace or page is asked for; after the sweep,
+    // the first failing ones are run again with the trace on
+    // (`trace_failure`).
     let traced = always_trace || wanted.every_seed();
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -535,9 +541,6 @@ where
                         wanted.every_seed(),
                         tape.as_ref(),
                     );
-                    if !traced && !r.outcome.passed() {
-                        trace_failure(&opts, &collector, &make, tape.as_ref(), &mut r);
-                    }
                     if super::replay::is_child() {
                         super::replay::tell_parent(&r.outcome);
                     }
@@ -564,7 +567,7 @@ where
                         // Coverage stopped growing: take no more seeds.
                         next.store(seeds.len(), Ordering::Relaxed);
                     }
-                    if always_trace || !r.outcome.passed() {
+                    if traced && (always_trace || !r.outcome.passed()) {
                         write_trace(&opts, &name, &r);
                     }
                     if wanted.every_seed() {
@@ -602,6 +605,15 @@ where
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|seed, _| counted.contains(seed));
+    }
+    if !traced {
+        // In seed order, so which seeds have a trace file does not depend
+        // on how the jobs interleaved.
+        let collector = trace::Collector::new();
+        for r in failures.values_mut().take(TRACED_FAILURES) {
+            trace_failure(&opts, &collector, &make, tape.as_ref(), r);
+            write_trace(&opts, &name, r);
+        }
     }
     if let Some(dir) = &results_dir {
         let planned = planned(&opts);
@@ -729,6 +741,7 @@ where
             (page.as_deref(), shrunk_page.as_deref()),
             &tape_line,
             shrunk.as_ref(),
+            traced,
         )
     );
 }
@@ -822,6 +835,7 @@ fn report(
     (page, shrunk_page): (Option<&std::path::Path>, Option<&std::path::Path>),
     tape: &str,
     shrunk: Option<&shrink::ShrunkRun>,
+    all_traced: bool,
 ) -> String {
     let o = &first.outcome;
     let mut s = String::new();
@@ -888,6 +902,14 @@ fn report(
     );
     for l in tail.into_iter().rev() {
         let _ = writeln!(s, "    {l}");
+    }
+    if !all_traced && failures.len() > TRACED_FAILURES {
+        let _ = writeln!(
+            s,
+            "sim: traces: written for the first {TRACED_FAILURES} of the {} failing seeds; \
+             for another, its replay line (printed as it started) with SIM_TRACE=1",
+            failures.len()
+        );
     }
     if !missing.is_empty() {
         let _ = writeln!(
