@@ -17,9 +17,11 @@
 //!   `select!` branch, the first of tied timers, the smallest value of a
 //!   range);
 //! - **zero a chunk** of draws, halving the chunk size down to one draw;
-//! - **raise a draw to the top**, when the run has faults: a zero draw is
-//!   the first choice of a pick but *fires* a probability (`ratio`, a
-//!   fault point), so the top value is how a drawn fault goes away;
+//! - **raise draws to the top**, when the run has faults, a chunk at a time
+//!   (halving the chunk size down to one draw), then draw by draw: a zero
+//!   draw is the first choice of a pick but *fires* a probability
+//!   (`ratio`, a fault point), so the top value is how a drawn fault goes
+//!   away, and a chunk takes away many of them in one run;
 //! - **delete a chunk** of draws (the later ones move up: another
 //!   schedule of the same operations, often a shorter one);
 //! - **lower a draw** toward zero by binary search, first draws first: a
@@ -170,6 +172,7 @@ pub(crate) fn shrink(
         s.pass(cut, &mut try_tape);
         s.pass(|s, t| chunks(s, t, Change::Zero), &mut try_tape);
         if s.size.faults > 0 {
+            s.pass(|s, t| chunks(s, t, Change::Raise), &mut try_tape);
             s.pass(raise, &mut try_tape);
         }
         s.pass(|s, t| chunks(s, t, Change::Delete), &mut try_tape);
@@ -290,17 +293,28 @@ fn cut(s: &mut Search, try_tape: &mut Try<'_>) {
 enum Change {
     Zero,
     Delete,
+    Raise,
 }
 
-/// Zeroes or deletes chunks of draws, from half the tape down to one
-/// draw, last chunks first (later draws matter less to what came before).
+/// Zeroes, deletes or raises to the top chunks of draws, from half the
+/// tape down to one draw, last chunks first (later draws matter less to
+/// what came before).
 fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
-    let mut size = (s.best.len() / 2).next_multiple_of(DRAW).max(DRAW);
+    // Raising reaches past the tape's end (zeros there fire as the run's
+    // own draws did), up to the length the run drew.
+    let len = |s: &Search| match change {
+        Change::Raise => (s.span * DRAW).max(s.best.len()),
+        Change::Zero | Change::Delete => s.best.len(),
+    };
+    let mut size = (len(s) / 2).next_multiple_of(DRAW).max(DRAW);
     loop {
-        let mut end = s.best.len();
+        let mut end = len(s);
         while end > 0 && s.open() {
             let start = end.saturating_sub(size);
             let mut candidate = s.best.clone();
+            if candidate.len() < end {
+                candidate.resize(end, 0);
+            }
             match change {
                 Change::Zero => {
                     if candidate[start..end].iter().all(|&b| b == 0) {
@@ -312,9 +326,16 @@ fn chunks(s: &mut Search, try_tape: &mut Try<'_>, change: Change) {
                 Change::Delete => {
                     candidate.drain(start..end);
                 }
+                Change::Raise => {
+                    if candidate[start..end].iter().all(|&b| b == 0xff) {
+                        end = start;
+                        continue;
+                    }
+                    candidate[start..end].fill(0xff);
+                }
             }
             try_tape(s, candidate);
-            end = start.min(s.best.len());
+            end = start.min(len(s));
         }
         if size == DRAW || !s.open() {
             break;
@@ -674,6 +695,33 @@ mod tests {
         let shrunk = shrink(original, size, budget(400), crowded);
         assert_eq!(shrunk.size.steps, 50, "{:?}", shrunk.size);
         assert_eq!(shrunk.runs, 400);
+    }
+
+    /// A run that takes 201 draws (past the tape's end, zeros): draws 1 to
+    /// 200 each inject a fault unless above half their range, and it fails
+    /// only with draw 0 as it is.
+    fn many_faults(tape: &[u8]) -> Option<Size> {
+        let draws = draws(tape);
+        let draw = |i: usize| draws.get(i).copied().unwrap_or(0);
+        let faults = (1..=200).filter(|&i| draw(i) < u64::MAX / 2).count() as u64;
+        (draw(0) == 0x5eed_5eed_5eed_5eed).then_some(Size {
+            faults,
+            steps: 201,
+            virtual_ns: 0,
+        })
+    }
+
+    #[test]
+    fn raising_chunks_takes_away_many_faults_in_a_few_runs() {
+        let mut draws = vec![0x5eed_5eed_5eed_5eed];
+        draws.extend([0; 200]);
+        let original = tape(&draws);
+        let size = many_faults(&original).unwrap();
+        assert_eq!(size.faults, 200);
+        // Raising the 200 draws one by one would take 200 runs; a chunk at
+        // a time, a few dozen.
+        let shrunk = shrink(original, size, budget(60), many_faults);
+        assert_eq!(shrunk.size.faults, 0, "{:?}", shrunk.size);
     }
 
     #[test]
