@@ -423,10 +423,9 @@ fn trace_failure<F, Fut>(
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
-    let o = &r.outcome;
     let second = run_one(
         opts,
-        o.seed,
+        r.outcome.seed,
         make,
         How {
             tape: tape.map(|t| TapeMode::Replay(t.bytes.clone())),
@@ -434,12 +433,17 @@ fn trace_failure<F, Fut>(
             ..How::default()
         },
     );
-    let s = &second.outcome;
+    adopt_trace(r, &second);
+}
+
+/// Takes `second`'s trace (a traced run of `r`'s seed) for `r`, saying
+/// first when the two runs differ.
+fn adopt_trace(r: &mut SeedResult, second: &SeedResult) {
+    let (o, s) = (&r.outcome, &second.outcome);
     let differs = s.class != o.class || s.fingerprint != o.fingerprint;
-    r.trace = second.trace;
-    r.dropped = second.dropped;
+    let mut trace = second.trace.clone();
     if differs {
-        r.trace.insert(
+        trace.insert(
             0,
             format!(
                 "(this trace is of the seed's second run, which {}: the run is not \
@@ -454,6 +458,8 @@ fn trace_failure<F, Fut>(
             ),
         );
     }
+    r.trace = trace;
+    r.dropped = second.dropped;
 }
 
 /// Runs a `#[sim::test]` body once per seed; panics with the report if any
@@ -608,9 +614,10 @@ where
     }
     if !traced {
         // In seed order, so which seeds have a trace file does not depend
-        // on how the jobs interleaved.
+        // on how the jobs interleaved. The first failing seed's trace is
+        // its rerun's, below (it is run again anyway).
         let collector = trace::Collector::new();
-        for r in failures.values_mut().take(TRACED_FAILURES) {
+        for r in failures.values_mut().skip(1).take(TRACED_FAILURES - 1) {
             trace_failure(&opts, &collector, &make, tape.as_ref(), r);
             write_trace(&opts, &name, r);
         }
@@ -631,7 +638,7 @@ where
     }
     // The seeds the sweep ran (all of them, or up to the plateau).
     let ran = sweep.stop.unwrap_or(seeds.len());
-    let Some((&first_seed, first)) = failures.iter().next() else {
+    let Some(&first_seed) = failures.keys().next() else {
         if !missing.is_empty() {
             if opts.coverage {
                 panic!(
@@ -667,6 +674,12 @@ where
             ..How::default()
         },
     );
+    if !traced {
+        let r = failures.get_mut(&first_seed).expect("the first failure");
+        adopt_trace(r, &again);
+        write_trace(&opts, &name, r);
+    }
+    let first = &failures[&first_seed];
     // Shrink the failing run's tape (shrink.rs); the report then tells the
     // shrunk run's story, and its page is the one drawn.
     let shrunk = match (&tape, &again.outcome.tape, shrink::Budget::from_env()) {
