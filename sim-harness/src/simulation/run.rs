@@ -232,8 +232,8 @@ pub(crate) struct SeedResult {
     swarm: Vec<(String, String)>,
     /// The seed's sometimes-assertion tallies.
     coverage: BTreeMap<super::coverage::Key, super::coverage::Tally>,
-    trace: Vec<String>,
-    dropped: u64,
+    pub(crate) trace: Vec<String>,
+    pub(crate) dropped: u64,
     /// Faults the run injected: control-API faults and fault-point
     /// firings (its size, for shrinking).
     pub(crate) faults: u64,
@@ -404,64 +404,6 @@ where
     second
 }
 
-/// How many failing seeds of a sweep get a trace file (the lowest; with
-/// `SIM_TRACE=1`, every seed does): a sweep where most seeds fail (a
-/// planted bug) would otherwise run each of them twice.
-const TRACED_FAILURES: usize = 16;
-
-/// Gives a failing seed, run untraced, the trace of a second run of it
-/// with the trace on: the same run, as a seed's run is a function of its
-/// seed (or tape). When the second run differs, its trace says so first.
-fn trace_failure<F, Fut>(
-    opts: &Options,
-    collector: &trace::Collector,
-    make: &Arc<F>,
-    tape: Option<&tape::Tape>,
-    r: &mut SeedResult,
-) where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: Future + 'static,
-    Fut::Output: TestOutput,
-{
-    let second = run_one(
-        opts,
-        r.outcome.seed,
-        make,
-        How {
-            tape: tape.map(|t| TapeMode::Replay(t.bytes.clone())),
-            trace: Some(collector.clone()),
-            ..How::default()
-        },
-    );
-    adopt_trace(r, &second);
-}
-
-/// Takes `second`'s trace (a traced run of `r`'s seed) for `r`, saying
-/// first when the two runs differ.
-fn adopt_trace(r: &mut SeedResult, second: &SeedResult) {
-    let (o, s) = (&r.outcome, &second.outcome);
-    let differs = s.class != o.class || s.fingerprint != o.fingerprint;
-    let mut trace = second.trace.clone();
-    if differs {
-        trace.insert(
-            0,
-            format!(
-                "(this trace is of the seed's second run, which {}: the run is not \
-                 deterministic)",
-                match s.class {
-                    Some(c) => format!(
-                        "failed differently ({c}, fingerprint {:#018x} vs {:#018x})",
-                        s.fingerprint, o.fingerprint
-                    ),
-                    None => "passed".to_string(),
-                }
-            ),
-        );
-    }
-    r.trace = trace;
-    r.dropped = second.dropped;
-}
-
 /// Runs a `#[sim::test]` body once per seed; panics with the report if any
 /// seed fails.
 pub fn run<F, Fut>(opts: Options, make: F)
@@ -516,7 +458,7 @@ where
     // A passing seed's trace is never read: seeds are traced from the start
     // only when every seed's trace or page is asked for; after the sweep,
     // the first failing ones are run again with the trace on
-    // (`trace_failure`).
+    // (trace.rs `trace_failure`).
     let traced = always_trace || wanted.every_seed();
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -617,8 +559,12 @@ where
         // on how the jobs interleaved. The first failing seed's trace is
         // its rerun's, below (it is run again anyway).
         let collector = trace::Collector::new();
-        for r in failures.values_mut().skip(1).take(TRACED_FAILURES - 1) {
-            trace_failure(&opts, &collector, &make, tape.as_ref(), r);
+        for r in failures
+            .values_mut()
+            .skip(1)
+            .take(trace::TRACED_FAILURES - 1)
+        {
+            trace::trace_failure(&opts, &collector, &make, tape.as_ref(), r);
             write_trace(&opts, &name, r);
         }
     }
@@ -676,7 +622,7 @@ where
     );
     if !traced {
         let r = failures.get_mut(&first_seed).expect("the first failure");
-        adopt_trace(r, &again);
+        trace::adopt_trace(r, &again);
         write_trace(&opts, &name, r);
     }
     let first = &failures[&first_seed];
@@ -916,11 +862,12 @@ fn report(
     for l in tail.into_iter().rev() {
         let _ = writeln!(s, "    {l}");
     }
-    if !all_traced && failures.len() > TRACED_FAILURES {
+    if !all_traced && failures.len() > trace::TRACED_FAILURES {
         let _ = writeln!(
             s,
-            "sim: traces: written for the first {TRACED_FAILURES} of the {} failing seeds; \
+            "sim: traces: written for the first {} of the {} failing seeds; \
              for another, its replay line (printed as it started) with SIM_TRACE=1",
+            trace::TRACED_FAILURES,
             failures.len()
         );
     }
