@@ -103,7 +103,8 @@ fn manifest(real: &RealTokio, sim: &Path) -> String {
          libc = \"0.2\"\n\
          backtrace = \"0.3\"\n\
          rustix = {{ version = \"1\", default-features = false, features = [\"use-libc\"] }}\n\
-         object = {{ version = \"0.40\", default-features = false, features = [\"read_core\", \"elf\", \"std\"] }}\n\n\
+         object = {{ version = \"0.40\", default-features = false, features = [\"read_core\", \"elf\", \"std\"] }}\n\
+         linkme = \"0.3\"\n\n\
          [features]",
         version(&real.version),
         q(&real.dir),

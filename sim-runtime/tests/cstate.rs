@@ -1,6 +1,6 @@
 //! A C library's per-process seeded state is reset at the start of every
 //! simulation, and simulations take turns while the executable has one
-//! (sim-runtime's cstate.rs). The stand-in below is this executable's own
+//! (sim-runtime's libc/cstate.rs). The stand-in below is this executable's own
 //! `sqlite3_randomness`: the simulation finds it by name in the symbol
 //! table, as it finds SQLite's when a store links it.
 //!

@@ -433,7 +433,7 @@ where
     let mut jobs = jobs().min(seeds.len().max(1));
     let shared = sim_runtime::__private::harness::process_global_state();
     if jobs > 1 && !shared.is_empty() {
-        // Simulations take turns anyway (the runtime's cstate.rs): one job
+        // Simulations take turns anyway (the runtime's libc/cstate.rs): one job
         // does the same work without threads waiting for theirs.
         eprintln!(
             "sim: {} is one per process, so seeds run one at a time (SIM_JOBS={jobs} not used)",

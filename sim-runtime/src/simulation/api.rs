@@ -18,7 +18,7 @@ pub use sim_runtime_macros::{main, test};
 pub use tokio::{join, pin, sync, task_local, try_join};
 
 #[doc(hidden)]
-pub use crate::simulation::private as __private;
+pub use crate::simulation::run::private as __private;
 
 /// Tokio's `select!`, with its fairness draw taken from the seed instead of
 /// Tokio's process-wide counter (which depends on what ran before).

@@ -9,8 +9,8 @@
 //! schedule's — so adding a site never shifts the schedule. Activations and
 //! firings are folded into the fingerprint.
 
-use super::executor::{Core, Driver};
-use super::seed;
+use super::core::executor::{Core, Driver};
+use super::core::seed;
 use rand_core::RngCore;
 use std::collections::BTreeMap;
 
@@ -96,7 +96,7 @@ impl Core {
     fn fault_point_on(&mut self, site: &'static str, num: u32, den: u32) -> Option<u64> {
         let (fires, decided) = self.driver::<Buggify>().eval(site, num, den);
         if let Some(v) = decided {
-            self.decide(super::trace::Kind::Buggify, v);
+            self.decide(super::core::trace::Kind::Buggify, v);
         }
         fires.then(|| decided.unwrap_or(0))
     }

@@ -17,8 +17,8 @@
 //!   cancelled); a paused node's tasks are not polled and its timers are held
 //!   until it resumes.
 
-use super::executor::expect_current;
-use super::node::{NodeId, NodeState};
+use super::core::executor::expect_current;
+use super::core::node::{NodeId, NodeState};
 use super::signal::{self, unix::SignalKind};
 use super::task::JoinHandle;
 use std::future::Future;
@@ -26,12 +26,12 @@ use std::net::IpAddr;
 use std::panic::Location;
 use std::time::Duration;
 
-pub use super::config::{Schedule, UnhandledPanic};
+pub use super::core::config::{Schedule, UnhandledPanic};
+pub use super::core::node::NodeId as Node;
+pub use super::core::report::{Class, Failure};
 pub use super::fs::control as fs;
 pub use super::net::control as net;
-pub use super::node::NodeId as Node;
 pub use super::observe::{set_observer, Call, Observer};
-pub use super::report::{Class, Failure};
 
 /// What names a node in the control API: its id, or its name (a name no
 /// node has panics, saying so). A harness implements it for its own node
@@ -86,7 +86,7 @@ fn announce_node(what: &'static str, node: NodeId, injects: bool) {
 
 /// Whether this code runs inside a simulation.
 pub fn is_simulation() -> bool {
-    super::executor::current().is_some()
+    super::core::executor::current().is_some()
 }
 
 /// The seed of the running simulation.
@@ -99,7 +99,7 @@ pub fn seed() -> u64 {
 /// a consumer never shifts the streams of the others.
 #[track_caller]
 pub fn fork_seed(label: &str) -> u64 {
-    super::seed::decide(seed(), label)
+    super::core::seed::decide(seed(), label)
 }
 
 /// Global virtual time since the simulation started (no node's skew).
@@ -203,15 +203,15 @@ impl NodeBuilder {
                         self.name,
                         holder.name,
                         self.name,
-                        super::node::implicit_net()
+                        super::core::node::implicit_net()
                     );
                 }
                 (ip, true)
             }
-            None => (super::node::auto_ip(Some(core.nodes())), false),
+            None => (super::core::node::auto_ip(Some(core.nodes())), false),
         };
         let id = core.add_node(NodeState::new(self.name, Some(ip), explicit));
-        core.decide(super::trace::Kind::Node, u64::from(id.0) << 8);
+        core.decide(super::core::trace::Kind::Node, u64::from(id.0) << 8);
         id
     }
 }
@@ -230,7 +230,7 @@ where
 }
 
 #[track_caller]
-fn check_node(exec: &super::executor::Exec, node: NodeId) {
+fn check_node(exec: &super::core::executor::Exec, node: NodeId) {
     let n = exec.core().nodes().len();
     assert!(
         node.index() < n,
@@ -408,7 +408,7 @@ pub fn at(when: Duration, action: impl FnOnce() + 'static) -> JoinHandle<()> {
             }
             action();
         },
-        Some(super::executor::SCRIPTED.into()),
+        Some(super::core::executor::SCRIPTED.into()),
         location,
         Some(NodeId::MAIN),
     )
@@ -427,7 +427,7 @@ pub fn incarnation(node: NodeId) -> u32 {
 /// Virtual time and the current node's name, if a simulation runs on this
 /// thread and is not busy (for trace stamps; never panics).
 pub fn stamp() -> Option<(Duration, String)> {
-    let exec = super::executor::current()?;
+    let exec = super::core::executor::current()?;
     let node = exec.current_node();
     let core = exec.try_core()?;
     Some((
@@ -441,7 +441,7 @@ pub fn stamp() -> Option<(Duration, String)> {
 /// `sim::buggify!` in the harness). Always `false` outside a simulation and
 /// in runs where fault points are off.
 pub fn buggify(site: &'static str, num: u32, den: u32) -> bool {
-    let Some(exec) = super::executor::current() else {
+    let Some(exec) = super::core::executor::current() else {
         return false;
     };
     let Some(mut core) = exec.try_core_mut() else {

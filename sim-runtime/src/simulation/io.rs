@@ -14,7 +14,7 @@ pub use tokio::io::*;
 // Ours, over the glob's: `AsyncFd` refused by name (io/unix.rs).
 pub mod unix;
 
-use super::executor;
+use super::core::executor;
 use std::io::Write as _;
 use std::pin::Pin;
 use std::task::{Context, Poll};

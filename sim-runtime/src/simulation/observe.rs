@@ -11,7 +11,7 @@
 //! test, a fault plan, a service's own test helper — goes through the same
 //! door.
 
-use super::node::NodeId;
+use super::core::node::NodeId;
 use std::cell::RefCell;
 use std::rc::Rc;
 

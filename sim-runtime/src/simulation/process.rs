@@ -9,8 +9,8 @@
 //! Put the process behind a trait of your service and give the simulation a
 //! fake (docs/breakage.md).
 
-use crate::simulation::executor;
-use crate::simulation::report::Class;
+use crate::simulation::core::executor;
+use crate::simulation::core::report::Class;
 use std::ffi::OsStr;
 use std::future::Future;
 use std::io;

@@ -6,8 +6,8 @@
 //! stack sizes, hooks) have no effect, because a simulation runs everything
 //! on one thread by design.
 
-use super::config::{self, Config};
-use super::executor::{self, Exec};
+use super::core::config::{self, Config};
+use super::core::executor::{self, Exec};
 use super::task::JoinHandle;
 use std::fmt;
 use std::future::Future;
@@ -209,10 +209,10 @@ impl Builder {
             .seed
             .or_else(config::env_seed)
             .unwrap_or(config::DEFAULT_SEED);
-        if self.seed.is_none() && !super::private::in_test_runner() {
+        if self.seed.is_none() && !super::core::config::in_test_runner() {
             eprintln!(
                 "sim: runtime seed {seed} (replay: {})",
-                super::report::replay_command(seed)
+                super::core::report::replay_command(seed)
             );
         }
         let mut config = Config::from_env(seed);
@@ -722,7 +722,7 @@ impl RuntimeMetrics {
 /// Unix socket made synchronously) on a runtime built without `enable_io`.
 #[track_caller]
 pub(crate) fn check_io() {
-    if !super::executor::expect_current().io_enabled.get() {
+    if !super::core::executor::expect_current().io_enabled.get() {
         panic!(
             "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
              runtime builder to enable IO."

@@ -11,8 +11,8 @@
 //! [`raise_on_current_node`] through the interposers in `intercept`: the
 //! signal goes to the calling node, never to the OS.
 
-use super::executor::{self, expect_current, Core, Death, Driver};
-use super::node::NodeId;
+use super::core::executor::{self, expect_current, Core, Death, Driver};
+use super::core::node::NodeId;
 use std::collections::BTreeMap;
 use std::future::poll_fn;
 use std::io;
@@ -295,7 +295,7 @@ pub(crate) fn deliver(node: NodeId, kind: unix::SignalKind) {
     let (wakers, default) = {
         let mut core = exec.core_mut();
         core.decide(
-            super::trace::Kind::Node,
+            super::core::trace::Kind::Node,
             u64::from(node.as_u32()) << 8 | 0x40 | kind.as_raw_value() as u64,
         );
         let slot = core.driver::<Signals>().slot(node, kind.as_raw_value());

@@ -13,8 +13,8 @@
 //!
 //! Never a plausible fake value: a clear failure is the point.
 
-use crate::simulation::executor;
-use crate::simulation::report::Class;
+use crate::simulation::core::executor;
+use crate::simulation::core::report::Class;
 use std::io;
 
 /// The failure's text: the call, why it is not simulated, what instead.

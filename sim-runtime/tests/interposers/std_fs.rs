@@ -1,5 +1,5 @@
 //! `std::fs` and libc file calls inside a simulation reach the node's
-//! simulated disk (filefd.rs, intercept_fs.rs, intercept_dir.rs): the same
+//! simulated disk (fs/fd.rs, libc/fs/, intercept_dir.rs): the same
 //! disk `tokio::fs` uses, with its crash and kill semantics, its faults,
 //! one disk per node, and nothing on the real disk.
 //!

@@ -1,6 +1,6 @@
 //! Tokio's cooperative budget and blocking checks inside a simulation: each
 //! simulated poll runs in real Tokio's task context with a fresh budget
-//! (executor/context.rs).
+//! (core/executor/context.rs).
 
 use crate::{run, run_failing};
 use sim_runtime::sync::{mpsc, oneshot};

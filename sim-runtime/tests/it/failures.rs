@@ -289,7 +289,7 @@ fn a_panic_from_the_real_tokio_names_the_cause() {
 /// networking) inside a simulation is refused and fails the run as a
 /// forbidden operation: it would reach the host's network, outside the
 /// seed. Making and binding the socket is allowed (a stub that Tokio's
-/// `from_std` can take over: sockfd.rs); using it is not.
+/// `from_std` can take over: net/fd.rs); using it is not.
 #[test]
 fn a_real_socket_is_a_forbidden_operation() {
     let msg = run_failing(6, || async {

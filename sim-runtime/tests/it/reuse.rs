@@ -1,7 +1,7 @@
 //! A seed's run does not depend on what ran before it on the same thread.
 //!
 //! An executor hands its emptied containers (task slab, run queue, timer
-//! vectors) to the next executor on its thread (executor/spare.rs, issue
+//! vectors) to the next executor on its thread (core/executor/spare.rs, issue
 //! 26). These tests run the same seeds on a fresh thread each, in order on
 //! one thread, in reverse and shuffled orders on others (with a large
 //! simulation between seeds, so the kept containers are full-sized and

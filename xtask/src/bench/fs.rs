@@ -150,7 +150,7 @@ fn section(cores: usize, load: Option<&str>, samples: &Samples) -> String {
          (`write_all`), then one `sync_all`, inside a runtime's `block_on`, through \
          `tokio::fs::File` and through `std::fs::File`. In simulation both reach the node's \
          simulated disk (in memory; std's calls through the libc interposers, \
-         `intercept_fs/`); with real Tokio they write a real file in a temporary directory \
+         `libc/fs/`); with real Tokio they write a real file in a temporary directory \
          (`tokio::fs` through Tokio's blocking pool). Per write: a run's time minus that of a \
          run with no writes (the runtime, creating the file, an empty sync), over 2,000, so the \
          final sync of 8 MiB is spread over the writes. Medians of {runs} runs, the two \

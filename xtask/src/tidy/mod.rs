@@ -59,7 +59,7 @@ const RULES: &[Rule] = &[
             // Tokio-shaped Instant::now() outside a simulation is the real clock, as in Tokio.
             "sim-runtime/src/simulation/time/instant.rs",
             // Captures the base point of virtual time, through the interposers.
-            "sim-runtime/src/simulation/executor.rs",
+            "sim-runtime/src/simulation/core/executor.rs",
         ],
         harmless: &[],
     },
@@ -91,7 +91,7 @@ const RULES: &[Rule] = &[
             "sim-harness/src/simulation/tape.rs",
             // Maps the executable once per process, inside
             // `filefd::on_real_disk`, for its symbol table.
-            "sim-runtime/src/simulation/cstate.rs",
+            "sim-runtime/src/simulation/libc/cstate.rs",
         ],
         harmless: &["std::fs::Permissions"],
     },

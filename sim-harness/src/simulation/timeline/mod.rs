@@ -2,7 +2,7 @@
 //! the Perfetto and pcap exports (`SIM_EXPORT=perfetto,pcap`).
 //!
 //! A seed that will be drawn runs with the recorder on: the network model
-//! logs its traffic (sim-runtime's `record.rs`) and the harness's lifecycle
+//! logs its traffic (sim-runtime's `run/record.rs`) and the harness's lifecycle
 //! and fault calls log themselves here ([`note`]). Both logs are
 //! write-only, so a recorded run makes the same decisions and has the same
 //! fingerprint as an unrecorded one (tested in `tests/timeline.rs`). Off,

@@ -30,8 +30,8 @@
 
 use super::{record, with_disk, with_disk_of};
 use crate::simulation::control::AsNode;
-use crate::simulation::executor::expect_current;
-use crate::simulation::node::NodeId;
+use crate::simulation::core::executor::expect_current;
+use crate::simulation::core::node::NodeId;
 use crate::simulation::observe::announce;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -294,5 +294,5 @@ pub fn absolute(path: &Path) -> PathBuf {
 /// });
 /// ```
 pub fn on_real_disk<R>(f: impl FnOnce() -> R) -> R {
-    crate::simulation::filefd::on_real_disk(f)
+    crate::simulation::core::hooks::on_real_disk(f)
 }

@@ -3,8 +3,8 @@
 use super::metadata::{FileTimes, Metadata};
 use super::options::OpenOptions;
 use super::{with_disk, Gate};
-use crate::simulation::executor::{current, expect_current};
-use crate::simulation::node::NodeId;
+use crate::simulation::core::executor::{current, expect_current};
+use crate::simulation::core::node::NodeId;
 use sim_fs::{Fd, OpenFlags};
 use std::fmt;
 use std::fs::File as StdFile;
@@ -32,7 +32,7 @@ pub struct File {
     /// A seek started by `start_seek`, done by `poll_complete`.
     seek: Option<SeekFrom>,
     max_buf_size: usize,
-    /// The number `AsRawFd` lends out (filefd.rs), once asked for.
+    /// The number `AsRawFd` lends out (fs/fd.rs), once asked for.
     raw: std::sync::OnceLock<i32>,
 }
 
@@ -91,14 +91,14 @@ impl File {
     }
 
     /// The `File` of a `std::fs::File` opened inside the simulation (on the
-    /// node's simulated disk: intercept_fs/): the same open file, its
+    /// node's simulated disk: libc/fs/): the same open file, its
     /// cursor included. A real file (opened outside, or inside
     /// `sim::fs::on_real_disk`) is refused with a panic saying so.
     pub fn from_std(std: StdFile) -> File {
         use std::os::fd::IntoRawFd;
         let raw = std.into_raw_fd();
-        let exec = super::super::executor::current();
-        match (exec, crate::simulation::filefd::take_model(raw)) {
+        let exec = crate::simulation::core::executor::current();
+        match (exec, crate::simulation::fs::fd::take_model(raw)) {
             (Some(exec), Ok((node, fd))) => File {
                 exec_id: exec.id,
                 node,
@@ -120,7 +120,8 @@ impl File {
     /// Gives this open file to a `std::fs::File` (the simulation's
     /// descriptor of it), or `None` outside its simulation.
     fn into_std_now(mut self) -> Result<StdFile, File> {
-        let same = super::super::executor::current().is_some_and(|e| e.id == self.exec_id);
+        let same =
+            crate::simulation::core::executor::current().is_some_and(|e| e.id == self.exec_id);
         if !same {
             return Err(self);
         }
@@ -129,9 +130,9 @@ impl File {
         self.gate = None;
         let this = std::mem::ManuallyDrop::new(self);
         if let Some(&lent) = this.raw.get() {
-            crate::simulation::filefd::forget(lent);
+            crate::simulation::fs::fd::forget(lent);
         }
-        match crate::simulation::filefd::adopt(this.node, this.fd, false) {
+        match crate::simulation::fs::fd::adopt(this.node, this.fd, false) {
             // SAFETY: `fd` is a new simulated descriptor that owns the
             // model's descriptor; the std file takes it over.
             Ok(fd) => Ok(unsafe { <StdFile as std::os::fd::FromRawFd>::from_raw_fd(fd) }),
@@ -247,9 +248,10 @@ impl From<std::os::fd::OwnedFd> for File {
 impl std::os::unix::io::AsRawFd for File {
     fn as_raw_fd(&self) -> std::os::unix::io::RawFd {
         *self.raw.get_or_init(|| {
-            let same = super::super::executor::current().is_some_and(|e| e.id == self.exec_id);
+            let same =
+                crate::simulation::core::executor::current().is_some_and(|e| e.id == self.exec_id);
             let lent = same
-                .then(|| crate::simulation::filefd::adopt(self.node, self.fd, true).ok())
+                .then(|| crate::simulation::fs::fd::adopt(self.node, self.fd, true).ok())
                 .flatten();
             lent.unwrap_or_else(|| panic!("{REFUSE_OUTSIDE}"))
         })
@@ -373,7 +375,7 @@ impl AsyncSeek for File {
 impl Drop for File {
     fn drop(&mut self) {
         if let Some(&lent) = self.raw.get() {
-            crate::simulation::filefd::forget(lent);
+            crate::simulation::fs::fd::forget(lent);
         }
         // Closed on the disk it was opened on, if that simulation is still
         // the one running here (a file outliving its runtime has nothing
@@ -400,8 +402,8 @@ impl fmt::Debug for File {
         struct Std<'a>(&'a File);
         impl fmt::Debug for Std<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let same =
-                    super::super::executor::current().is_some_and(|e| e.id == self.0.exec_id);
+                let same = crate::simulation::core::executor::current()
+                    .is_some_and(|e| e.id == self.0.exec_id);
                 let fd = if same {
                     std::os::unix::io::AsRawFd::as_raw_fd(self.0)
                 } else {

@@ -7,13 +7,14 @@
 //! configured latency), then runs against the model in one step. Timestamps
 //! come from the node's virtual wall clock. A simulated run never touches
 //! the real disk, and neither does `std::fs` nor any libc file call made on
-//! a node: they reach the same disk (filefd.rs, intercept_fs.rs).
+//! a node: they reach the same disk (fs/fd.rs, libc/fs/).
 //!
 //! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
-//! disks are a driver (executor/driver.rs) that hears of both.
+//! disks are a driver (core/executor/driver.rs) that hears of both.
 
 pub mod control;
 mod dir;
+pub(crate) mod fd;
 mod file;
 mod metadata;
 mod ops;
@@ -30,9 +31,9 @@ pub use ops::{
 pub use options::{DirBuilder, OpenOptions};
 pub use std::fs::Permissions;
 
-use super::executor::{expect_current, Core, Death, Driver, Exec};
-use super::node::NodeId;
-use super::trace::Kind;
+use super::core::executor::{expect_current, Core, Death, Driver, Exec};
+use super::core::node::NodeId;
+use super::core::trace::Kind;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -103,8 +104,10 @@ impl Driver for Disks {
             Death::Kill => self.on_kill(node),
             Death::Crash => {
                 let incarnation = core.node(node).incarnation;
-                let seed =
-                    super::seed::decide(core.seed(), &format!("fs.crash.{}.{incarnation}", node.0));
+                let seed = super::core::seed::decide(
+                    core.seed(),
+                    &format!("fs.crash.{}.{incarnation}", node.0),
+                );
                 let survived = self.on_crash(node, seed);
                 core.decide(Kind::Fs, survived);
             }
@@ -115,7 +118,7 @@ impl Driver for Disks {
 /// The node's wall clock (what its `SystemTime::now()` reads).
 pub(crate) fn wall_now(exec: &Exec, core: &Core, node: NodeId) -> SystemTime {
     let n = core.node(node);
-    let local = super::hooks::local_elapsed_ns(core.now(), n.drift_ppm) as i128
+    let local = super::core::hooks::local_elapsed_ns(core.now(), n.drift_ppm) as i128
         + i128::from(exec.wall_base_ns)
         + i128::from(n.wall_offset_ns);
     SystemTime::UNIX_EPOCH + Duration::from_nanos(local.max(0) as u64)

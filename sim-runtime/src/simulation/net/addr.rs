@@ -163,13 +163,13 @@ pub(crate) fn resolve_first<T: ToSocketAddrs + ?Sized>(
 }
 
 fn rotate(name: &str, mut ips: Vec<IpAddr>) -> Vec<IpAddr> {
-    let exec = crate::simulation::executor::expect_current();
+    let exec = crate::simulation::core::executor::expect_current();
     let mut core = exec.core_mut();
     let n = super::network(&mut core).next_route_draw();
     let first = super::model(&mut core).pick_route(name, &ips, n);
     let at = ips.iter().position(|&ip| ip == first).unwrap_or(0);
     ips.rotate_left(at);
-    core.decide(crate::simulation::trace::Kind::Net, at as u64);
+    core.decide(crate::simulation::core::trace::Kind::Net, at as u64);
     ips
 }
 
@@ -202,7 +202,7 @@ pub(crate) fn resolve_for_libc(name: &str) -> Option<Vec<IpAddr>> {
     if let Ok(ip) = name.parse::<IpAddr>() {
         return Some(vec![ip]);
     }
-    let exec = crate::simulation::executor::current()?;
+    let exec = crate::simulation::core::executor::current()?;
     let mut core = exec.try_core_mut()?;
     let mut ips = super::model(&mut core).resolve(name)?;
     if ips.len() > 1 {
@@ -210,7 +210,7 @@ pub(crate) fn resolve_for_libc(name: &str) -> Option<Vec<IpAddr>> {
         let first = super::model(&mut core).pick_route(name, &ips, n);
         let at = ips.iter().position(|&ip| ip == first).unwrap_or(0);
         ips.rotate_left(at);
-        core.decide(crate::simulation::trace::Kind::Net, at as u64);
+        core.decide(crate::simulation::core::trace::Kind::Net, at as u64);
     }
     Some(ips)
 }

@@ -6,10 +6,10 @@
 
 use super::{model, route_notes};
 use crate::simulation::control::{node_name, AsNode};
-use crate::simulation::executor::expect_current;
-use crate::simulation::node::NodeId;
+use crate::simulation::core::executor::expect_current;
+use crate::simulation::core::node::NodeId;
+use crate::simulation::core::trace::Kind;
 use crate::simulation::observe::announce;
-use crate::simulation::trace::Kind;
 use sim_net::{HostId, Net};
 use std::time::Duration;
 

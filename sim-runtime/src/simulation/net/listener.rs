@@ -75,13 +75,13 @@ impl TcpListener {
 
     /// A listener bound (and listening) inside the simulation with std
     /// (`std::net::TcpListener::bind`, whose `socket(2)` made a stub:
-    /// sockfd.rs), now on the simulated network. A real OS socket is
+    /// net/fd.rs), now on the simulated network. A real OS socket is
     /// refused.
     #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         use std::os::fd::IntoRawFd;
         let fd = listener.into_raw_fd();
-        match crate::simulation::sockfd::take(fd) {
+        match crate::simulation::net::fd::take(fd) {
             Some(stub) if stub.stream && stub.listening.is_some() => {
                 super::socket::TcpSocket::listener_from_stub(stub)
             }

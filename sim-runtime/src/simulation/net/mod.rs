@@ -13,6 +13,7 @@
 
 mod addr;
 pub mod control;
+pub(crate) mod fd;
 mod listener;
 mod shared;
 mod socket;
@@ -34,9 +35,9 @@ pub mod tcp {
     pub use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 }
 
-use super::executor::{expect_current, Core, Death, Driver, Wait};
-use super::node::NodeId;
-use super::timer::TimerKey;
+use super::core::executor::{expect_current, Core, Death, Driver, Wait};
+use super::core::node::NodeId;
+use super::core::timer::TimerKey;
 use sim_net::{HostId, Net, Notification, Progress, SocketId};
 use std::cell::Cell;
 use std::io;
@@ -169,9 +170,9 @@ impl Network {
     fn host_model(&mut self, core: &Core) -> &mut Net {
         if self.model.is_none() {
             let mut config = self.config.take().unwrap_or_default();
-            config.seed = crate::simulation::seed::decide(core.seed(), "net");
+            config.seed = crate::simulation::core::seed::decide(core.seed(), "net");
             let mut net = Net::new(config);
-            if crate::simulation::record::on() {
+            if crate::simulation::core::config::recording() {
                 net.record_traffic();
             }
             self.model = Some(net);
@@ -185,8 +186,8 @@ impl Network {
             self.hosts += 1;
         }
         if net.records_traffic() {
-            // The recorder notes which task made each call (record.rs).
-            net.set_actor(super::executor::current().and_then(|e| e.current_task()));
+            // The recorder notes which task made each call (run/record.rs).
+            net.set_actor(super::core::executor::current().and_then(|e| e.current_task()));
         }
         net
     }
@@ -205,7 +206,7 @@ pub(crate) fn model(core: &mut Core) -> &mut Net {
     network(core).model.as_mut().expect("made above")
 }
 
-/// The traffic log of a recorded run (record.rs); empty otherwise.
+/// The traffic log of a recorded run (run/record.rs); empty otherwise.
 pub(crate) fn take_traffic(core: &mut Core) -> Vec<sim_net::NetEvent> {
     network(core)
         .model
@@ -462,26 +463,28 @@ fn poll_core<T>(
         note_wait(sock, dir);
     }
     if r.is_ready() {
-        crate::simulation::executor::progress(coop);
+        crate::simulation::core::executor::progress(coop);
     }
     r
 }
 
 /// Notes, for the deadlock report, that the poll under way waits on
-/// `sock`'s `dir` (executor/wait.rs; described by `describe_wait`).
+/// `sock`'s `dir` (core/executor/wait.rs; described by `describe_wait`).
 fn note_wait(sock: SocketId, dir: Dir) {
     let what = match dir {
         Dir::Read => "a read of",
         Dir::Write => "a write to",
     };
-    crate::simulation::executor::with_current(|e| e.note_wait(Wait::Driver(what, sock.as_u64())));
+    crate::simulation::core::executor::with_current(|e| {
+        e.note_wait(Wait::Driver(what, sock.as_u64()))
+    });
 }
 
 /// Spends a unit of the task's budget for an operation that never waits
 /// (a datagram send), as Tokio's `async_io` does.
 pub(crate) async fn spend_budget() {
     let coop = std::future::poll_fn(crate::task::coop::poll_proceed).await;
-    crate::simulation::executor::progress(coop);
+    crate::simulation::core::executor::progress(coop);
 }
 
 /// Runs a non-waiting operation (`try_*`) on `sock`: `WouldBlock` when the
@@ -541,7 +544,7 @@ pub(crate) fn slow_delivery(
         let extra = core
             .fault_point("sim.net.slow_delivery", 1, 4)
             .map_or(0, |draw| {
-                (1 + crate::simulation::seed::splitmix(draw) % 50) * 1_000_000
+                (1 + crate::simulation::core::seed::splitmix(draw) % 50) * 1_000_000
             });
         net.host_model(core)
             .tcp_write_slow(sock, data, core.now(), extra)
@@ -610,7 +613,7 @@ impl Drop for Handle {
     fn drop(&mut self) {
         // Outside its simulation (after the runtime is gone) there is
         // nothing left to close.
-        let Some(exec) = super::executor::current() else {
+        let Some(exec) = super::core::executor::current() else {
             return;
         };
         if exec.id != self.exec {
@@ -754,9 +757,9 @@ refuse_try_from! {
 
 // `AsRawFd`/`AsFd` for the simulated sockets, as Tokio's have: the number
 // is the socket's live descriptor (`sockfd::FD_LIVE` + its index), which
-// the socket-level interposers answer (intercept_net.rs). Crates set
+// the socket-level interposers answer (libc/net.rs). Crates set
 // options through it (tonic's server: `socket2::SockRef::from(&stream)`).
-use crate::simulation::sockfd::{live_descriptor, live_fd};
+use crate::simulation::net::fd::{live_descriptor, live_fd};
 live_descriptor!(TcpStream, |s| live_fd(s.id().index()));
 live_descriptor!(TcpListener, |s| live_fd(s.id().index()));
 live_descriptor!(UdpSocket, |s| live_fd(s.id().index()));
@@ -773,8 +776,8 @@ impl AsRef<TcpStream> for TcpStream {
 #[cfg(test)]
 mod tests {
     use super::UdpSocket;
-    use crate::simulation::config::Config;
-    use crate::simulation::executor::Exec;
+    use crate::simulation::core::config::Config;
+    use crate::simulation::core::executor::Exec;
 
     /// A socket's wake-up timers are freed once they fired and the socket
     /// waits again, and, being unwatched, never hold back an early jump: a

@@ -445,7 +445,7 @@ macro_rules! stream_halves {
         impl Drop for OwnedWriteHalf {
             fn drop(&mut self) {
                 use $crate::simulation::net::shared::NetStream;
-                if self.shutdown_on_drop && $crate::simulation::executor::current().is_some() {
+                if self.shutdown_on_drop && $crate::simulation::core::executor::current().is_some() {
                     let _ = $stream::shutdown_id(self.inner.sock(), std::net::Shutdown::Write);
                 }
             }
@@ -657,7 +657,7 @@ pub(crate) use datagram_bufs;
 /// `from_std` and `into_std`, refused (`refuse_std`): a std socket is a
 /// real OS socket, which cannot join the simulation, and a simulated one
 /// has none behind it. `into` alone for types whose `from_std` takes the
-/// sockets std made inside the simulation (sockfd.rs).
+/// sockets std made inside the simulation (net/fd.rs).
 macro_rules! refuse_std {
     ($ty:ident, $std:ty) => {
         impl $ty {

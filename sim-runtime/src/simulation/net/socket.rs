@@ -28,7 +28,7 @@ struct State {
 /// `TcpListener`.
 pub struct TcpSocket {
     state: Mutex<State>,
-    /// Its live descriptor, once asked for (sockfd.rs).
+    /// Its live descriptor, once asked for (net/fd.rs).
     fd: OnceLock<i32>,
 }
 
@@ -243,12 +243,12 @@ impl TcpSocket {
 
     /// A socket made inside the simulation with `socket(2)` (socket2, as
     /// hyper-util's `HttpConnector` does), with the options and the address
-    /// its calls recorded (sockfd.rs). A real OS socket is refused.
+    /// its calls recorded (net/fd.rs). A real OS socket is refused.
     #[track_caller]
     pub fn from_std_stream(std_stream: std::net::TcpStream) -> TcpSocket {
         use std::os::fd::IntoRawFd;
         let fd = std_stream.into_raw_fd();
-        let Some(stub) = crate::simulation::sockfd::take(fd) else {
+        let Some(stub) = crate::simulation::net::fd::take(fd) else {
             super::close_real(fd);
             super::refuse_std("TcpSocket::from_std_stream")
         };
@@ -282,7 +282,7 @@ impl TcpSocket {
     /// `listen` (`std::net::TcpListener::bind`): the same, bound and
     /// listening on the simulated network.
     pub(crate) fn listener_from_stub(
-        stub: crate::simulation::sockfd::Stub,
+        stub: crate::simulation::net::fd::Stub,
     ) -> io::Result<TcpListener> {
         let socket = TcpSocket::new(stub.v6)?;
         {
@@ -324,9 +324,9 @@ impl TcpSocket {
 }
 
 // Not made in the simulated network until `connect` or `listen`: a number
-// of its own (sockfd.rs).
-crate::simulation::sockfd::live_descriptor!(TcpSocket, |s| {
-    *s.fd.get_or_init(crate::simulation::sockfd::live_unmade_fd)
+// of its own (net/fd.rs).
+crate::simulation::net::fd::live_descriptor!(TcpSocket, |s| {
+    *s.fd.get_or_init(crate::simulation::net::fd::live_unmade_fd)
 });
 
 impl std::os::fd::FromRawFd for TcpSocket {
@@ -356,9 +356,9 @@ impl std::os::fd::IntoRawFd for TcpSocket {
                 "Convert it before bind, or keep the TcpSocket",
             )
         }
-        let fd = crate::simulation::sockfd::open(st.v6, true, true)
+        let fd = crate::simulation::net::fd::open(st.v6, true, true)
             .expect("sim: the stub descriptor range is used up");
-        crate::simulation::sockfd::with(fd, |s| {
+        crate::simulation::net::fd::with(fd, |s| {
             s.reuseaddr = st.reuseaddr;
             s.reuseport = st.reuseport;
             s.keepalive = st.keepalive;

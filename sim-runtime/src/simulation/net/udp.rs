@@ -56,13 +56,13 @@ impl UdpSocket {
 
     /// A socket bound inside the simulation with std
     /// (`std::net::UdpSocket::bind`, whose `socket(2)` made a stub:
-    /// sockfd.rs), now on the simulated network. A real OS socket is
+    /// net/fd.rs), now on the simulated network. A real OS socket is
     /// refused.
     #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         use std::os::fd::IntoRawFd;
         let fd = socket.into_raw_fd();
-        match crate::simulation::sockfd::take(fd) {
+        match crate::simulation::net::fd::take(fd) {
             Some(stub) if !stub.stream => {
                 super::check_running()?;
                 let any = if stub.v6 { "[::]:0" } else { "0.0.0.0:0" };

@@ -3,7 +3,7 @@
 //! Tokio gives each task poll a budget of operations so that a task whose
 //! resources are always ready still yields. The simulation polls every task
 //! inside a task of a bare real Tokio runtime, one poll per real poll
-//! (executor/context.rs), so each simulated poll starts with Tokio's own
+//! (core/executor/context.rs), so each simulated poll starts with Tokio's own
 //! fresh budget, and these functions, Tokio's sync primitives, its io
 //! utilities and the simulated leaf futures (sleeps, join handles,
 //! sockets) all spend that one budget, as on Tokio.

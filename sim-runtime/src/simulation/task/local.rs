@@ -8,7 +8,7 @@
 //! not being driven, and it cannot take tasks before a runtime exists.
 
 use super::{AbortHandle, JoinHandle};
-use crate::simulation::executor::expect_current;
+use crate::simulation::core::executor::expect_current;
 use crate::simulation::runtime::Runtime;
 use std::cell::RefCell;
 use std::fmt;
@@ -24,11 +24,11 @@ struct InLocalSet<F> {
     inner: std::mem::ManuallyDrop<F>,
 }
 
-struct Depth(Option<Rc<crate::simulation::executor::Exec>>);
+struct Depth(Option<Rc<crate::simulation::core::executor::Exec>>);
 
 impl Depth {
     fn enter() -> Depth {
-        let exec = crate::simulation::executor::current();
+        let exec = crate::simulation::core::executor::current();
         if let Some(e) = &exec {
             e.local_depth.set(e.local_depth.get() + 1);
         }
@@ -89,7 +89,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    match crate::simulation::executor::current() {
+    match crate::simulation::core::executor::current() {
         // Inside a LocalSet, the new task belongs to it.
         Some(exec) if exec.local_depth.get() > 0 => {
             exec.spawn(in_local_set(future), name, Location::caller(), None)
@@ -137,7 +137,9 @@ impl LocalSet {
     pub fn new() -> LocalSet {
         LocalSet {
             group: Rc::default(),
-            id: crate::simulation::runtime::Id::new(crate::simulation::executor::next_runtime_id()),
+            id: crate::simulation::runtime::Id::new(
+                crate::simulation::core::executor::next_runtime_id(),
+            ),
             _not_send: PhantomData,
         }
     }

@@ -1,35 +1,22 @@
 //! `tokio::task` under simulation.
 
 pub mod coop;
-pub(crate) mod join;
 mod join_set;
 mod local;
-pub(crate) mod raw;
 
-pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use super::core::task::join::{AbortHandle, JoinError, JoinHandle};
+pub use super::core::task::Id;
 pub use join_set::JoinSet;
 pub use local::{spawn_local, LocalEnterGuard, LocalSet};
 pub use tokio::task::{futures, LocalKey};
 
-use crate::simulation::executor::{self, expect_current};
-use std::fmt;
+use crate::simulation::core::executor::{self, expect_current};
 use std::future::Future;
 use std::io;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-
-/// An opaque id that uniquely identifies a task relative to all other
-/// currently running tasks.
-#[derive(Clone, Copy, Debug, Hash, Eq, PartialEq, Ord, PartialOrd)]
-pub struct Id(pub(crate) u64);
-
-impl fmt::Display for Id {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 /// The id of the currently running task. Panics outside a task.
 #[track_caller]

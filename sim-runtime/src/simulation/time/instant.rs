@@ -1,5 +1,5 @@
-use crate::simulation::executor;
-use crate::simulation::hooks;
+use crate::simulation::core::executor;
+use crate::simulation::core::hooks;
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
@@ -87,7 +87,7 @@ impl Instant {
     /// instants in the past map to "now or earlier", which the caller treats
     /// as already due.
     #[inline]
-    pub(crate) fn global_ns(n: &crate::simulation::node::NodeState, since_base: i128) -> u64 {
+    pub(crate) fn global_ns(n: &crate::simulation::core::node::NodeState, since_base: i128) -> u64 {
         let local = since_base - n.mono_offset_ns as i128;
         if local <= 0 {
             return 0;

@@ -76,8 +76,8 @@ pub mod error {
     impl std::error::Error for Error {}
 }
 
-fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::executor::Exec> {
-    crate::simulation::executor::current()
+fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::core::executor::Exec> {
+    crate::simulation::core::executor::current()
         .unwrap_or_else(|| panic!("time cannot be {what} from outside the Tokio runtime"))
 }
 

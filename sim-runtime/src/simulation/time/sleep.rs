@@ -1,6 +1,6 @@
 use super::Instant;
-use crate::simulation::executor::{self, expect_current, WakeRef};
-use crate::simulation::timer::TimerKey;
+use crate::simulation::core::executor::{self, expect_current, WakeRef};
+use crate::simulation::core::timer::TimerKey;
 use std::future::Future;
 use std::marker::PhantomPinned;
 use std::pin::Pin;
@@ -68,7 +68,7 @@ impl Deadline {
 }
 
 #[track_caller]
-fn check_enabled(exec: &crate::simulation::executor::Exec) {
+fn check_enabled(exec: &crate::simulation::core::executor::Exec) {
     if !exec.timers_enabled.get() {
         panic!(
             "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
@@ -235,7 +235,7 @@ impl Sleep {
         // nanosecond asked for.
         if !self.exact {
             if let Some(draw) = core.fault_point("sim.time.late_timer", 1, 4) {
-                let late_ms = 1 + crate::simulation::seed::splitmix(draw) % 10;
+                let late_ms = 1 + crate::simulation::core::seed::splitmix(draw) % 10;
                 due = due.saturating_add(late_ms * MS);
             }
         }
@@ -295,7 +295,7 @@ impl Future for Sleep {
         // SAFETY: see `reset`.
         let r = unsafe { self.get_unchecked_mut() }.poll_elapsed(cx);
         if r.is_ready() {
-            crate::simulation::executor::progress(coop);
+            crate::simulation::core::executor::progress(coop);
         }
         r
     }

@@ -204,6 +204,6 @@ datagram_bufs!(
 );
 refuse_std!(UnixDatagram, std::os::unix::net::UnixDatagram);
 
-// Tokio's descriptor traits: the socket's live descriptor (sockfd.rs).
-crate::simulation::sockfd::live_descriptor!(UnixDatagram, |s| super::live_fd(s.id()));
+// Tokio's descriptor traits: the socket's live descriptor (net/fd.rs).
+crate::simulation::net::fd::live_descriptor!(UnixDatagram, |s| super::live_fd(s.id()));
 crate::simulation::unsupported::raw_io!(UnixDatagram, "UnixDatagram");

@@ -243,7 +243,7 @@ fn take_error(id: SocketId) -> io::Result<Option<io::Error>> {
     with_net(|net, _, _| net.unix_take_error(id))
 }
 
-/// Tokio's live descriptor of Unix socket `id` (sockfd.rs).
+/// Tokio's live descriptor of Unix socket `id` (net/fd.rs).
 fn live_fd(id: SocketId) -> i32 {
-    crate::simulation::sockfd::live_fd(id.index())
+    crate::simulation::net::fd::live_fd(id.index())
 }

@@ -146,7 +146,7 @@ macro_rules! kernel_only {
             }
         }
 
-        // The live descriptor of the stream underneath (sockfd.rs).
+        // The live descriptor of the stream underneath (net/fd.rs).
         impl std::os::fd::AsRawFd for $t {
             fn as_raw_fd(&self) -> std::os::fd::RawFd {
                 std::os::fd::AsRawFd::as_raw_fd(&self.inner)

@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// socket's at `bind`, as on Linux. The `listen` backlog is the model's.
 pub struct UnixSocket {
     inner: Inner,
-    /// A stream socket's live descriptor, once asked for (sockfd.rs).
+    /// A stream socket's live descriptor, once asked for (net/fd.rs).
     fd: OnceLock<i32>,
 }
 
@@ -140,10 +140,10 @@ fn lock(m: &Mutex<Option<StdSocketAddr>>) -> MutexGuard<'_, Option<StdSocketAddr
 }
 
 // A datagram socket shows its socket's live descriptor; a stream socket,
-// made only at `connect`/`listen`, a number of its own (sockfd.rs).
-crate::simulation::sockfd::live_descriptor!(UnixSocket, |s| match &s.inner {
+// made only at `connect`/`listen`, a number of its own (net/fd.rs).
+crate::simulation::net::fd::live_descriptor!(UnixSocket, |s| match &s.inner {
     Inner::Datagram(d) => std::os::fd::AsRawFd::as_raw_fd(d),
-    Inner::Stream(_) => *s.fd.get_or_init(crate::simulation::sockfd::live_unmade_fd),
+    Inner::Stream(_) => *s.fd.get_or_init(crate::simulation::net::fd::live_unmade_fd),
 });
 
 const NO_KERNEL_SOCKET: &str = "a simulated Unix socket has no kernel socket behind it";

@@ -199,7 +199,7 @@ impl AsRef<Self> for UnixStream {
     }
 }
 
-// Tokio's descriptor traits: the socket's live descriptor (sockfd.rs).
-crate::simulation::sockfd::live_descriptor!(UnixListener, |s| super::live_fd(s.handle.id));
-crate::simulation::sockfd::live_descriptor!(UnixStream, |s| super::live_fd(s.id()));
+// Tokio's descriptor traits: the socket's live descriptor (net/fd.rs).
+crate::simulation::net::fd::live_descriptor!(UnixListener, |s| super::live_fd(s.handle.id));
+crate::simulation::net::fd::live_descriptor!(UnixStream, |s| super::live_fd(s.id()));
 crate::simulation::unsupported::raw_io!(UnixStream, "UnixStream");

@@ -1,0 +1,165 @@
+//! Node lifecycle inside the executor: kill, pause, resume, and the final
+//! shutdown that drops every task in its node's context. Drivers hear of
+//! each death and restart through their hooks (driver.rs).
+
+use super::{Death, Exec, Task, WAKE_BUF};
+use crate::simulation::core::node::NodeId;
+use crate::simulation::core::trace::Kind;
+use std::rc::Rc;
+
+impl Exec {
+    /// Kills `node`'s process: every task is dropped inside the node's
+    /// context (so `Drop` impls that spawn are attributed to it, and their
+    /// spawns are cancelled at once), and the node stays dead until revived.
+    /// The kernel survives: sockets close as on process exit (FIN, or RST
+    /// with unread data) and the disk keeps its page cache.
+    pub(crate) fn kill(self: &Rc<Self>, node: NodeId) {
+        self.die(node, false);
+    }
+
+    /// Crashes `node`'s machine: as `kill`, but the host goes silent first
+    /// (its sockets vanish without FIN or RST) and the disk keeps only what
+    /// was durable.
+    pub(crate) fn crash(self: &Rc<Self>, node: NodeId) {
+        self.die(node, true);
+    }
+
+    fn die(self: &Rc<Self>, node: NodeId, crash: bool) {
+        let death = if crash { Death::Crash } else { Death::Kill };
+        let mut wakes = Vec::new();
+        let deferred = {
+            let mut core = self.core.borrow_mut();
+            // Before the tasks drop: what they hold must not outlive the
+            // process in the drivers (a crashed host's sockets must not say
+            // goodbye).
+            core.each_driver(|d, core| d.node_dying(core, node, death, &mut wakes));
+            core.set_paused(node, false);
+            let n = core.node_mut(node);
+            n.alive = false;
+            n.incarnation += 1;
+            n.parked.clear();
+            let deferred = std::mem::take(&mut n.deferred);
+            core.decide(
+                Kind::Node,
+                u64::from(node.0) << 8 | if crash { 5 } else { 1 },
+            );
+            deferred
+        };
+        drop(deferred);
+        loop {
+            let victims = {
+                let mut core = self.core.borrow_mut();
+                let mut ids: Vec<(u64, u32)> = core
+                    .tasks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| t.as_ref().map(|t| (t, i)))
+                    .filter(|(t, _)| t.node == node && t.future.is_some())
+                    .map(|(t, i)| (t.id, i as u32))
+                    .collect();
+                ids.sort_unstable();
+                let mut victims = Vec::with_capacity(ids.len());
+                for (_, slot) in ids {
+                    let task = core.remove_task(slot);
+                    victims.push(task);
+                }
+                victims
+            };
+            if victims.is_empty() {
+                break;
+            }
+            for t in victims {
+                let id = t.as_ref().map(|t| t.id);
+                self.with_task(node, id, || drop(t));
+            }
+        }
+        self.core
+            .borrow_mut()
+            .each_driver(|d, core| d.node_died(core, node, death, &mut wakes));
+        for w in wakes {
+            w.wake();
+        }
+    }
+
+    /// Makes a dead node alive again, as a fresh process on the same host.
+    pub(crate) fn revive(&self, node: NodeId) {
+        let mut wakes = Vec::new();
+        {
+            let mut core = self.core.borrow_mut();
+            core.node_mut(node).alive = true;
+            core.decide(Kind::Node, u64::from(node.0) << 8 | 4);
+            core.each_driver(|d, core| d.node_restarted(core, node, &mut wakes));
+        }
+        for w in wakes {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn pause(&self, node: NodeId) {
+        let mut core = self.core.borrow_mut();
+        core.set_paused(node, true);
+        core.decide(Kind::Node, u64::from(node.0) << 8 | 2);
+    }
+
+    pub(crate) fn resume(&self, node: NodeId) {
+        let (mut parked, deferred) = {
+            let mut core = self.core.borrow_mut();
+            core.decide(Kind::Node, u64::from(node.0) << 8 | 3);
+            core.set_paused(node, false);
+            let n = core.node_mut(node);
+            (
+                std::mem::take(&mut n.parked),
+                std::mem::take(&mut n.deferred),
+            )
+        };
+        parked.sort_unstable_by_key(|&(_, id)| id);
+        {
+            // Parked tasks count as queued; they are woken afresh.
+            let mut core = self.core.borrow_mut();
+            for &(slot, id) in &parked {
+                if let Some(Some(t)) = core.tasks.get_mut(slot as usize) {
+                    if t.id == id {
+                        t.queued = false;
+                    }
+                }
+            }
+        }
+        for (slot, id) in parked {
+            self.push_wake(slot, id);
+        }
+        for w in deferred.into_iter().flatten() {
+            self.wake(w);
+        }
+    }
+
+    /// Drops every remaining task (runtime shutdown), each in its node's
+    /// context.
+    pub(crate) fn shutdown(self: &Rc<Self>) {
+        self.shut_down.set(true);
+        let _entered = self.enter();
+        loop {
+            let victims: Vec<(NodeId, Option<Task>)> = {
+                let mut core = self.core.borrow_mut();
+                let mut v = Vec::new();
+                for i in 0..core.tasks.len() {
+                    if core.tasks[i].as_ref().is_some_and(|t| t.future.is_some()) {
+                        let t = core.remove_task(i as u32);
+                        v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
+                    }
+                }
+                for n in core.nodes.iter_mut() {
+                    n.alive = false;
+                }
+                v
+            };
+            if victims.is_empty() {
+                break;
+            }
+            for (node, t) in victims {
+                let id = t.as_ref().map(|t| t.id);
+                self.with_task(node, id, || drop(t));
+            }
+        }
+        WAKE_BUF.with(|b| b.borrow_mut().buf.clear());
+    }
+}

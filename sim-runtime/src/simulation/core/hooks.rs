@@ -1,0 +1,197 @@
+//! The thread-local view of the simulation that the libc interposers read.
+//!
+//! The executor writes these cells (when virtual time moves and when it
+//! switches to a task on another node); `intercept` reads them from inside
+//! `clock_gettime`, `getrandom` and friends. They are plain `Cell`s with
+//! `const` initialisers so that reading them can never allocate, never
+//! re-enter the executor and never panic on a borrow.
+
+use rand_core::RngCore;
+use std::cell::{Cell, RefCell};
+
+/// Monotonic clock value (ns) that `Instant::now()` reports at virtual time 0
+/// on a node without offset: about 11.6 days of "uptime", far enough from 0
+/// that `Instant - Duration` does not underflow in ordinary code.
+pub(crate) const MONO_BASE_NS: u64 = 1_000_000 * 1_000_000_000;
+
+thread_local! {
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// Global virtual time in ns since the simulation started.
+    static NOW_NS: Cell<u64> = const { Cell::new(0) };
+    /// The current node's clock: (monotonic offset ns, wall offset ns, drift ppm).
+    static NODE_CLOCK: Cell<(i64, i64, i64)> = const { Cell::new((0, 0, 0)) };
+    /// Wall clock (ns since the Unix epoch) at virtual time 0.
+    static WALL_BASE_NS: Cell<u64> = const { Cell::new(0) };
+    /// The stream that feeds `getrandom` & co. inside the simulation.
+    static RNG: RefCell<Option<super::seed::Stream>> = const { RefCell::new(None) };
+    /// What simulated code tried that it may not (read once per poll).
+    static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden { threads: 0, sockets: 0 }) };
+    /// Depth of [`on_real_disk`] scopes on this thread.
+    static REAL_DISK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// What a layer above the core keeps per simulation on a thread (a
+/// descriptor table, a C library's per-process state): `start` runs each
+/// time interception turns on for the thread, before it is on; `stop` each
+/// time it turns off, while it still is. Each registers itself in
+/// [`INTERPOSERS`] where it is defined, so every executor, whoever makes it,
+/// starts them all, and the core names none of them.
+pub(crate) struct Interposer {
+    pub start: fn(),
+    pub stop: fn(),
+}
+
+impl Interposer {
+    /// Nothing to do at that end.
+    pub(crate) fn nothing() {}
+}
+
+/// Every [`Interposer`], gathered by the linker. Each one's `start` and
+/// `stop` touch only its own state, so their order does not matter.
+#[linkme::distributed_slice]
+pub(crate) static INTERPOSERS: [Interposer];
+
+/// Runs `f` with file calls reaching the real disk, on this thread, even
+/// inside a simulation: for the simulator's own files (symbols for a
+/// report) and, through `sim::fs::on_real_disk`, a test's fixtures.
+pub(crate) fn on_real_disk<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            let _ = REAL_DISK.try_with(|d| d.set(d.get() - 1));
+        }
+    }
+    let _ = REAL_DISK.try_with(|d| d.set(d.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// Whether file calls on this thread go to the real disk now: no
+/// simulation on it, or inside [`on_real_disk`].
+#[inline]
+pub(crate) fn real_disk() -> bool {
+    !active() || REAL_DISK.try_with(Cell::get).unwrap_or(1) > 0
+}
+
+/// Turns interception on for this thread. `rng_seed` seeds the stream that
+/// answers `getrandom`; `wall_base_ns` is the wall clock at virtual time 0.
+pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
+    NOW_NS.with(|c| c.set(0));
+    NODE_CLOCK.with(|c| c.set((0, 0, 0)));
+    WALL_BASE_NS.with(|c| c.set(wall_base_ns));
+    RNG.with(|r| *r.borrow_mut() = Some(super::seed::Stream::from_seed(rng_seed)));
+    FORBIDDEN.with(|c| c.set(Forbidden::default()));
+    for interposer in INTERPOSERS {
+        (interposer.start)();
+    }
+    ACTIVE.with(|c| c.set(true));
+}
+
+/// Turns interception off for this thread: every intercepted call behaves as
+/// the real one again.
+pub(crate) fn deactivate() {
+    for interposer in INTERPOSERS {
+        (interposer.stop)();
+    }
+    ACTIVE.with(|c| c.set(false));
+    RNG.with(|r| *r.borrow_mut() = None);
+}
+
+/// Whether this thread is inside a simulation. Safe to call from anywhere,
+/// including while thread-locals are being destroyed (then: `false`).
+#[inline]
+pub(crate) fn active() -> bool {
+    ACTIVE.try_with(|c| c.get()).unwrap_or(false)
+}
+
+#[inline]
+pub(crate) fn set_now(now_ns: u64) {
+    NOW_NS.with(|c| c.set(now_ns));
+}
+
+#[inline]
+pub(crate) fn set_node_clock(mono_offset_ns: i64, wall_offset_ns: i64, drift_ppm: i64) {
+    NODE_CLOCK.with(|c| c.set((mono_offset_ns, wall_offset_ns, drift_ppm)));
+}
+
+/// Node-local elapsed time: global time scaled by the node's drift.
+#[inline]
+pub(crate) fn local_elapsed_ns(global_ns: u64, drift_ppm: i64) -> u64 {
+    if drift_ppm == 0 {
+        return global_ns;
+    }
+    let scaled = global_ns as i128 + (global_ns as i128 * drift_ppm as i128) / 1_000_000;
+    scaled.max(0) as u64
+}
+
+/// What `clock_gettime(CLOCK_MONOTONIC)` returns inside the simulation, in ns.
+pub(crate) fn mono_ns() -> u64 {
+    let now = NOW_NS.try_with(|c| c.get()).unwrap_or(0);
+    let (mono_off, _, ppm) = NODE_CLOCK.try_with(|c| c.get()).unwrap_or((0, 0, 0));
+    let local = local_elapsed_ns(now, ppm) as i128 + MONO_BASE_NS as i128 + mono_off as i128;
+    local.max(0) as u64
+}
+
+/// What `clock_gettime(CLOCK_REALTIME)` returns inside the simulation, in ns
+/// since the Unix epoch.
+pub(crate) fn wall_ns() -> u64 {
+    let now = NOW_NS.try_with(|c| c.get()).unwrap_or(0);
+    let (_, wall_off, ppm) = NODE_CLOCK.try_with(|c| c.get()).unwrap_or((0, 0, 0));
+    let base = WALL_BASE_NS.try_with(|c| c.get()).unwrap_or(0);
+    let local = local_elapsed_ns(now, ppm) as i128 + base as i128 + wall_off as i128;
+    local.max(0) as u64
+}
+
+/// Fills `buf` from the seeded stream. Returns `false` (and leaves `buf`
+/// alone) when this thread is not in a simulation.
+pub(crate) fn fill_random(buf: &mut [u8]) -> bool {
+    if !active() {
+        return false;
+    }
+    RNG.try_with(|r| match r.try_borrow_mut() {
+        Ok(mut rng) => match rng.as_mut() {
+            Some(rng) => {
+                rng.fill_bytes(buf);
+                true
+            }
+            None => false,
+        },
+        // Re-entered from inside fill_bytes: cannot happen with ChaCha, but
+        // never fall back to real randomness silently.
+        Err(_) => panic!("sim: getrandom re-entered while the seeded stream was in use"),
+    })
+    .unwrap_or(false)
+}
+
+/// Attempts at what a simulation forbids, since interception was turned
+/// on: OS threads started, real OS sockets opened (std::net, real DNS, a
+/// crate with its own networking). The executor reports them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Forbidden {
+    pub threads: u32,
+    pub sockets: u32,
+}
+
+pub(crate) fn note_thread_spawn_attempt() {
+    let _ = FORBIDDEN.try_with(|c| {
+        let mut f = c.get();
+        f.threads += 1;
+        c.set(f)
+    });
+}
+
+pub(crate) fn note_real_socket_attempt() {
+    let _ = FORBIDDEN.try_with(|c| {
+        let mut f = c.get();
+        f.sockets += 1;
+        c.set(f)
+    });
+}
+
+pub(crate) fn forbidden() -> Forbidden {
+    FORBIDDEN.try_with(Cell::get).unwrap_or_default()
+}
+
+pub(crate) fn thread_spawn_attempts() -> u32 {
+    forbidden().threads
+}

@@ -1,0 +1,155 @@
+//! State a C library keeps once per process, seeded from the OS: reset at
+//! the start of every simulation, so that one seed replays the same after
+//! another in the same process.
+//!
+//! SQLite seeds its random number generator (temporary file names, the
+//! rollback journal's nonce, the WAL's salts, `randomblob()`) on first use
+//! from `/dev/urandom` and keeps it for the process. Inside a simulation
+//! that read is the seed's (fs/fd.rs), but only the first simulation of
+//! the process would make it: the next one would continue the generator
+//! where the last left it, and a seed would not replay after another.
+//! `sqlite3_randomness(0, NULL)` makes SQLite reseed on its next use, so
+//! each simulation starts by calling it, when the executable has SQLite.
+//!
+//! The executable is asked through its symbol table (`.symtab`, read once
+//! per process with the `object` crate from a read-only mapping of
+//! `/proc/self/exe`), since a library linked statically into it exports
+//! nothing `dlsym` could find. A stripped executable has no table: nothing
+//! is found, nothing is reset.
+//!
+//! Such state is one per process, shared by every thread: two simulations
+//! running side by side would draw from one generator in an order no seed
+//! decides. So when the executable has any, simulations take turns: each
+//! holds one process-wide lock from its start to its end ([`enter`],
+//! [`leave`]), whichever runner started it (the harness's jobs, libtest's
+//! threads); [`process_global`] names the state, and the harness says why
+//! its seeds run one at a time.
+
+use crate::simulation::core::hooks;
+use std::cell::RefCell;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Held by the simulation running now, when the executable has
+/// per-process state.
+static TURN: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+}
+
+/// A per-process state this module knows how to reset.
+struct Known {
+    /// The C function that resets it.
+    symbol: &'static str,
+    /// What it is, for the harness's note.
+    what: &'static str,
+    /// Resets it, given the function's address.
+    reset: fn(usize),
+}
+
+const KNOWN: &[Known] = &[Known {
+    symbol: "sqlite3_randomness",
+    what: "SQLite's random number generator (sqlite3_randomness)",
+    reset: |addr| {
+        // SAFETY: `addr` is the executable's `sqlite3_randomness`, whose C
+        // signature is `void (int N, void *P)`; N = 0 with P = NULL is its
+        // documented reset (SQLite reseeds on the next draw).
+        unsafe {
+            let f = std::mem::transmute::<usize, unsafe extern "C" fn(i32, *mut u8)>(addr);
+            f(0, std::ptr::null_mut());
+        }
+    },
+}];
+
+/// The known states this executable has, with their resets' addresses.
+fn found() -> &'static [(&'static Known, usize)] {
+    static FOUND: OnceLock<Vec<(&'static Known, usize)>> = OnceLock::new();
+    FOUND.get_or_init(|| hooks::on_real_disk(scan).unwrap_or_default())
+}
+
+/// Reads the executable's symbol table for the known functions.
+fn scan() -> Option<Vec<(&'static Known, usize)>> {
+    use object::{Object, ObjectSymbol};
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open("/proc/self/exe").ok()?;
+    let len = file.metadata().ok()?.len() as usize;
+    // SAFETY: a read-only private mapping of a file we opened; it is only
+    // read, and unmapped below before this function returns.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: the mapping is `len` readable bytes until the `munmap` below.
+    let bytes = unsafe { std::slice::from_raw_parts(map.cast::<u8>(), len) };
+    let out = (|| {
+        let obj = object::File::parse(bytes).ok()?;
+        // The load bias: where one of our own functions is, against where
+        // the table says it is.
+        let anchor = super::fs::open64 as *const () as usize;
+        let mut anchor_at = None;
+        let mut hits = Vec::new();
+        for sym in obj.symbols() {
+            if sym.is_undefined() {
+                continue;
+            }
+            let Ok(name) = sym.name() else { continue };
+            if name == "open64" {
+                anchor_at = Some(sym.address() as usize);
+            }
+            if let Some(k) = KNOWN.iter().find(|k| k.symbol == name) {
+                hits.push((k, sym.address() as usize));
+            }
+        }
+        let bias = anchor.wrapping_sub(anchor_at?);
+        Some(
+            hits.into_iter()
+                .map(|(k, at)| (k, at.wrapping_add(bias)))
+                .collect(),
+        )
+    })();
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { libc::munmap(map, len) };
+    out
+}
+
+/// Simulations take turns while the executable has per-process state.
+#[linkme::distributed_slice(hooks::INTERPOSERS)]
+static TAKES_TURNS: hooks::Interposer = hooks::Interposer {
+    start: enter,
+    stop: leave,
+};
+
+/// A simulation starts on this thread: wait for its turn, then reset every
+/// state found.
+fn enter() {
+    let found = found();
+    if found.is_empty() {
+        return;
+    }
+    let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = HELD.try_with(|h| *h.borrow_mut() = Some(guard));
+    for (k, addr) in found {
+        (k.reset)(*addr);
+    }
+}
+
+/// The simulation of this thread ended: the next one may start.
+fn leave() {
+    let _ = HELD.try_with(|h| h.borrow_mut().take());
+}
+
+/// The per-process states this executable has that two simulations
+/// running at once would share, by name (empty: seeds may run in
+/// parallel).
+pub fn process_global() -> Vec<&'static str> {
+    found().iter().map(|(k, _)| k.what).collect()
+}
