@@ -245,7 +245,8 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let body = &f.block;
     let output = &f.sig.output;
     let name_str = name.to_string();
-    let reason = "a simulation test: run it with RUSTFLAGS=\"--cfg simulation\" cargo test";
+    let reason = "a simulation test: run it with `cargo sim test` (or, where tokio is renamed to \
+                  sim-runtime, RUSTFLAGS=\"--cfg simulation\" cargo test)";
     Ok(quote! {
         #[cfg(simulation)]
         #[::core::prelude::v1::test]
