@@ -25,7 +25,7 @@ thread_local! {
     /// The stream that feeds `getrandom` & co. inside the simulation.
     static RNG: RefCell<Option<super::seed::Stream>> = const { RefCell::new(None) };
     /// What simulated code tried that it may not (read once per poll).
-    static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden { threads: 0, sockets: 0 }) };
+    static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden::NONE) };
     /// Depth of [`on_real_disk`] scopes on this thread.
     static REAL_DISK: Cell<u32> = const { Cell::new(0) };
 }
@@ -165,26 +165,109 @@ pub(crate) fn fill_random(buf: &mut [u8]) -> bool {
 
 /// Attempts at what a simulation forbids, since interception was turned
 /// on: OS threads started, real OS sockets opened (std::net, real DNS, a
-/// crate with its own networking). The executor reports them.
+/// crate with its own networking), processes spawned (std::process), the
+/// thread put to sleep in real time (std::thread::sleep). The executor
+/// reports them after the poll that made them; a panic that follows one
+/// (an `unwrap` of the refused call's error) is reported as it, not as an
+/// assertion or a panic of its own.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Forbidden {
     pub threads: u32,
     pub sockets: u32,
+    pub processes: u32,
+    pub sleeps: u32,
+    /// The C function of the last process or sleep attempt.
+    pub call: &'static str,
 }
 
-pub(crate) fn note_thread_spawn_attempt() {
+impl Forbidden {
+    const NONE: Forbidden = Forbidden {
+        threads: 0,
+        sockets: 0,
+        processes: 0,
+        sleeps: 0,
+        call: "",
+    };
+
+    /// Whether anything was attempted.
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.threads + self.sockets + self.processes + self.sleeps > 0
+    }
+
+    /// What each kind attempted means and what to do instead, one message
+    /// per kind.
+    pub(crate) fn messages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.sockets > 0 {
+            out.push(
+                "a simulated task tried to open or use a real OS socket (std::net's own I/O, \
+                 or a crate with its own networking); real sockets reach the host's network, \
+                 outside the simulation's control. A socket made with socket(2) or std may be \
+                 handed to tokio::net (TcpSocket::from_std_stream, TcpListener::from_std, \
+                 UdpSocket::from_std); otherwise use tokio::net, which is simulated (see \
+                 docs/breakage.md)."
+                    .into(),
+            );
+        }
+        if self.threads > 0 {
+            out.push(
+                "a simulated task tried to start an OS thread (std::thread::spawn, or a crate \
+                 that spawns one); threads run outside the simulation's control. Use \
+                 tokio::spawn or tokio::task::spawn_blocking instead."
+                    .into(),
+            );
+        }
+        if self.processes > 0 {
+            out.push(format!(
+                "a simulated task tried to start a process ({}: std::process::Command, or a \
+                 crate that runs one); a child process runs outside the simulation's control, \
+                 as tokio::process's does. Put the child behind a trait and fake it in the \
+                 simulation (see docs/breakage.md, \"Child processes\").",
+                self.call
+            ));
+        }
+        if self.sleeps > 0 {
+            out.push(format!(
+                "a simulated task blocked its thread in real time ({}: std::thread::sleep, or \
+                 a crate that sleeps); real time does not move the virtual clock, and the \
+                 whole simulation stops while it sleeps. Use tokio::time::sleep.",
+                self.call
+            ));
+        }
+        out
+    }
+}
+
+fn note(f: impl FnOnce(&mut Forbidden)) {
     let _ = FORBIDDEN.try_with(|c| {
-        let mut f = c.get();
-        f.threads += 1;
-        c.set(f)
+        let mut v = c.get();
+        f(&mut v);
+        c.set(v)
     });
 }
 
+pub(crate) fn note_thread_spawn_attempt() {
+    note(|f| f.threads += 1);
+}
+
 pub(crate) fn note_real_socket_attempt() {
-    let _ = FORBIDDEN.try_with(|c| {
-        let mut f = c.get();
-        f.sockets += 1;
-        c.set(f)
+    note(|f| f.sockets += 1);
+}
+
+/// `call` (`posix_spawn`, `fork`, ...) tried to start a process.
+pub(crate) fn note_process_attempt(call: &'static str) {
+    note(|f| {
+        f.processes += 1;
+        f.call = call;
+    });
+}
+
+/// `call` (`nanosleep`, ...) tried to block the thread in real time.
+pub(crate) fn note_real_sleep_attempt(call: &'static str) {
+    note(|f| {
+        f.sleeps += 1;
+        f.call = call;
     });
 }
 

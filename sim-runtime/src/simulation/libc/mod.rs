@@ -8,6 +8,7 @@
 //! - `net`: socket calls on std and socket2 sockets, `getaddrinfo`.
 //! - `fs`: the file interface on a node's simulated disk.
 //! - `cstate`: C libraries' per-process seeded state (SQLite's generator).
+//! - `refused`: starting a process, sleeping in real time: failed runs.
 //!
 //! The descriptor tables these calls use are their drivers' (`fs::fd`,
 //! `net::fd`): `tokio::fs::File::into_std` and `TcpStream::from_std` use the
@@ -35,5 +36,7 @@ pub(crate) mod cstate;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod fs;
 pub(crate) mod net;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod refused;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod sys;

@@ -170,6 +170,11 @@ pub(crate) fn select_draw(n: u32) -> u32 {
 pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {
     if let Some(exec) = current() {
         if let Ok(mut core) = exec.core.try_borrow_mut() {
+            // A panic that follows a refused call is that call's failure.
+            let forbidden = super::super::hooks::forbidden();
+            for message in forbidden.messages() {
+                core.fail(Class::Forbidden, message);
+            }
             if core.config.unhandled_panic == UnhandledPanic::Fail {
                 let node = exec.current_node();
                 let node_name = core.node(node).name.clone();

@@ -264,10 +264,12 @@ fn in_child(experiment: impl FnOnce()) -> Result<Vec<(u64, Option<String>)>, Str
         return Err(format!("pipe: {}", std::io::Error::last_os_error()));
     }
     let (read_fd, write_fd) = (fds[0], fds[1]);
+    // The simulator's own fork: inside `on_real_disk`, the interposer that
+    // refuses simulated code's processes (libc/refused.rs) lets it through.
     // SAFETY: fork(2) has no memory-safety preconditions; the child below
     // only drops one task, writes to a pipe and calls `_exit`, and never
     // returns into the parent's frames.
-    let pid = unsafe { libc::fork() };
+    let pid = super::super::hooks::on_real_disk(|| unsafe { libc::fork() });
     if pid < 0 {
         let e = std::io::Error::last_os_error();
         // SAFETY: both descriptors were just opened by pipe(2) and are ours.

@@ -97,33 +97,16 @@ impl Exec {
     #[inline]
     pub(super) fn after_poll(&self) {
         let forbidden = hooks::forbidden();
-        if forbidden.sockets > 0 || forbidden.threads > 0 {
+        if forbidden.any() {
             self.forbidden_attempt(forbidden);
         }
     }
 
     #[inline(never)]
     pub(super) fn forbidden_attempt(&self, forbidden: hooks::Forbidden) {
-        if forbidden.sockets > 0 {
-            self.core.borrow_mut().fail(
-                Class::Forbidden,
-                "a simulated task tried to open or use a real OS socket (std::net's own I/O, \
-                 or a crate with its own networking); real sockets reach the host's network, \
-                 outside the simulation's control. A socket made with socket(2) or std may be \
-                 handed to tokio::net (TcpSocket::from_std_stream, TcpListener::from_std, \
-                 UdpSocket::from_std); otherwise use tokio::net, which is simulated (see \
-                 docs/breakage.md)."
-                    .into(),
-            );
-        }
-        if forbidden.threads > 0 {
-            self.core.borrow_mut().fail(
-                Class::Forbidden,
-                "a simulated task tried to start an OS thread (std::thread::spawn, or a crate \
-                 that spawns one); threads run outside the simulation's control. Use \
-                 tokio::spawn or tokio::task::spawn_blocking instead."
-                    .into(),
-            );
+        let mut core = self.core.borrow_mut();
+        for message in forbidden.messages() {
+            core.fail(Class::Forbidden, message);
         }
     }
 
@@ -464,6 +447,21 @@ impl Exec {
     }
 
     pub(super) fn main_panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ! {
+        // A panic that follows a refused call (an `unwrap` of its error) is
+        // that call's failure, not an assertion of the test's.
+        let forbidden = hooks::forbidden();
+        if forbidden.any() {
+            self.forbidden_attempt(forbidden);
+            let failure = self.core.borrow_mut().failure.take();
+            if let Some(mut f) = failure {
+                f.message = format!(
+                    "{}\n  (the test body then panicked: {})",
+                    f.message,
+                    report::payload_text(&*payload)
+                );
+                self.fail(f);
+            }
+        }
         let context = {
             let core = self.core.borrow();
             report::context(&core.snapshot(), "assertion (the test body panicked)")
