@@ -8,14 +8,16 @@
 //! - every `unsafe` says why it is sound: clippy's lint for blocks stays on
 //!   for every crate, and an `unsafe fn` has a `# Safety` section
 //!   ([`unsafe_doc`]);
-//! - the executor core names no driver ([`core_drivers`]);
+//! - the runtime's layers, by path: nothing under `core/` imports outside
+//!   it, and a file imports only its own layer and lower ones
+//!   ([`layers`]);
 //! - every failure-mode row is claimed by a test (`failure_modes.rs`).
 //!
 //! The structural rules read code through [`source`], which blanks
 //! comments and literals.
 
 mod cfg_switch;
-mod core_drivers;
+mod layers;
 mod source;
 mod unsafe_doc;
 
@@ -176,9 +178,6 @@ fn own_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The structural rules' findings in one file of our own.
 fn structure(rel: &str, text: &str) -> Vec<String> {
     let mut findings = cfg_switch::check(rel, text);
-    if core_drivers::is_core(rel) {
-        findings.extend(core_drivers::check(rel, text));
-    }
     findings.extend(unsafe_doc::check_fns(rel, text));
     findings.extend(too_long(rel, text));
     findings
@@ -343,6 +342,10 @@ pub fn tidy() -> Result<(), String> {
         findings.extend(structure(&rel, &text));
     }
     findings.extend(lint_stays_on(&root)?);
+    findings.extend(layers::check(
+        &root.join(layers::SIMULATION),
+        layers::SIMULATION,
+    )?);
     if findings.is_empty() {
         eprintln!(
             "tidy: {} files follow the determinism rules, {} the structural ones",
