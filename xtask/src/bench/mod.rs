@@ -22,17 +22,18 @@
 //! that run them), `build.rs` (building every binary), this file (options,
 //! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
 //! and `bench.json`), `checker.rs` (sim-check's section), `scaling.rs`
-//! (`SIM_JOBS=1` vs `2`, its section), `issue26.rs` (issue 26's
-//! per-seed targets, how far each is and why), `clusters.rs` (2 to 10,000
-//! nodes, its section), `chart.rs` (its SVG chart) and `fs.rs` (a 4 KiB
-//! write through `tokio::fs` and `std::fs`, its section).
+//! (`SIM_JOBS=1` vs `2`, its section), `cost_targets.rs` (what a seed or
+//! an operation may cost against madsim, how far each is and why),
+//! `clusters.rs` (2 to 10,000 nodes, its section), `chart.rs` (its SVG
+//! chart) and `fs.rs` (a 4 KiB write through `tokio::fs` and `std::fs`,
+//! its section).
 
 mod build;
 mod chart;
 mod checker;
 mod clusters;
+mod cost_targets;
 mod fs;
-mod issue26;
 mod report;
 mod scaling;
 mod workloads;
@@ -222,7 +223,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     println!("{table}");
     println!("{}", targets(&results, &opts));
     if opts.only.is_empty() {
-        println!("{}", issue26::section(&results));
+        println!("{}", cost_targets::section(&results));
     }
     let elapsed = started.elapsed();
     eprintln!(
