@@ -19,10 +19,9 @@
 //! entry the committed one (`git show HEAD:…`) does not have: the baseline
 //! may only shrink.
 
-use crate::cmd::root;
+use crate::cmd::{capture, root};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Where the baseline lives, from the workspace root.
 pub const BASELINE: &str = "docs/failure-modes.baseline";
@@ -284,15 +283,8 @@ pub fn check(s: &Survey, baseline: &[String], committed: Option<&[String]>) -> V
     found
 }
 
-fn committed_baseline(root: &Path) -> Option<Vec<String>> {
-    let out = Command::new("git")
-        .args(["show", &format!("HEAD:{BASELINE}")])
-        .current_dir(root)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| baseline_ids(&String::from_utf8_lossy(&out.stdout)))
+fn committed_baseline() -> Option<Vec<String>> {
+    capture("git", &["show", &format!("HEAD:{BASELINE}")]).map(|t| baseline_ids(&t))
 }
 
 /// Runs the check; with `list`, also prints every row and its claims.
@@ -302,7 +294,7 @@ pub fn run(list: bool) -> Result<(), String> {
     let baseline = std::fs::read_to_string(root.join(BASELINE))
         .map(|t| baseline_ids(&t))
         .unwrap_or_default();
-    let committed = committed_baseline(&root);
+    let committed = committed_baseline();
     if list {
         for r in &s.rows {
             let by: Vec<&str> = s

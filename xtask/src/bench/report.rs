@@ -174,7 +174,7 @@ impl Info {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown CPU".into());
-        let commit = match commit(Path::new("docs/bench.md")) {
+        let commit = match commit(&[Path::new("docs/bench.md")]) {
             Some((c, true)) => format!("{c} (with uncommitted changes)"),
             Some((c, false)) => c,
             None => "unknown".into(),
