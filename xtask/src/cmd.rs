@@ -172,6 +172,31 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Folders that hold no source of ours (besides hidden ones).
+const NOT_SOURCE: &[&str] = &["target", "node_modules"];
+
+/// Every file under `dir` whose name `keep` accepts, in path order; build
+/// output and hidden folders are not entered.
+pub fn source_files(dir: &Path, keep: fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if !name.starts_with('.') && !NOT_SOURCE.contains(&name) {
+                out.extend(source_files(&p, keep));
+            }
+        } else if keep(name) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// `path` relative to the workspace root, for messages and reports.
 pub fn rel(path: &Path) -> String {
     path.strip_prefix(root())

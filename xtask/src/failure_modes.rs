@@ -19,15 +19,12 @@
 //! entry the committed one (`git show HEAD:…`) does not have: the baseline
 //! may only shrink.
 
-use crate::cmd::{capture, root};
+use crate::cmd::{capture, root, source_files};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the baseline lives, from the workspace root.
 pub const BASELINE: &str = "docs/failure-modes.baseline";
-
-/// Folders never searched.
-const SKIP_DIRS: &[&str] = &["target", ".git", "node_modules"];
 
 /// This file: its docs and tests hold example tables and claims.
 const SELF: &str = "xtask/src/failure_modes.rs";
@@ -161,24 +158,6 @@ pub fn claims(rel: &str, text: &str) -> Vec<Claim> {
     out
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if p.is_dir() {
-            if !SKIP_DIRS.contains(&name) && !name.starts_with('.') {
-                walk(&p, out);
-            }
-        } else if name.ends_with(".rs") || name.ends_with(".md") {
-            out.push(p);
-        }
-    }
-}
-
 /// The baseline's ids (comments and blank lines skipped).
 pub fn baseline_ids(text: &str) -> Vec<String> {
     text.lines()
@@ -195,8 +174,7 @@ pub struct Survey {
 }
 
 pub fn survey(root: &Path) -> Result<Survey, String> {
-    let mut files = Vec::new();
-    walk(root, &mut files);
+    let files = source_files(root, |name| name.ends_with(".rs") || name.ends_with(".md"));
     let mut s = Survey {
         rows: Vec::new(),
         claims: Vec::new(),

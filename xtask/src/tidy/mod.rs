@@ -21,7 +21,7 @@ mod layers;
 mod source;
 mod unsafe_doc;
 
-use crate::cmd::root;
+use crate::cmd::{root, source_files};
 use std::path::{Path, PathBuf};
 
 struct Rule {
@@ -127,52 +127,20 @@ const DIRS: &[&str] = &[
     "sim-harness/src",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
+/// The Rust files under `dir`, in path order, build output and hidden
+/// folders left out.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    source_files(dir, |name| name.ends_with(".rs"))
 }
 
 /// Generated files: what they say is their generator's business.
 const GENERATED: &[&str] = &[crate::parity::OUT];
-
-/// Folders that hold no source of ours.
-const NOT_SOURCE: &[&str] = &["target", "node_modules"];
 
 fn relative(root: &Path, f: &Path) -> String {
     f.strip_prefix(root)
         .unwrap_or(f)
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-/// Every Rust file of the workspace's own (and `bench/`'s), build output
-/// and hidden folders left out.
-fn own_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if p.is_dir() {
-            if !name.starts_with('.') && !NOT_SOURCE.contains(&name) {
-                own_rust_files(&p, out);
-            }
-        } else if name.ends_with(".rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The structural rules' findings in one file of our own.
@@ -323,7 +291,7 @@ pub fn tidy() -> Result<(), String> {
     let root = root();
     let mut files = Vec::new();
     for d in DIRS {
-        rust_files(&root.join(d), &mut files);
+        files.extend(rust_files(&root.join(d)));
     }
     let mut findings = Vec::new();
     for f in &files {
@@ -331,8 +299,8 @@ pub fn tidy() -> Result<(), String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{rel}: {e}"))?;
         findings.extend(check_file(&rel, &text));
     }
-    let mut own = Vec::new();
-    own_rust_files(&root, &mut own);
+    // Every Rust file of the workspace's own (and `bench/`'s).
+    let own = rust_files(&root);
     for f in &own {
         let rel = relative(&root, f);
         if GENERATED.contains(&rel.as_str()) {

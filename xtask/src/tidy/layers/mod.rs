@@ -80,8 +80,7 @@ impl Layer {
 /// The findings for the simulation tree at `dir`, each file shown as
 /// `shown/<its path under dir>`.
 pub(super) fn check(dir: &Path, shown: &str) -> Result<Vec<String>, String> {
-    let mut files = Vec::new();
-    super::rust_files(dir, &mut files);
+    let files = super::rust_files(dir);
     if files.is_empty() {
         return Err(format!(
             "{shown}: no Rust files: the layer rule has nothing to check"
