@@ -7,15 +7,10 @@
 use crate::cmd::{stdout, Mode};
 use std::process::Command;
 
-const BEGIN: &str = "<!-- checker: begin (cargo xtask bench --only checker) -->";
-const END: &str = "<!-- checker: end -->";
-
 /// Its section of `docs/bench.md`.
-pub(super) const SECTION: super::Section = super::Section {
-    name: "checker",
-    begin: BEGIN,
-    end: END,
-};
+pub(super) const SECTION: super::Section = super::section!("checker");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// Builds and runs the checker's bench; returns the section's markdown.
 pub fn measure() -> Result<String, String> {

@@ -17,15 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BEGIN: &str = "<!-- clusters: begin (cargo xtask bench --only clusters) -->";
-const END: &str = "<!-- clusters: end -->";
-
 /// Its section of `docs/bench.md`.
-pub(super) const SECTION: super::Section = super::Section {
-    name: "clusters",
-    begin: BEGIN,
-    end: END,
-};
+pub(super) const SECTION: super::Section = super::section!("clusters");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The node counts (each bench binary knows the same list).
 const NODES: [usize; 5] = [2, 10, 100, 1_000, 10_000];

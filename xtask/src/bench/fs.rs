@@ -12,15 +12,10 @@ use crate::cmd::{stdout, Mode};
 use std::path::Path;
 use std::process::Command;
 
-const BEGIN: &str = "<!-- fs: begin (cargo xtask bench --only fs) -->";
-const END: &str = "<!-- fs: end -->";
-
 /// Its section of `docs/bench.md`.
-pub(super) const SECTION: super::Section = super::Section {
-    name: "fs",
-    begin: BEGIN,
-    end: END,
-};
+pub(super) const SECTION: super::Section = super::section!("fs");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The workloads (the executor bench's names) and what each writes through.
 const WORKLOADS: [(&str, &str); 2] = [

@@ -325,6 +325,24 @@ struct Section {
     end: &'static str,
 }
 
+/// The section `--only $name` measures, with its markers.
+macro_rules! section {
+    ($name:literal) => {
+        super::Section {
+            name: $name,
+            begin: concat!(
+                "<!-- ",
+                $name,
+                ": begin (cargo xtask bench --only ",
+                $name,
+                ") -->"
+            ),
+            end: concat!("<!-- ", $name, ": end -->"),
+        }
+    };
+}
+use section;
+
 impl Section {
     /// `doc` with this section replaced by `text` (which carries the
     /// markers), or `text` appended when `doc` has none.
@@ -359,5 +377,23 @@ mod tests {
         assert_eq!(super::median(&[]), None);
         assert_eq!(super::median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(super::median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
+    #[test]
+    fn each_section_keeps_the_markers_docs_bench_md_has() {
+        let doc = std::fs::read_to_string(crate::cmd::root().join("docs/bench.md")).unwrap();
+        for s in [
+            super::checker::SECTION,
+            super::scaling::SECTION,
+            super::clusters::SECTION,
+            super::fs::SECTION,
+        ] {
+            assert!(doc.contains(s.begin), "{}", s.begin);
+            assert!(doc.contains(s.end), "{}", s.end);
+        }
+        assert_eq!(
+            super::fs::SECTION.begin,
+            "<!-- fs: begin (cargo xtask bench --only fs) -->"
+        );
     }
 }

@@ -10,15 +10,10 @@ use crate::cmd::{stdout, Mode};
 use std::path::Path;
 use std::process::Command;
 
-const BEGIN: &str = "<!-- scaling: begin (cargo xtask bench --only scaling) -->";
-const END: &str = "<!-- scaling: end -->";
-
 /// Its section of `docs/bench.md`.
-pub(super) const SECTION: super::Section = super::Section {
-    name: "scaling",
-    begin: BEGIN,
-    end: END,
-};
+pub(super) const SECTION: super::Section = super::section!("scaling");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The target: two jobs run at least this many times the seeds per second
 /// of one.

@@ -69,6 +69,13 @@ fn found(tree: &BTreeMap<String, String>) -> Vec<String> {
     check_files(tree, SHOWN)
 }
 
+/// The one finding about a single import (not the circles it closes).
+fn the_one(tree: &BTreeMap<String, String>) -> String {
+    let f = imports_only(tree);
+    assert_eq!(f.len(), 1, "{f:?}");
+    f[0].clone()
+}
+
 /// The findings about single imports (not the circles they close).
 fn imports_only(tree: &BTreeMap<String, String>) -> Vec<String> {
     let circle = format!("{SHOWN}: an import circle");
@@ -100,16 +107,15 @@ fn a_core_file_importing_a_driver_fails_with_its_fix() {
         "core/timer.rs",
         "use super::super::net::x;\npub(crate) struct Timer;\n",
     );
-    let f = imports_only(&tree);
-    assert_eq!(f.len(), 1, "{f:?}");
+    let f = the_one(&tree);
     assert!(
-        f[0].starts_with(
+        f.starts_with(
             "sim-runtime/src/simulation/core/timer.rs:1: `super::super::net::x`: the core \
              layer imports the api layer (net/mod.rs): nothing under core/ imports outside core/"
         ),
-        "{f:?}"
+        "{f}"
     );
-    assert!(f[0].contains("turn the call around"), "{f:?}");
+    assert!(f.contains("turn the call around"), "{f}");
 }
 
 #[test]
@@ -118,14 +124,13 @@ fn a_core_file_naming_a_model_crate_fails() {
         "core/timer.rs",
         "use std::net::SocketAddr;\nfn f(n: &mut sim_net::Net) {}\n",
     );
-    let f = imports_only(&tree);
-    assert_eq!(f.len(), 1, "{f:?}");
+    let f = the_one(&tree);
     assert!(
-        f[0].starts_with(
+        f.starts_with(
             "sim-runtime/src/simulation/core/timer.rs:2: `sim_net::Net`: the core layer \
              imports the model crate `sim_net`: nothing under core/"
         ),
-        "{f:?}"
+        "{f}"
     );
     // The drivers may.
     assert_eq!(
@@ -183,27 +188,25 @@ fn an_api_file_importing_libc_fails() {
         "task/mod.rs",
         "pub fn spawn() {\n    crate::simulation::libc::intercept::f();\n}\n",
     );
-    let f = imports_only(&tree);
-    assert_eq!(f.len(), 1, "{f:?}");
+    let f = the_one(&tree);
     assert!(
-        f[0].starts_with(
+        f.starts_with(
             "sim-runtime/src/simulation/task/mod.rs:2: `crate::simulation::libc::intercept::f`: \
              the api layer imports the libc layer (libc/intercept.rs): a file imports only its \
              own layer and lower ones (core < api < libc < run); move what it needs down to the \
              api layer or below"
         ),
-        "{f:?}"
+        "{f}"
     );
 }
 
 #[test]
 fn the_private_api_through_the_crate_root_is_the_run_layer() {
     let tree = with("libc/intercept.rs", "fn f() { crate::__private::run(); }\n");
-    let f = imports_only(&tree);
-    assert_eq!(f.len(), 1, "{f:?}");
+    let f = the_one(&tree);
     assert!(
-        f[0].contains("the libc layer imports the run layer (run/private.rs)"),
-        "{f:?}"
+        f.contains("the libc layer imports the run layer (run/private.rs)"),
+        "{f}"
     );
 }
 
