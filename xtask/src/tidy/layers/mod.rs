@@ -114,7 +114,7 @@ pub(super) fn check_files(texts: &BTreeMap<String, String>, shown: &str) -> Vec<
     }
     let tree = Tree::new(read.iter().map(|(f, n)| (*f, n.paths.as_slice())));
     let tests: Vec<&Vec<String>> = read.values().flat_map(|n| &n.test_modules).collect();
-    let mut edges = circles::Edges::new();
+    let mut edges = circles::Edges::default();
     for (&file, names) in &read {
         let module = module_of(file);
         if EXEMPT.contains(&file) || tests.iter().any(|t| module.starts_with(t)) {
@@ -134,9 +134,9 @@ pub(super) fn check_files(texts: &BTreeMap<String, String>, shown: &str) -> Vec<
             }));
         }
         for (named, target) in imports(&tree, names) {
-            if let Some(to) = target.file.as_deref() {
+            if let (Some(to), Some(to_layer)) = (target.file.as_deref(), target.layer) {
                 if to != file && !EXEMPT.contains(&to) {
-                    edges.add(file, layer, to, target.layer, named.line);
+                    edges.add(file, layer, to, to_layer, named.line);
                 }
             }
             if let Some(what) = violation(layer, &target) {
