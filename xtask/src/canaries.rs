@@ -14,6 +14,11 @@
 //! The hard canaries (the catalog's entries with a known first failing
 //! seed) hide for hundreds to thousands of seeds: this sweep skips them,
 //! and `--hard` measures them instead (`canaries/hard.rs`).
+//!
+//! Why the module is over 1,000 lines: it is two measurements (this sweep,
+//! `--hard`) and the shrinking criterion both enforce (`canaries/shrunk.rs`),
+//! each a file with its tests; this file is mostly the sweep's parsing of
+//! the harness's reports and the text of `docs/canaries.md`.
 
 mod hard;
 mod shrunk;

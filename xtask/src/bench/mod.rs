@@ -27,6 +27,15 @@
 //! `clusters.rs` (2 to 10,000 nodes, its section), `chart.rs` (its SVG
 //! chart) and `fs.rs` (a 4 KiB write through `tokio::fs` and `std::fs`,
 //! its section).
+//!
+//! Why the module is over 1,000 lines: it drives four kinds of binary and
+//! four sections that each measure something else (the checker, scaling
+//! over cores, clusters with their chart, the cost of a write), and the
+//! prose of `docs/bench.md` is written next to the figures it explains
+//! (most of `report.rs` and `clusters.rs`). Each file holds one of these
+//! and stays under about 500 lines; what the sections share (running a
+//! binary, a median, keeping a section between its markers) is here and in
+//! `cmd.rs`, once.
 
 mod build;
 mod chart;
