@@ -197,7 +197,7 @@ fn through_root(tree: &Tree, names: &Names, n: &Named) -> Option<Target> {
         }
         let module = module_of(bound.file.as_deref().unwrap_or_default());
         match &u.kind {
-            Kind::Use(Some(name)) if name == first && tree.is_module(&module) => {
+            Kind::Use(Some(name)) if name == first => {
                 return tree.resolve(&n.module, &[u.segments.as_slice(), rest].concat());
             }
             Kind::Glob if tree.binds(&module, first) => {

@@ -80,7 +80,7 @@ impl Tree {
         tree
     }
 
-    pub(super) fn is_module(&self, path: &[String]) -> bool {
+    fn is_module(&self, path: &[String]) -> bool {
         self.modules.contains_key(path)
     }
 
