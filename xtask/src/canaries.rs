@@ -14,6 +14,11 @@
 //! The hard canaries (the catalog's entries with a known first failing
 //! seed) hide for hundreds to thousands of seeds: this sweep skips them,
 //! and `--hard` measures them instead (`canaries/hard.rs`).
+//!
+//! Why the module is over 1,000 lines: it is two measurements (this sweep,
+//! `--hard`) and the shrinking criterion both enforce (`canaries/shrunk.rs`),
+//! each a file with its tests; this file is mostly the sweep's parsing of
+//! the harness's reports and the text of `docs/canaries.md`.
 
 mod hard;
 mod shrunk;
@@ -186,19 +191,12 @@ pub fn names() -> Result<Vec<String>, String> {
     Ok(list()?.into_iter().map(|c| c.name).collect())
 }
 
+/// Cargo's arguments for the sweep binary (examples/canaries/tests/sweep.rs).
+const SWEEP: &[&str] = &["test", "-p", "canaries", "--test", "sweep"];
+
 /// The catalog, from the sweep binary's `catalog` test.
 fn list() -> Result<Vec<Canary>, String> {
-    let mut cmd = sim_cargo(&[
-        "test",
-        "-p",
-        "canaries",
-        "--test",
-        "sweep",
-        "--",
-        "catalog",
-        "--exact",
-        "--nocapture",
-    ]);
+    let mut cmd = sim_cargo(&[SWEEP, &["--", "catalog", "--exact", "--nocapture"]].concat());
     let (ok, text) = output(&mut cmd)?;
     let catalog = parse_catalog(&text);
     if !ok || catalog.is_empty() {
@@ -321,16 +319,7 @@ fn run(catalog: Vec<Canary>, seeds: u64, out: &std::path::Path) -> Result<(), St
 /// Runs the sweep binary with `env`, without the tests in `skip`; its
 /// whole output.
 fn sweep(seeds: u64, env: &[(&str, &str)], skip: &[&str]) -> Result<String, String> {
-    let mut args = vec![
-        "test",
-        "-p",
-        "canaries",
-        "--test",
-        "sweep",
-        "--",
-        "--test-threads=1",
-        "--nocapture",
-    ];
+    let mut args = [SWEEP, &["--", "--test-threads=1", "--nocapture"]].concat();
     for name in skip {
         args.extend(["--skip", name]);
     }

@@ -111,9 +111,14 @@ pub fn cargo_sim(args: &[&str]) -> Command {
     cmd
 }
 
+/// The error for a program `cmd` could not start.
+fn cannot_run(cmd: &Command) -> impl FnOnce(std::io::Error) -> String + '_ {
+    move |e| format!("cannot run {}: {e}", cmd.get_program().to_string_lossy())
+}
+
 /// Runs `cmd` to the end: whether it succeeded, and its stdout then stderr.
 pub fn output(cmd: &mut Command) -> Result<(bool, String), String> {
-    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
+    let out = cmd.output().map_err(cannot_run(cmd))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -122,16 +127,36 @@ pub fn output(cmd: &mut Command) -> Result<(bool, String), String> {
     Ok((out.status.success(), text))
 }
 
-pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
-    eprintln!("\n==> [{}] {what}: cargo {}", mode.name(), args.join(" "));
-    let status = cargo(mode, args)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+/// Runs `cmd` to the end: its stdout if it succeeded, else an error saying
+/// `what` failed, with what it printed (its stderr too, unless redirected).
+pub fn stdout(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd.output().map_err(cannot_run(cmd))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!(
+            "{what} failed ({}):\n{text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// Runs `cmd` to the end, its output to the terminal: an error saying
+/// `what` failed if it did not succeed.
+pub fn status(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let status = cmd.status().map_err(cannot_run(cmd))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("[{}] {what} failed ({status})", mode.name()))
+        Err(format!("{what} failed ({status})"))
     }
+}
+
+pub fn run(mode: Mode, what: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("\n==> [{}] {what}: cargo {}", mode.name(), args.join(" "));
+    status(&mut cargo(mode, args), &format!("[{}] {what}", mode.name()))
 }
 
 /// Formats an I/O error with the path it concerns, as an xtask error.
@@ -145,6 +170,31 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Folders that hold no source of ours (besides hidden ones).
+const NOT_SOURCE: &[&str] = &["target", "node_modules"];
+
+/// Every file under `dir` whose name `keep` accepts, in path order; build
+/// output and hidden folders are not entered.
+pub fn source_files(dir: &Path, keep: fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if !name.starts_with('.') && !NOT_SOURCE.contains(&name) {
+                out.extend(source_files(&p, keep));
+            }
+        } else if keep(name) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// `path` relative to the workspace root, for messages and reports.
@@ -170,22 +220,17 @@ pub fn capture(program: &str, args: &[&str]) -> Option<String> {
 }
 
 /// The checkout's commit (short hash), and whether the work tree has
-/// uncommitted changes other than to `report` (a previous run's report is
+/// uncommitted changes other than to `reports` (a previous run's report is
 /// not a change to what it reports on). `None` outside git.
-pub fn commit(report: &Path) -> Option<(String, bool)> {
+pub fn commit(reports: &[&Path]) -> Option<(String, bool)> {
     let hash = capture("git", &["rev-parse", "--short", "HEAD"])?;
-    let report = report.strip_prefix(root()).unwrap_or(report);
-    let dirty = capture(
-        "git",
-        &[
-            "status",
-            "--porcelain",
-            "--",
-            ".",
-            &format!(":!{}", report.display()),
-        ],
-    )
-    .is_some_and(|s| !s.is_empty());
+    let excluded: Vec<String> = reports
+        .iter()
+        .map(|r| format!(":!{}", r.strip_prefix(root()).unwrap_or(r).display()))
+        .collect();
+    let mut args = vec!["status", "--porcelain", "--", "."];
+    args.extend(excluded.iter().map(String::as_str));
+    let dirty = capture("git", &args).is_some_and(|s| !s.is_empty());
     Some((hash, dirty))
 }
 

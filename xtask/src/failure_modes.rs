@@ -19,16 +19,12 @@
 //! entry the committed one (`git show HEAD:…`) does not have: the baseline
 //! may only shrink.
 
-use crate::cmd::root;
+use crate::cmd::{capture, root, source_files};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// Where the baseline lives, from the workspace root.
 pub const BASELINE: &str = "docs/failure-modes.baseline";
-
-/// Folders never searched.
-const SKIP_DIRS: &[&str] = &["target", ".git", "node_modules"];
 
 /// This file: its docs and tests hold example tables and claims.
 const SELF: &str = "xtask/src/failure_modes.rs";
@@ -162,24 +158,6 @@ pub fn claims(rel: &str, text: &str) -> Vec<Claim> {
     out
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if p.is_dir() {
-            if !SKIP_DIRS.contains(&name) && !name.starts_with('.') {
-                walk(&p, out);
-            }
-        } else if name.ends_with(".rs") || name.ends_with(".md") {
-            out.push(p);
-        }
-    }
-}
-
 /// The baseline's ids (comments and blank lines skipped).
 pub fn baseline_ids(text: &str) -> Vec<String> {
     text.lines()
@@ -196,8 +174,7 @@ pub struct Survey {
 }
 
 pub fn survey(root: &Path) -> Result<Survey, String> {
-    let mut files = Vec::new();
-    walk(root, &mut files);
+    let files = source_files(root, |name| name.ends_with(".rs") || name.ends_with(".md"));
     let mut s = Survey {
         rows: Vec::new(),
         claims: Vec::new(),
@@ -284,15 +261,8 @@ pub fn check(s: &Survey, baseline: &[String], committed: Option<&[String]>) -> V
     found
 }
 
-fn committed_baseline(root: &Path) -> Option<Vec<String>> {
-    let out = Command::new("git")
-        .args(["show", &format!("HEAD:{BASELINE}")])
-        .current_dir(root)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| baseline_ids(&String::from_utf8_lossy(&out.stdout)))
+fn committed_baseline() -> Option<Vec<String>> {
+    capture("git", &["show", &format!("HEAD:{BASELINE}")]).map(|t| baseline_ids(&t))
 }
 
 /// Runs the check; with `list`, also prints every row and its claims.
@@ -302,7 +272,7 @@ pub fn run(list: bool) -> Result<(), String> {
     let baseline = std::fs::read_to_string(root.join(BASELINE))
         .map(|t| baseline_ids(&t))
         .unwrap_or_default();
-    let committed = committed_baseline(&root);
+    let committed = committed_baseline();
     if list {
         for r in &s.rows {
             let by: Vec<&str> = s

@@ -124,18 +124,13 @@ fn build() -> Result<(), String> {
         "canary",
     ];
     eprintln!("\n==> [fuzz] build the target: cargo {}", args.join(" "));
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
         .current_dir(root())
         .args(args)
         .env("RUSTFLAGS", flags.join(" "))
-        .env("CARGO_TARGET_DIR", root().join("target/fuzz"))
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the fuzz target did not build ({status})"))
-    }
+        .env("CARGO_TARGET_DIR", root().join("target/fuzz"));
+    cmd::status(&mut cargo, "the fuzz target's build")
 }
 
 /// One fuzzing run.

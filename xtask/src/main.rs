@@ -1,5 +1,6 @@
 //! The workspace's task runner: `cargo xtask <command>` (an alias in
-//! `.cargo/config.toml`). Std only, so it builds in seconds.
+//! `.cargo/config.toml`). Its one dependency, `syn`, reads the runtime's
+//! imports for tidy's layer rule.
 
 mod bench;
 mod canaries;
@@ -31,8 +32,9 @@ commands:
   demo      a simulated service finds its planted bug; the seed replays
   tidy      check the simulator's code against the determinism rules and
             ARCHITECTURE.md's structure (one cfg switch per crate, unsafe
-            documented, an executor core that names no driver), and that
-            every failure-mode table row is claimed by a test
+            documented, the runtime's layers: core/ imports nothing outside
+            it, no file imports a higher layer), and that every
+            failure-mode table row is claimed by a test
   failure-modes
             list every failure-mode row and the tests that claim it
   bench     executor benchmarks, simulation vs real Tokio; writes docs/bench.md

@@ -311,12 +311,10 @@ fn run(opts: &Options) -> Result<(), String> {
                 continue;
             }
             if graph {
-                let status = graph_cargo(&args)
-                    .status()
-                    .map_err(|e| format!("cannot run cargo-sim: {e}"))?;
-                if !status.success() {
-                    return Err(format!("cargo sim build of {package} failed ({status})"));
-                }
+                crate::cmd::status(
+                    &mut graph_cargo(&args),
+                    &format!("cargo sim build of {package}"),
+                )?;
             } else {
                 crate::cmd::run(Mode::Simulation, "build", &args)?;
             }
@@ -521,7 +519,7 @@ fn parse(text: &str, name: &str, seeds: u64, passed: bool, exit: &str) -> Outcom
 }
 
 fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> String {
-    let commit = match crate::cmd::commit(&opts.out) {
+    let commit = match crate::cmd::commit(&[&opts.out]) {
         Some((c, true)) => format!("`{c}` (with uncommitted changes)"),
         Some((c, false)) => format!("`{c}`"),
         None => "an unknown commit".into(),

@@ -3,7 +3,7 @@
 
 use super::workloads::{Variant, Workload, VARIANTS, WORKLOADS};
 use super::{Job, Opts};
-use crate::cmd::{cargo, rel, root, Mode};
+use crate::cmd::{cargo, rel, root, stdout, Mode};
 use crate::json::Json;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -115,18 +115,11 @@ pub(super) fn build_outside(name: &str, cfg: &[&str]) -> Result<PathBuf, String>
 /// Runs a cargo build with `--message-format=json…`; returns the executable
 /// it names whose file name starts with `stem`.
 pub(super) fn executable(mut cmd: Command, stem: &str, what: &str) -> Result<PathBuf, String> {
-    let out = cmd
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "[{what}] building the bench failed ({})",
-            out.status
-        ));
-    }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    let out = stdout(
+        cmd.stderr(Stdio::inherit()),
+        &format!("[{what}] building the bench"),
+    )?;
+    out.lines()
         .filter_map(Json::parse)
         .filter(|m| m.get("reason").as_str() == Some("compiler-artifact"))
         .filter_map(|m| m.get("executable").as_str().map(PathBuf::from))

@@ -4,29 +4,19 @@
 //! `cargo xtask bench` rewrites the section with the rest;
 //! `cargo xtask bench --only checker` measures and rewrites only it.
 
-use crate::cmd::Mode;
-use std::path::Path;
+use crate::cmd::{stdout, Mode};
 use std::process::Command;
 
-const BEGIN: &str = "<!-- checker: begin (cargo xtask bench --only checker) -->";
-const END: &str = "<!-- checker: end -->";
+/// Its section of `docs/bench.md`.
+pub(super) const SECTION: super::Section = super::section!("checker");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// Builds and runs the checker's bench; returns the section's markdown.
 pub fn measure() -> Result<String, String> {
     let exe = super::build::build_bench(Mode::Production, "sim-check", "check")?;
     eprintln!("==> bench [checker] {}", exe.display());
-    let out = Command::new(&exe)
-        .arg("--bench")
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "the checker's bench failed ({}):\n{text}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    let text = stdout(Command::new(&exe).arg("--bench"), "the checker's bench")?;
     let lines: Vec<&str> = text.lines().filter(|l| l.contains(" ops ")).collect();
     if lines.is_empty() {
         return Err(format!(
@@ -59,25 +49,6 @@ fn section(lines: &[&str]) -> String {
     s
 }
 
-/// `doc` with its checker section replaced by `section` (appended if it
-/// has none).
-pub fn splice(doc: &str, section: &str) -> String {
-    super::splice(doc, (BEGIN, END), section)
-}
-
-/// Measures and rewrites only the checker's section of `docs/bench.md`.
-pub fn only(docs: &Path, write: bool) -> Result<(), String> {
-    let section = measure()?;
-    println!("{section}");
-    if write {
-        let doc = std::fs::read_to_string(docs).unwrap_or_default();
-        std::fs::write(docs, splice(&doc, &section))
-            .map_err(|e| format!("{}: {e}", docs.display()))?;
-        eprintln!("bench: rewrote the checker's section of {}", docs.display());
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,11 +58,11 @@ mod tests {
         let s1 = section(&["a 1 ops"]);
         let s2 = section(&["b 2 ops"]);
         let doc = format!("# Bench\n\ntext\n\n{s1}\n## After\n");
-        let new = splice(&doc, &s2);
+        let new = SECTION.splice(&doc, &s2);
         assert!(new.contains("b 2 ops") && !new.contains("a 1 ops"), "{new}");
         assert!(new.starts_with("# Bench\n\ntext\n\n") && new.ends_with("\n## After\n"));
         assert_eq!(new.matches(BEGIN).count(), 1);
-        let appended = splice("# Bench\n", &s1);
+        let appended = SECTION.splice("# Bench\n", &s1);
         assert_eq!(appended, format!("# Bench\n\n{s1}"));
     }
 }

@@ -9,15 +9,18 @@
 //! rewrites both, `cargo xtask bench --only clusters` only these.
 
 use super::chart::{svg, thousands, Series};
-use crate::cmd::{capture, root, utc_date, write_file, Mode};
+use super::median;
+use crate::cmd::{commit, root, utc_date, write_file, Mode};
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BEGIN: &str = "<!-- clusters: begin (cargo xtask bench --only clusters) -->";
-const END: &str = "<!-- clusters: end -->";
+/// Its section of `docs/bench.md`.
+pub(super) const SECTION: super::Section = super::section!("clusters");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The node counts (each bench binary knows the same list).
 const NODES: [usize; 5] = [2, 10, 100, 1_000, 10_000];
@@ -126,12 +129,6 @@ fn parse(out: &str, nodes: usize) -> Option<Run> {
     })
 }
 
-fn median(v: &[f64]) -> Option<f64> {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    (!v.is_empty()).then(|| v[v.len() / 2])
-}
-
 /// The measurements: per peer, per node count, a point.
 struct Measured {
     peers: Vec<(&'static str, &'static str, Vec<Point>)>,
@@ -196,21 +193,13 @@ fn run_all(runs: usize) -> Result<Measured, String> {
     }
     // The report and the chart of a previous run are no change to what is
     // measured.
-    let dirty = capture(
-        "git",
-        &[
-            "status",
-            "--porcelain",
-            "--",
-            ".",
-            ":!docs/bench.md",
-            ":!docs/bench-clusters.svg",
-        ],
-    )
-    .is_some_and(|s| !s.is_empty());
-    let commit = match capture("git", &["rev-parse", "--short", "HEAD"]) {
-        Some(hash) if dirty => format!("{hash} with uncommitted changes"),
-        Some(hash) => hash,
+    let reports = [
+        Path::new("docs/bench.md"),
+        Path::new("docs/bench-clusters.svg"),
+    ];
+    let commit = match commit(&reports) {
+        Some((hash, true)) => format!("{hash} with uncommitted changes"),
+        Some((hash, false)) => hash,
         None => "unknown".into(),
     };
     Ok(Measured {
@@ -438,25 +427,6 @@ pub fn measure(runs: usize, write: bool) -> Result<String, String> {
     Ok(section)
 }
 
-/// Measures and rewrites only the clusters section of `docs/bench.md` (and
-/// the chart).
-pub fn only(docs: &Path, runs: usize, write: bool) -> Result<(), String> {
-    let section = measure(runs, write)?;
-    println!("{section}");
-    if write {
-        let doc = std::fs::read_to_string(docs).unwrap_or_default();
-        write_file(docs, &splice(&doc, &section))?;
-        eprintln!("bench: rewrote the clusters section of {}", docs.display());
-    }
-    Ok(())
-}
-
-/// `doc` with its clusters section replaced by `section` (appended if it
-/// has none).
-pub fn splice(doc: &str, section: &str) -> String {
-    super::splice(doc, (BEGIN, END), section)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,7 +514,7 @@ mod tests {
         assert!(verdicts(&short).contains("did not finish both points"));
         // Spliced once, between its markers.
         let doc = format!("# Bench\n\n{s}\n## After\n");
-        let again = splice(&doc, &s);
+        let again = SECTION.splice(&doc, &s);
         assert_eq!(again.matches(BEGIN).count(), 1);
         assert!(again.ends_with("\n## After\n"));
     }

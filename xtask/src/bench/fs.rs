@@ -7,12 +7,15 @@
 //! rewrites it with the rest; `cargo xtask bench --only fs` measures and
 //! rewrites only it.
 
-use crate::cmd::Mode;
+use super::Results;
+use crate::cmd::{stdout, Mode};
 use std::path::Path;
 use std::process::Command;
 
-const BEGIN: &str = "<!-- fs: begin (cargo xtask bench --only fs) -->";
-const END: &str = "<!-- fs: end -->";
+/// Its section of `docs/bench.md`.
+pub(super) const SECTION: super::Section = super::section!("fs");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The workloads (the executor bench's names) and what each writes through.
 const WORKLOADS: [(&str, &str); 2] = [
@@ -31,13 +34,7 @@ fn once(exe: &Path) -> Result<Vec<(String, String, f64)>, String> {
     for (w, _) in WORKLOADS {
         cmd.args(["--only", w]);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!("the fs bench failed ({}):\n{text}", out.status));
-    }
+    let text = stdout(&mut cmd, "the fs bench")?;
     let lines: Vec<_> = text
         .lines()
         .filter_map(
@@ -59,26 +56,6 @@ fn once(exe: &Path) -> Result<Vec<(String, String, f64)>, String> {
     Ok(lines)
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// Samples per (mode, workload), in run order.
-type Samples = Vec<((String, String), Vec<f64>)>;
-
-fn get<'a>(s: &'a Samples, mode: &str, name: &str) -> &'a [f64] {
-    s.iter()
-        .find(|((m, n), _)| m == mode && n == name)
-        .map_or(&[], |(_, v)| v.as_slice())
-}
-
 /// Builds the executor bench in both modes and measures; returns the
 /// section's markdown.
 pub fn measure(runs: usize) -> Result<String, String> {
@@ -91,17 +68,13 @@ pub fn measure(runs: usize) -> Result<String, String> {
     let load = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().map(str::to_string));
-    let mut samples: Samples = Vec::new();
+    let mut samples = Results::default();
     for run in 0..runs.max(1) {
         eprintln!("==> bench [fs] run {}/{}", run + 1, runs.max(1));
         // Alternate which goes first: neither always meets a warm machine.
         for k in 0..exes.len() {
             for (mode, name, v) in once(&exes[(run + k) % exes.len()])? {
-                let key = (mode, name);
-                match samples.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, s)) => s.push(v),
-                    None => samples.push((key, vec![v])),
-                }
+                samples.push(&mode, &name, v);
             }
         }
     }
@@ -109,7 +82,7 @@ pub fn measure(runs: usize) -> Result<String, String> {
     Ok(section(cores, load.as_deref(), &samples))
 }
 
-fn section(cores: usize, load: Option<&str>, samples: &Samples) -> String {
+fn section(cores: usize, load: Option<&str>, samples: &Results) -> String {
     let list = |v: &[f64]| {
         v.iter()
             .map(|x| format!("{x:.2}"))
@@ -118,28 +91,25 @@ fn section(cores: usize, load: Option<&str>, samples: &Samples) -> String {
     };
     let runs = MODES
         .iter()
-        .flat_map(|m| WORKLOADS.iter().map(move |(w, _)| get(samples, m, w).len()))
+        .flat_map(|m| WORKLOADS.iter().map(move |(w, _)| samples.get(m, w).len()))
         .min()
         .unwrap_or(0);
     let mut rows = String::new();
     for (w, through) in WORKLOADS {
-        let (sim, tokio) = (get(samples, "sim", w), get(samples, "tokio", w));
-        let cell = |v: &[f64]| {
-            if v.is_empty() {
-                "n/a".to_string()
-            } else {
-                format!("{:.2}", median(v))
-            }
+        let (sim, tokio) = (samples.get("sim", w), samples.get("tokio", w));
+        let cell = |mode: &str| {
+            samples
+                .median(mode, w)
+                .map_or("n/a".to_string(), |m| format!("{m:.2}"))
         };
-        let ratio = if sim.is_empty() || tokio.is_empty() {
-            "n/a".to_string()
-        } else {
-            format!("{:.2}×", median(sim) / median(tokio))
-        };
+        let ratio = samples
+            .median("sim", w)
+            .zip(samples.median("tokio", w))
+            .map_or("n/a".to_string(), |(s, t)| format!("{:.2}×", s / t));
         rows.push_str(&format!(
             "| `{w}` ({through}) | {} | {} | {ratio} | {} | {} |\n",
-            cell(sim),
-            cell(tokio),
+            cell("sim"),
+            cell("tokio"),
             list(sim),
             list(tokio)
         ));
@@ -164,38 +134,22 @@ fn section(cores: usize, load: Option<&str>, samples: &Samples) -> String {
     )
 }
 
-/// Measures and rewrites only the fs section of `docs/bench.md`.
-pub fn only(docs: &Path, runs: usize, write: bool) -> Result<(), String> {
-    let section = measure(runs)?;
-    println!("{section}");
-    if write {
-        let doc = std::fs::read_to_string(docs).unwrap_or_default();
-        std::fs::write(docs, splice(&doc, &section))
-            .map_err(|e| format!("{}: {e}", docs.display()))?;
-        eprintln!("bench: rewrote the fs section of {}", docs.display());
-    }
-    Ok(())
-}
-
-/// `doc` with its fs section replaced by `section` (appended if it has
-/// none).
-pub fn splice(doc: &str, section: &str) -> String {
-    super::splice(doc, (BEGIN, END), section)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_section_gives_medians_per_write_and_their_ratio() {
-        let key = |m: &str, w: &str| (m.to_string(), w.to_string());
-        let samples: Samples = vec![
-            (key("sim", "fs_tokio"), vec![3.0, 1.0, 2.0]),
-            (key("sim", "fs_std"), vec![1.0, 1.0, 1.0]),
-            (key("tokio", "fs_tokio"), vec![8.0, 8.0, 9.0]),
-            (key("tokio", "fs_std"), vec![2.0, 4.0, 3.0]),
-        ];
+        let mut sim_only = Results::default();
+        for v in [3.0, 1.0, 2.0] {
+            sim_only.push("sim", "fs_tokio", v);
+            sim_only.push("sim", "fs_std", 1.0);
+        }
+        let mut samples = sim_only.clone();
+        for (tokio, std) in [(8.0, 2.0), (8.0, 4.0), (9.0, 3.0)] {
+            samples.push("tokio", "fs_tokio", tokio);
+            samples.push("tokio", "fs_std", std);
+        }
         let s = section(2, Some("1.50"), &samples);
         assert!(
             s.contains("| `fs_tokio` (`tokio::fs::File`) | 2.00 | 8.00 | 0.25× |"),
@@ -208,7 +162,7 @@ mod tests {
         assert!(s.contains("Medians of 3 runs"), "{s}");
         assert!(s.contains("(load average 1.50 when"), "{s}");
         let doc = format!("# Bench\n\n{s}\n## After\n");
-        let again = splice(&doc, &section(2, None, &samples[..2].to_vec()));
+        let again = SECTION.splice(&doc, &section(2, None, &sim_only));
         assert!(again.contains("| 2.00 | n/a | n/a |"), "{again}");
         assert!(again.ends_with("\n## After\n"));
         assert_eq!(again.matches(BEGIN).count(), 1);

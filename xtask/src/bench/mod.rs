@@ -22,25 +22,35 @@
 //! that run them), `build.rs` (building every binary), this file (options,
 //! the runs and their samples), `report.rs` (the tables, `docs/bench.md`
 //! and `bench.json`), `checker.rs` (sim-check's section), `scaling.rs`
-//! (`SIM_JOBS=1` vs `2`, its section), `issue26.rs` (issue 26's
-//! per-seed targets, how far each is and why), `clusters.rs` (2 to 10,000
-//! nodes, its section), `chart.rs` (its SVG chart) and `fs.rs` (a 4 KiB
-//! write through `tokio::fs` and `std::fs`, its section).
+//! (`SIM_JOBS=1` vs `2`, its section), `cost_targets.rs` (what a seed or
+//! an operation may cost against madsim, how far each is and why),
+//! `clusters.rs` (2 to 10,000 nodes, its section), `chart.rs` (its SVG
+//! chart) and `fs.rs` (a 4 KiB write through `tokio::fs` and `std::fs`,
+//! its section).
+//!
+//! Why the module is over 1,000 lines: it drives four kinds of binary and
+//! four sections that each measure something else (the checker, scaling
+//! over cores, clusters with their chart, the cost of a write), and the
+//! prose of `docs/bench.md` is written next to the figures it explains
+//! (most of `report.rs` and `clusters.rs`). Each file holds one of these
+//! and stays under about 500 lines; what the sections share (running a
+//! binary, a median, keeping a section between its markers) is here and in
+//! `cmd.rs`, once.
 
 mod build;
 mod chart;
 mod checker;
 mod clusters;
+mod cost_targets;
 mod fs;
-mod issue26;
 mod report;
 mod scaling;
 mod workloads;
 
-use crate::cmd::{rel, root, write_file};
+use crate::cmd::{rel, root, stdout, write_file};
 use build::build_all;
 use report::{json, markdown, table, targets, Info, Timing};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use workloads::{Workload, WORKLOADS};
@@ -157,25 +167,26 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let fs = opts.only.iter().any(|o| o == "fs");
     opts.only.retain(|o| !SECTIONS.contains(&o.as_str()));
     if fs && !clusters && !scaling && !checker && opts.only.is_empty() {
-        return fs::only(&docs, opts.runs, opts.write);
+        return fs::SECTION.rewrite(&docs, &fs::measure(opts.runs)?, opts.write);
     }
     if fs {
         println!("{}", fs::measure(opts.runs)?);
     }
     if clusters && !scaling && !checker && opts.only.is_empty() {
-        return clusters::only(&docs, opts.runs, opts.write);
+        let text = clusters::measure(opts.runs, opts.write)?;
+        return clusters::SECTION.rewrite(&docs, &text, opts.write);
     }
     if clusters {
         println!("{}", clusters::measure(opts.runs, false)?);
     }
     if scaling && !checker && opts.only.is_empty() {
-        return scaling::only(&docs, opts.runs, opts.write);
+        return scaling::SECTION.rewrite(&docs, &scaling::measure(opts.runs)?, opts.write);
     }
     if scaling {
         println!("{}", scaling::measure(opts.runs)?);
     }
     if checker && opts.only.is_empty() {
-        return checker::only(&docs, opts.write);
+        return checker::SECTION.rewrite(&docs, &checker::measure()?, opts.write);
     }
     if checker {
         println!("{}", checker::measure()?);
@@ -222,7 +233,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     println!("{table}");
     println!("{}", targets(&results, &opts));
     if opts.only.is_empty() {
-        println!("{}", issue26::section(&results));
+        println!("{}", cost_targets::section(&results));
     }
     let elapsed = started.elapsed();
     eprintln!(
@@ -246,10 +257,10 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         cold,
     };
     let md = markdown(&table, &results, &info, &opts, &clock_checks, &timing);
-    let md = checker::splice(&md, &checker::measure()?);
-    let md = scaling::splice(&md, &scaling::measure(opts.runs)?);
-    let md = clusters::splice(&md, &clusters::measure(opts.runs, true)?);
-    let md = fs::splice(&md, &fs::measure(opts.runs)?);
+    let md = checker::SECTION.splice(&md, &checker::measure()?);
+    let md = scaling::SECTION.splice(&md, &scaling::measure(opts.runs)?);
+    let md = clusters::SECTION.splice(&md, &clusters::measure(opts.runs, true)?);
+    let md = fs::SECTION.splice(&md, &fs::measure(opts.runs)?);
     write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write_file(&json_path, &json(&results, &info, &opts, &timing))?;
@@ -262,24 +273,19 @@ fn minutes(s: u64) -> String {
 }
 
 fn run_once(job: &Job) -> Result<String, String> {
-    let out = Command::new(&job.exe)
-        .current_dir(root())
+    let mut cmd = Command::new(&job.exe);
+    cmd.current_dir(root())
         .args(&job.args)
         // The harness prints a replay line per seed on stderr.
         .stderr(if job.label == "sim harness" {
             Stdio::null()
         } else {
             Stdio::inherit()
-        })
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", job.exe.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} failed ({})", job.exe.display(), out.status));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        });
+    stdout(&mut cmd, &job.exe.display().to_string())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Results {
     /// (mode, workload) -> samples, in run order.
     samples: Vec<((String, String), Vec<f64>)>,
@@ -303,30 +309,100 @@ impl Results {
     }
 
     fn median(&self, mode: &str, name: &str) -> Option<f64> {
-        let mut v = self.get(mode, name).to_vec();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(|a, b| a.total_cmp(b));
-        let n = v.len();
-        Some(if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        })
+        median(self.get(mode, name))
     }
 }
 
-/// `doc` with the section between `begin` and `end` replaced by `section`
-/// (which carries its own markers), or `section` appended when `doc` has
-/// none: how the checker's and the scaling's sections are kept.
-pub(super) fn splice(doc: &str, (begin, end): (&str, &str), section: &str) -> String {
-    match (doc.find(begin), doc.find(end)) {
-        (Some(b), Some(e)) if e > b => {
-            let after = &doc[e + end.len()..];
-            let after = after.strip_prefix('\n').unwrap_or(after);
-            format!("{}{section}{after}", &doc[..b])
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// A section of `docs/bench.md` that a module measures on its own
+/// (`--only NAME`), kept between two markers: a full run rewrites it with
+/// the rest, `--only NAME` only it.
+struct Section {
+    name: &'static str,
+    begin: &'static str,
+    end: &'static str,
+}
+
+/// The section `--only $name` measures, with its markers.
+macro_rules! section {
+    ($name:literal) => {
+        super::Section {
+            name: $name,
+            begin: concat!(
+                "<!-- ",
+                $name,
+                ": begin (cargo xtask bench --only ",
+                $name,
+                ") -->"
+            ),
+            end: concat!("<!-- ", $name, ": end -->"),
         }
-        _ => format!("{}\n\n{section}", doc.trim_end()),
+    };
+}
+use section;
+
+impl Section {
+    /// `doc` with this section replaced by `text` (which carries the
+    /// markers), or `text` appended when `doc` has none.
+    fn splice(&self, doc: &str, text: &str) -> String {
+        match (doc.find(self.begin), doc.find(self.end)) {
+            (Some(b), Some(e)) if e > b => {
+                let after = &doc[e + self.end.len()..];
+                let after = after.strip_prefix('\n').unwrap_or(after);
+                format!("{}{text}{after}", &doc[..b])
+            }
+            _ => format!("{}\n\n{text}", doc.trim_end()),
+        }
+    }
+
+    /// Prints `text` and, with `write`, rewrites only this section of
+    /// `docs`.
+    fn rewrite(&self, docs: &Path, text: &str, write: bool) -> Result<(), String> {
+        println!("{text}");
+        if write {
+            let doc = std::fs::read_to_string(docs).unwrap_or_default();
+            write_file(docs, &self.splice(&doc, text))?;
+            eprintln!("bench: rewrote the {} section of {}", self.name, rel(docs));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(super::median(&[]), None);
+        assert_eq!(super::median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(super::median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
+    #[test]
+    fn each_section_keeps_the_markers_docs_bench_md_has() {
+        let doc = std::fs::read_to_string(crate::cmd::root().join("docs/bench.md")).unwrap();
+        for s in [
+            super::checker::SECTION,
+            super::scaling::SECTION,
+            super::clusters::SECTION,
+            super::fs::SECTION,
+        ] {
+            assert!(doc.contains(s.begin), "{}", s.begin);
+            assert!(doc.contains(s.end), "{}", s.end);
+        }
+        assert_eq!(
+            super::fs::SECTION.begin,
+            "<!-- fs: begin (cargo xtask bench --only fs) -->"
+        );
     }
 }

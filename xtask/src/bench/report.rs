@@ -174,7 +174,7 @@ impl Info {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown CPU".into());
-        let commit = match commit(Path::new("docs/bench.md")) {
+        let commit = match commit(&[Path::new("docs/bench.md")]) {
             Some((c, true)) => format!("{c} (with uncommitted changes)"),
             Some((c, false)) => c,
             None => "unknown".into(),
@@ -246,7 +246,7 @@ pub(super) fn markdown(
          built from crates.io (0.2.34) it needs a few µs here, so ≤ 0.1 of it would mean \
          a simulation in well under a microsecond.\n\
          \n\
-         {issue26}\n\
+         {cost_targets}\n\
          ## Why n/a\n\
          \n\
          {na}\n\
@@ -379,7 +379,7 @@ pub(super) fn markdown(
         runs = opts.runs,
         spread = spread(r),
         targets = targets(r, opts),
-        issue26 = super::issue26::section(r),
+        cost_targets = super::cost_targets::section(r),
         na = not_applicable(),
         features = PROD_FEATURES,
         seeds = opts.seeds,

@@ -5,12 +5,15 @@
 //! bench` rewrites it with the rest; `cargo xtask bench --only scaling`
 //! measures and rewrites only it.
 
-use crate::cmd::Mode;
+use super::median;
+use crate::cmd::{stdout, Mode};
 use std::path::Path;
 use std::process::Command;
 
-const BEGIN: &str = "<!-- scaling: begin (cargo xtask bench --only scaling) -->";
-const END: &str = "<!-- scaling: end -->";
+/// Its section of `docs/bench.md`.
+pub(super) const SECTION: super::Section = super::section!("scaling");
+const BEGIN: &str = SECTION.begin;
+const END: &str = SECTION.end;
 
 /// The target: two jobs run at least this many times the seeds per second
 /// of one.
@@ -18,19 +21,13 @@ const TARGET: f64 = 1.8;
 
 /// One run of the scenario with `jobs` jobs: seeds per second.
 fn once(exe: &Path, jobs: usize, seeds: u64) -> Result<f64, String> {
-    let out = Command::new(exe)
-        .args(["--runs", "1", "--warmup", "1", "--seeds"])
-        .arg(seeds.to_string())
-        .args(["--jobs", &jobs.to_string()])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "the harness bench failed ({}):\n{text}",
-            out.status
-        ));
-    }
+    let text = stdout(
+        Command::new(exe)
+            .args(["--runs", "1", "--warmup", "1", "--seeds"])
+            .arg(seeds.to_string())
+            .args(["--jobs", &jobs.to_string()]),
+        "the harness bench",
+    )?;
     text.lines()
         .find_map(
             |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
@@ -39,11 +36,6 @@ fn once(exe: &Path, jobs: usize, seeds: u64) -> Result<f64, String> {
             },
         )
         .ok_or_else(|| format!("the harness bench printed no scenario line:\n{text}"))
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Builds the harness bench and measures; returns the section's markdown.
@@ -62,7 +54,8 @@ pub fn measure(runs: usize) -> Result<String, String> {
             one.push(once(&exe, 1, 4_000)?);
         }
     }
-    let (m1, m2) = (median(&mut one), median(&mut two));
+    // At least one run each.
+    let (m1, m2) = (median(&one).unwrap_or(0.0), median(&two).unwrap_or(0.0));
     Ok(section(cores, &one, &two, m1, m2))
 }
 
@@ -96,25 +89,6 @@ fn section(cores: usize, one: &[f64], two: &[f64], m1: f64, m2: f64) -> String {
     )
 }
 
-/// Measures and rewrites only the scaling section of `docs/bench.md`.
-pub fn only(docs: &Path, runs: usize, write: bool) -> Result<(), String> {
-    let section = measure(runs)?;
-    println!("{section}");
-    if write {
-        let doc = std::fs::read_to_string(docs).unwrap_or_default();
-        std::fs::write(docs, splice(&doc, &section))
-            .map_err(|e| format!("{}: {e}", docs.display()))?;
-        eprintln!("bench: rewrote the scaling section of {}", docs.display());
-    }
-    Ok(())
-}
-
-/// `doc` with its scaling section replaced by `section` (appended if it
-/// has none).
-pub fn splice(doc: &str, section: &str) -> String {
-    super::splice(doc, (BEGIN, END), section)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,7 +106,7 @@ mod tests {
             "{short}"
         );
         let doc = format!("# Bench\n\n{s}\n## After\n");
-        let new = splice(&doc, &short);
+        let new = SECTION.splice(&doc, &short);
         assert!(new.contains("1.50×") && !new.contains("1.90×"), "{new}");
         assert!(new.ends_with("\n## After\n"));
         assert_eq!(new.matches(BEGIN).count(), 1);

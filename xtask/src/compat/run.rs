@@ -83,19 +83,13 @@ pub(super) fn command(exe: &Path, cwd: &Path, env: &[(String, Option<String>)]) 
 }
 
 pub(super) fn list_tests(exe: &Path, cwd: &Path) -> Result<Vec<String>> {
-    let out = Command::new(exe)
-        .current_dir(cwd)
+    let mut list = Command::new(exe);
+    list.current_dir(cwd)
         .args(["--list", "--format", "terse"])
-        .stdin(Stdio::null())
-        .output()?;
-    if !out.status.success() {
-        return Err(Error::Failed(format!(
-            "{} --list failed: {}",
-            exe.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
+        .stdin(Stdio::null());
+    let text = crate::cmd::stdout(&mut list, &format!("{} --list", exe.display()))
+        .map_err(Error::Failed)?;
+    Ok(text
         .lines()
         .filter_map(|l| l.strip_suffix(": test"))
         .map(str::to_string)

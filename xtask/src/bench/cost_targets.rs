@@ -1,6 +1,7 @@
-//! Issue 26 item 1's targets (per-seed cost down), as ratios to madsim in
-//! the same run: each with the figure it needs, how far the run is from
-//! it, and why, from the profiles in docs/perf.md ("Issue 26 item 1").
+//! The cost targets: what a seed, a sleep, a round trip and a datagram may
+//! cost, as ratios to madsim in the same run. Each with the figure it
+//! needs, how far the run is from it, and why, from the profiles in
+//! docs/perf.md (its "per-seed cost" section).
 
 use super::report::fmt_value;
 use super::Results;
@@ -43,8 +44,9 @@ const TARGETS: [Target; 5] = [
         workload: "seeds",
         number: "4",
         goal: Goal::AtMost(0.5),
-        why: "about 24.8 K instructions per seed (callgrind, 5,000 seeds; 37.0 K at the start \
-              of issue 26, 27.6 K after its first round; a lone sleep's timer no longer goes \
+        why:
+            "about 24.8 K instructions per seed (callgrind, 5,000 seeds; 37.0 K before the work on \
+              these targets, 27.6 K after its first round; a lone sleep's timer no longer goes \
               through the timer map): what is left is making the executor (three ChaCha8 \
               streams, the main task and the node table, the executor's structs copied into \
               place: memcpy is 7%), the step loop and the runtime's drop; reaching 0.5× means \
@@ -89,7 +91,7 @@ const TARGETS: [Target; 5] = [
 /// is not met is short.
 pub(super) fn section(r: &Results) -> String {
     let mut s = String::from(
-        "## Targets (issue 26: per-seed cost)\n\n\
+        "## Cost targets (per seed and per operation, against madsim)\n\n\
          | workload | target | measured | | short by |\n|---|---|---|---|---|\n",
     );
     let mut short = Vec::new();
