@@ -205,10 +205,15 @@ impl Builder {
     /// Builds the simulation. Its seed is `SIM_SEED` (or the fixed default)
     /// unless one was set; the seed is printed so the run can be replayed.
     pub fn build(&mut self) -> io::Result<Runtime> {
-        let seed = self
-            .seed
-            .or_else(config::env_seed)
-            .unwrap_or(config::DEFAULT_SEED);
+        let seed = match self.seed {
+            Some(seed) => seed,
+            // The test runner names its seed; only code that builds its
+            // own runtime reads the variables here.
+            None if super::core::config::in_test_runner() => {
+                config::env_seed().unwrap_or(config::DEFAULT_SEED)
+            }
+            None => config::own_runtime_seed(),
+        };
         if self.seed.is_none() && !super::core::config::in_test_runner() {
             eprintln!(
                 "sim: runtime seed {seed} (replay: {})",

@@ -154,6 +154,40 @@ fn malformed_variables_are_clear_errors() {
     assert!(text.contains("SIM_SEED=\"-1\" is not a seed"), "{text}");
 }
 
+/// A plain test that builds its own runtime, as many crates' tests do.
+#[test]
+fn child_builds_its_own_runtime() {
+    let rt = sim_runtime::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        sim_runtime::time::sleep(std::time::Duration::from_millis(1)).await;
+    });
+}
+
+/// Such a runtime is one simulation: several seeds in SIM_SEEDS are refused
+/// (never one seed run silently), one seed is taken, SIM_SEED wins.
+#[test]
+fn an_own_runtime_refuses_several_seeds_and_takes_one() {
+    let (ok, text) = child(
+        "env::child_builds_its_own_runtime",
+        &[("SIM_SEEDS", "0..30")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("SIM_SEEDS names 30 seeds, but this code builds its own runtime"),
+        "{text}"
+    );
+    assert!(text.contains("SIM_SEED=$s cargo sim test"), "{text}");
+    let (ok, text) = child("env::child_builds_its_own_runtime", &[("SIM_SEEDS", "7")]);
+    assert!(ok, "{text}");
+    assert!(text.contains("sim: runtime seed 7 "), "{text}");
+    let (ok, text) = child(
+        "env::child_builds_its_own_runtime",
+        &[("SIM_SEEDS", "0..30"), ("SIM_SEED", "4")],
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("sim: runtime seed 4 "), "{text}");
+}
+
 #[sim_runtime::test(crate = "sim_runtime")]
 async fn child_blocks_its_thread() {
     if std::env::var("SIM_HANG_TIMEOUT").is_ok() {

@@ -276,6 +276,31 @@ pub(crate) fn env_seeds() -> Option<Vec<u64>> {
     }))
 }
 
+/// The seed of a runtime that the code builds itself (`Runtime::new`,
+/// `Builder::build`) outside the test runners: `SIM_SEED`, else a
+/// `SIM_SEEDS` of one seed, else the fixed default. Such a runtime is one
+/// simulation: a `SIM_SEEDS` of several seeds would silently run only one,
+/// so it is refused with what to do instead.
+pub(crate) fn own_runtime_seed() -> u64 {
+    if let Some(seed) = env_seed() {
+        return seed;
+    }
+    match env_seeds() {
+        None => DEFAULT_SEED,
+        Some(seeds) if seeds.len() == 1 => seeds[0],
+        Some(seeds) => panic!(
+            "sim: SIM_SEEDS names {} seeds, but this code builds its own runtime \
+             (Runtime::new or runtime::Builder, in a plain #[test] or a main), which is one \
+             simulation of one seed: running it once would test one seed silently. Let \
+             #[tokio::test] or #[sim::test] build the runtime (they run every seed of \
+             SIM_SEEDS), or run one seed per process with SIM_SEED, e.g. \
+             `for s in $(seq 0 {}); do SIM_SEED=$s cargo sim test -- <test> --exact || break; done`",
+            seeds.len(),
+            seeds.len().saturating_sub(1),
+        ),
+    }
+}
+
 /// The seeds a `#[tokio::test]` runs: `SIM_SEED` wins (a replay), then
 /// `SIM_SEEDS`, then the fixed default.
 pub(crate) fn test_seeds() -> Vec<u64> {
