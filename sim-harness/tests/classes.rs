@@ -656,3 +656,27 @@ fn a_failing_seed_is_shrunk_and_the_report_tells_the_shrunk_story() {
     );
     assert!(!off.contains("sim: shrunk:"), "{off}");
 }
+
+/// A connect refused because its server's node has not listened yet is
+/// named in the trace: which node, which port, and whether the seed's early
+/// timers could have let the client's sleep end first.
+#[test]
+fn a_refused_connect_names_the_node_that_has_not_listened_yet() {
+    let r = report(options("classes::refused", Seeds::One(6)), || async {
+        sim::node("server").start(|| async {
+            sleep(Duration::from_millis(50)).await;
+            let l = sim_runtime::net::TcpListener::bind("0.0.0.0:7000")
+                .await
+                .unwrap();
+            let _ = l.accept().await;
+        });
+        sim_runtime::net::TcpStream::connect("server:7000")
+            .await
+            .unwrap();
+    });
+    assert!(r.contains("connect to "), "{r}");
+    assert!(
+        r.contains(":7000 refused: node 'server' has no listener on port 7000 yet"),
+        "{r}"
+    );
+}

@@ -213,7 +213,7 @@ impl TcpSocket {
             Some(h) => h,
             None => Handle::new(id),
         };
-        let stream = finish_connect(handle).await?;
+        let stream = finish_connect(handle, addr).await?;
         stream.set_nodelay(nodelay)?;
         if linger.is_some() {
             #[allow(deprecated)]

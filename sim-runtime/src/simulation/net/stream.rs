@@ -45,11 +45,42 @@ pub struct TcpStream {
 debug_addrs!(TcpStream, local: local_addr, peer: peer_addr);
 
 /// Connects a socket that the model already started connecting.
-pub(crate) async fn finish_connect(handle: Handle) -> io::Result<TcpStream> {
+pub(crate) async fn finish_connect(handle: Handle, to: SocketAddr) -> io::Result<TcpStream> {
     let id = handle.id;
-    poll_fn(|cx| poll_net(cx, id, Dir::Write, |net, now| net.tcp_poll_connect(id, now))).await?;
+    poll_fn(|cx| poll_net(cx, id, Dir::Write, |net, now| net.tcp_poll_connect(id, now)))
+        .await
+        .inspect_err(|e| {
+            if e.kind() == io::ErrorKind::ConnectionRefused {
+                refused(to);
+            }
+        })?;
     // Connected: writable (the connect waited for that), not yet readable.
     Ok(TcpStream::from_handle(handle, [false, true]))
+}
+
+/// Says in the trace why a connect was refused: which node has the address
+/// and listens on no such port yet, and whether this seed's early timers
+/// may have let the client's sleep end before that node's first steps (a
+/// fixed sleep before connecting is a race on a real machine too).
+fn refused(to: SocketAddr) {
+    let exec = super::super::core::executor::expect_current();
+    let core = exec.core();
+    let early = core.config().early_timers;
+    let node = match core.nodes().with_ip(to.ip()) {
+        Some(n) => format!("node '{}'", n.name),
+        None => "no node".to_string(),
+    };
+    tracing::info!(
+        target: "sim::net",
+        "connect to {to} refused: {node} has no listener on port {} yet{}",
+        to.port(),
+        if early {
+            " (this seed has early timers: a node's first steps can come after a client's \
+             short sleep; wait until it accepts, e.g. retry the connect)"
+        } else {
+            ""
+        }
+    );
 }
 
 impl TcpStream {
@@ -76,7 +107,7 @@ impl TcpStream {
         for addr in addrs {
             let started = with_net(|net, host, now| net.tcp_connect(host, None, addr, now));
             match started {
-                Ok(id) => match finish_connect(Handle::new(id)).await {
+                Ok(id) => match finish_connect(Handle::new(id), addr).await {
                     Ok(s) => return Ok(s),
                     Err(e) => last = Some(e),
                 },
