@@ -680,3 +680,26 @@ fn a_refused_connect_names_the_node_that_has_not_listened_yet() {
         "{r}"
     );
 }
+
+/// A forbidden operation on seed 1 (a real socket through std::net).
+#[sim::test(seeds = 1..2)]
+async fn child_opens_a_real_socket() {
+    if std::env::var("SIM_CHILD_FAIL").is_ok() {
+        let _ = std::net::TcpStream::connect("127.0.0.1:9");
+    }
+    sleep(Duration::from_millis(1)).await;
+}
+
+/// The replays' verdict compares class and fingerprint whole: a class whose
+/// name has a space ("forbidden operation") replays exactly when the fresh
+/// processes end as the sweep did.
+#[test]
+fn a_forbidden_operation_replays_exactly() {
+    let (ok, text) = child("child_opens_a_real_socket", &[("SIM_CHILD_FAIL", "1")]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("class: forbidden operation"), "{text}");
+    assert!(
+        text.contains("replays in fresh processes: replays exactly (3 of 3"),
+        "{text}"
+    );
+}

@@ -29,11 +29,12 @@ pub(crate) fn is_child() -> bool {
 
 /// In a child: tells the parent how its seed ended.
 pub(crate) fn tell_parent(o: &SeedOutcome) {
+    // The class goes last: its names have spaces ("forbidden operation").
     eprintln!(
-        "{LINE} seed={} class={} fingerprint={:#018x}",
+        "{LINE} seed={} fingerprint={:#018x} class={}",
         o.seed,
-        o.class.unwrap_or("pass"),
-        o.fingerprint
+        o.fingerprint,
+        o.class.unwrap_or("pass")
     );
 }
 
@@ -59,7 +60,7 @@ fn parse(output: &str, seed: u64) -> Option<(String, u64)> {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
     };
-    let class = field("class")?.to_string();
+    let class = line.split_once(" class=")?.1.trim_end().to_string();
     let fp = u64::from_str_radix(field("fingerprint")?.trim_start_matches("0x"), 16).ok()?;
     Some((class, fp))
 }
@@ -174,8 +175,12 @@ mod tests {
 
     #[test]
     fn a_childs_line_is_read_back() {
-        let out = "noise\nsim-replay: seed=7 class=assertion fingerprint=0x00000000000000ff\n";
+        let out = "noise\nsim-replay: seed=7 fingerprint=0x00000000000000ff class=assertion\n";
         assert_eq!(parse(out, 7), Some(("assertion".into(), 255)));
+        // A class whose name has a space is read whole: three replays of a
+        // forbidden operation with the original fingerprint replay exactly.
+        let out = "sim-replay: seed=7 fingerprint=0x00000000000000ff class=forbidden operation\n";
+        assert_eq!(parse(out, 7), Some(("forbidden operation".into(), 255)));
         assert_eq!(parse(out, 8), None);
         assert_eq!(parse("nothing", 7), None);
     }
