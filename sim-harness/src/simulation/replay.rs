@@ -13,7 +13,9 @@
 //! the tree had changes, rustc, target, RUSTFLAGS): a replay on another
 //! build is not the same run.
 
+use super::seed::FailureClass;
 use sim_runtime::__private::harness::SeedOutcome;
+use sim_runtime::sim::Class;
 use std::process::Command;
 
 /// Set in a child: it is a replay, and reports to its parent.
@@ -32,7 +34,7 @@ pub(crate) fn tell_parent(o: &SeedOutcome) {
     eprintln!(
         "{LINE} seed={} class={} fingerprint={:#018x}",
         o.seed,
-        o.class.unwrap_or("pass"),
+        o.class().map_or("pass", Class::name),
         o.fingerprint
     );
 }
@@ -75,7 +77,10 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
         Ok(exe) => exe,
         Err(e) => return format!("not run: this test binary cannot be found ({e})"),
     };
-    let want = (first.class.unwrap_or("pass").to_string(), first.fingerprint);
+    let want = (
+        first.class().map_or("pass", Class::name).to_string(),
+        first.fingerprint,
+    );
     let mut same = 0;
     let mut differ: Vec<(String, usize)> = Vec::new();
     for _ in 0..n {

@@ -8,7 +8,8 @@
 use super::sweep::Swept;
 use super::triage::{Triage, TRACED_FAILURES};
 use crate::simulation::replay;
-use crate::simulation::seed::{trace_dir, Options, SeedResult};
+use crate::simulation::seed::{trace_dir, FailureClass, Options, SeedResult};
+use sim_runtime::sim::Class;
 use std::fmt::Write as _;
 
 /// Everything the report tells.
@@ -69,7 +70,7 @@ impl Report<'_> {
             o.now.as_secs(),
             o.now.subsec_nanos()
         );
-        let _ = writeln!(s, "sim: class: {}", o.class.unwrap_or("?"));
+        let _ = writeln!(s, "sim: class: {}", o.class().map_or("?", Class::name));
         if let Some(sh) = &self.triage.shrunk {
             let _ = writeln!(s, "sim: shrunk: {}", sh.line);
         }
@@ -180,9 +181,10 @@ pub(super) fn coverage_only(opts: &Options, name: &str, swept: &Swept) {
     if opts.coverage {
         panic!(
             "sim: coverage: {name}: {} site(s) of this binary were not covered by the {} \
-             seed(s), and the test asks for coverage = \"all\"\nsim: class: coverage\n    {}",
+             seed(s), and the test asks for coverage = \"all\"\nsim: class: {}\n    {}",
             missing.len(),
             swept.ran,
+            Class::Coverage,
             missing.join("\n    ")
         );
     }

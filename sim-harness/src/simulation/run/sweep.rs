@@ -7,7 +7,7 @@ use super::files::{write_timeline, write_trace};
 use super::plan::{self, Plan};
 use crate::simulation::coverage;
 use crate::simulation::results;
-use crate::simulation::seed::{run_one, How, Options, SeedResult};
+use crate::simulation::seed::{run_one, FailureClass, How, Options, SeedResult};
 use crate::simulation::tape;
 use crate::simulation::timeline::{warn_leftovers, Leftovers};
 use crate::simulation::trace;
@@ -15,6 +15,7 @@ use sim_runtime::__private::harness::{
     cargo_prefix, replay_env, replay_mismatch, strategy, TapeMode,
 };
 use sim_runtime::__private::TestOutput;
+use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -249,12 +250,12 @@ where
     if !second.outcome.passed() {
         second.outcome.message = format!(
             "seed {seed} passed once and failed when run again ({}): {}",
-            second.outcome.class.unwrap_or("?"),
+            second.outcome.class().map_or("?", Class::name),
             second.outcome.message
         );
-        second.outcome.class = Some("nondeterminism");
+        second.outcome.set_class(Class::Nondeterminism);
     } else if let Some(text) = replay_mismatch(&first.outcome, &second.outcome) {
-        second.outcome.class = Some("nondeterminism");
+        second.outcome.set_class(Class::Nondeterminism);
         second.outcome.message = text;
     }
     second

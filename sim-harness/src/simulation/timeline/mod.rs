@@ -19,6 +19,7 @@ mod perfetto;
 
 pub(crate) use model::Model;
 use sim_runtime::__private::harness::RunRecord;
+use sim_runtime::sim::Class;
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 
@@ -120,7 +121,7 @@ impl Wanted {
 pub(crate) struct Ending<'a> {
     pub test: &'a str,
     pub seed: u64,
-    pub class: Option<&'static str>,
+    pub class: Option<Class>,
     pub message: &'a str,
     pub step: u64,
     pub now_ns: u64,
