@@ -8,7 +8,7 @@ use super::{model, route_notes};
 use crate::simulation::control::{node_name, AsNode};
 use crate::simulation::executor::expect_current;
 use crate::simulation::node::NodeId;
-use crate::simulation::observe::announce;
+use crate::simulation::observe::{announce, Fault};
 use crate::simulation::trace::Kind;
 use sim_net::{HostId, Net};
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
 
 /// Announces a call about the link between two nodes.
 #[track_caller]
-fn announce_link(what: &'static str, (a, b): (NodeId, NodeId), oneway: bool, injects: bool) {
+fn announce_link(what: Fault, (a, b): (NodeId, NodeId), oneway: bool, injects: bool) {
     let (ka, kb) = if oneway { ("from", "to") } else { ("a", "b") };
     announce(
         what,
@@ -89,7 +89,7 @@ pub fn configure(config: Config) {
 #[track_caller]
 pub fn partition(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("partition", (a, b), false, true);
+    announce_link(Fault::Partition, (a, b), false, true);
     fault(pair(1, a, b), |net, now| {
         net.partition(host(a), host(b), false, now)
     });
@@ -99,7 +99,7 @@ pub fn partition(a: impl AsNode, b: impl AsNode) {
 #[track_caller]
 pub fn partition_oneway(from: impl AsNode, to: impl AsNode) {
     let (from, to) = (from.node_id(), to.node_id());
-    announce_link("partition one way", (from, to), true, true);
+    announce_link(Fault::PartitionOneWay, (from, to), true, true);
     fault(pair(2, from, to), |net, now| {
         net.partition(host(from), host(to), true, now)
     });
@@ -109,7 +109,7 @@ pub fn partition_oneway(from: impl AsNode, to: impl AsNode) {
 #[track_caller]
 pub fn clog(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("clog", (a, b), false, true);
+    announce_link(Fault::Clog, (a, b), false, true);
     fault(pair(3, a, b), |net, now| {
         net.clog(host(a), host(b), false, now)
     });
@@ -119,7 +119,7 @@ pub fn clog(a: impl AsNode, b: impl AsNode) {
 #[track_caller]
 pub fn clog_oneway(from: impl AsNode, to: impl AsNode) {
     let (from, to) = (from.node_id(), to.node_id());
-    announce_link("clog one way", (from, to), true, true);
+    announce_link(Fault::ClogOneWay, (from, to), true, true);
     fault(pair(4, from, to), |net, now| {
         net.clog(host(from), host(to), true, now)
     });
@@ -129,7 +129,7 @@ pub fn clog_oneway(from: impl AsNode, to: impl AsNode) {
 #[track_caller]
 pub fn clog_node(node: impl AsNode) {
     let node = node.node_id();
-    announce("clog node", &[node], &[("node", node_name(node))], true);
+    announce(Fault::ClogNode, &[node], &[("node", node_name(node))], true);
     fault(pair(5, node, node), |net, now| {
         net.clog_host(host(node), now)
     });
@@ -139,7 +139,12 @@ pub fn clog_node(node: impl AsNode) {
 #[track_caller]
 pub fn unclog_node(node: impl AsNode) {
     let node = node.node_id();
-    announce("unclog node", &[node], &[("node", node_name(node))], false);
+    announce(
+        Fault::UnclogNode,
+        &[node],
+        &[("node", node_name(node))],
+        false,
+    );
     fault(pair(6, node, node), |net, now| {
         net.unclog_host(host(node), now)
     });
@@ -149,7 +154,7 @@ pub fn unclog_node(node: impl AsNode) {
 #[track_caller]
 pub fn heal(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("heal", (a, b), false, false);
+    announce_link(Fault::Heal, (a, b), false, false);
     fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
 }
 
@@ -158,14 +163,14 @@ pub fn heal(a: impl AsNode, b: impl AsNode) {
 #[track_caller]
 pub fn unclog(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("unclog", (a, b), false, false);
+    announce_link(Fault::Unclog, (a, b), false, false);
     fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
 }
 
 /// Heals every partition and clog.
 #[track_caller]
 pub fn heal_all() {
-    announce("heal all", &[], &[], false);
+    announce(Fault::HealAll, &[], &[], false);
     fault(8 << 56, |net, now| net.heal_all(now));
 }
 
@@ -174,7 +179,7 @@ pub fn heal_all() {
 pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter: Duration) {
     let (from, to) = (from.node_id(), to.node_id());
     announce(
-        "latency",
+        Fault::Latency,
         &[from, to],
         &[
             ("from", node_name(from)),
@@ -195,7 +200,7 @@ pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter
 pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm: u32) {
     let (from, to) = (from.node_id(), to.node_id());
     announce(
-        "udp faults",
+        Fault::UdpFaults,
         &[from, to],
         &[
             ("from", node_name(from)),
@@ -231,7 +236,7 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
     let mut ids: Vec<u32> = select(pred).into_iter().map(|(i, _)| i).collect();
     ids.dedup();
     announce(
-        "reset connections",
+        Fault::ResetConnections,
         &[],
         &[("count", ids.len().to_string())],
         true,
@@ -261,7 +266,7 @@ pub fn reset_between(a: impl AsNode, b: impl AsNode) -> usize {
 pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) -> usize {
     let ends = select(pred);
     announce(
-        "connection fault",
+        Fault::ConnectionFault,
         &[],
         &[("count", ends.len().to_string())],
         fault_ != ConnFault::default(),
@@ -287,7 +292,7 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) ->
 pub fn refuse_connects(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "refuse connects",
+        Fault::RefuseConnects,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         true,
@@ -302,7 +307,7 @@ pub fn refuse_connects(node: impl AsNode, port: u16) {
 pub fn blackhole_connects(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "black-hole connects",
+        Fault::BlackholeConnects,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         true,
@@ -317,7 +322,7 @@ pub fn blackhole_connects(node: impl AsNode, port: u16) {
 pub fn clear_port_fault(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "clear port fault",
+        Fault::ClearPortFault,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         false,
@@ -354,7 +359,7 @@ pub fn route<N: AsNode>(name: &str, nodes: &[N]) {
     assert!(!nodes.is_empty(), "sim::net::route needs at least one node");
     let nodes: Vec<NodeId> = nodes.iter().map(AsNode::node_id).collect();
     announce(
-        "route",
+        Fault::Route,
         &nodes,
         &[
             ("name", name.to_string()),
