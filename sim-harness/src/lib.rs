@@ -74,7 +74,9 @@ pub mod __private {
     #[cfg(simulation)]
     pub use crate::simulation::coverage::{hit, Site, SiteKind, SITES};
     #[cfg(simulation)]
-    pub use crate::simulation::run::{run, Options, Seeds};
+    pub use crate::simulation::run::run;
+    #[cfg(simulation)]
+    pub use crate::simulation::seed::{Options, Seeds};
     #[cfg(simulation)]
     pub use linkme;
 

@@ -279,7 +279,9 @@ fn hang_is_reported_as_inconclusive_never_a_pass() {
 /// Seeds 0..3; when run as the child of the tests below, seed 2 fails:
 /// always (`SIM_CHILD_FAIL=always`), or only when earlier seeds ran in the
 /// same process (`SIM_CHILD_FAIL=after_others`: a static carries state from
-/// seed to seed, which a rerun in the same process cannot see).
+/// seed to seed, which a rerun in the same process cannot see), or by a
+/// forbidden operation (`SIM_CHILD_FAIL=forbidden`: a class whose name has
+/// a space).
 #[sim::test(seeds = 0..3)]
 async fn child_fails_on_seed_two() {
     static SEEDS_IN_THIS_PROCESS: std::sync::atomic::AtomicU64 =
@@ -289,6 +291,10 @@ async fn child_fails_on_seed_two() {
     match std::env::var("SIM_CHILD_FAIL").as_deref() {
         Ok("always") => assert_ne!(sim::seed(), 2, "seed 2 fails"),
         Ok("after_others") if before >= 2 => assert_ne!(sim::seed(), 2, "seed 2 fails"),
+        Ok("forbidden") if sim::seed() == 2 => {
+            let started = sim_runtime::process::Command::new("true").status().await;
+            assert!(started.is_err(), "a process is never started");
+        }
         _ => {}
     }
 }
@@ -307,6 +313,26 @@ fn a_failing_seed_replays_exactly_in_fresh_processes_and_names_its_build() {
     );
     assert!(text.contains("sim: build: commit "), "{text}");
     assert!(text.contains("rustc "), "{text}");
+}
+
+/// The replays compare the class, not its first word: a forbidden
+/// operation with the original fingerprint replays exactly.
+#[test]
+fn a_class_with_a_space_in_its_name_replays_exactly() {
+    let (ok, text) = child(
+        "child_fails_on_seed_two",
+        &[
+            ("SIM_CHILD_FAIL", "forbidden"),
+            ("SIM_JOBS", "1"),
+            ("SIM_REPLAYS", "2"),
+        ],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("class: forbidden operation"), "{text}");
+    assert!(
+        text.contains("replays in fresh processes: replays exactly (2 of 2"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -25,10 +25,11 @@
 //! stands for (its name, file, package and manifest directory: what its
 //! replay command and tape header name).
 
-use super::run::{cargo_target, run_one, test_name, trace_dir, How, Options};
+use super::seed::{cargo_target, run_one, test_name, trace_dir, FailureClass, How, Options};
 use super::tape;
 use sim_runtime::__private::harness::{cargo_prefix, TapeMode};
 use sim_runtime::__private::TestOutput;
+use sim_runtime::sim::Class;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -81,7 +82,7 @@ where
         o.schedule,
         o.step,
         o.now,
-        o.class.unwrap_or("?"),
+        o.class().map_or("?", Class::name),
         o.message.lines().collect::<Vec<_>>().join("\n    ")
     );
 }

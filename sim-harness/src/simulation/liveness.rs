@@ -36,7 +36,8 @@
 //! [`World::new`](crate::World::new) before its simulation).
 
 use super::node::Node;
-use sim_runtime::sim as rt;
+use super::timeline::{self, Noted};
+use sim_runtime::sim::{self as rt, Fault};
 use sim_runtime::sync::Notify;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -91,19 +92,19 @@ fn observe(call: &rt::Call<'_>) {
         STATE.with(|s| s.borrow_mut().injected += 1);
     }
     match (call.what, call.nodes) {
-        ("refuse connects" | "black-hole connects", &[node]) => {
+        (Fault::RefuseConnects | Fault::BlackholeConnects, &[node]) => {
             if let Some(port) = call.arg("port").and_then(|p| p.parse().ok()) {
                 STATE.with(|s| s.borrow_mut().ports.insert((node, port)));
             }
         }
-        ("udp faults", &[from, to]) if call.injects => {
+        (Fault::UdpFaults, &[from, to]) if call.injects => {
             STATE.with(|s| s.borrow_mut().udp.insert((from, to)));
         }
         _ => {}
     }
-    if super::timeline::recording() {
+    if timeline::recording() {
         let args: Vec<&str> = call.args.iter().map(|(_, v)| v.as_str()).collect();
-        super::timeline::note(call.what, &args);
+        timeline::note(Noted::Call(call.what), &args);
     }
 }
 
@@ -161,7 +162,9 @@ fn fault(call: &rt::Call<'_>) {
     });
     if let Some(heal) = heal {
         let what = match (call.what, call.arg("node")) {
-            ("crash" | "kill" | "pause", Some(node)) => format!("{} of node '{node}'", call.what),
+            (Fault::Crash | Fault::Kill | Fault::Pause, Some(node)) => {
+                format!("{} of node '{node}'", call.what)
+            }
             _ => std::iter::once(call.what.to_string())
                 .chain(call.args.iter().map(|(k, v)| format!("{k}={v}")))
                 .collect::<Vec<_>>()

@@ -13,6 +13,7 @@ mod results;
 mod rng;
 mod rollout;
 pub(crate) mod run;
+pub(crate) mod seed;
 mod shrink;
 pub mod swarm;
 mod tape;

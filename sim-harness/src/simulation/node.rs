@@ -64,7 +64,7 @@ impl NodeBuilder {
         Fut: Future<Output = ()> + 'static,
     {
         let node = self.create(Some(Rc::new(move || Box::pin(service()))));
-        super::timeline::note("start", &[node.name()]);
+        super::timeline::note(super::timeline::Noted::Start, &[node.name()]);
         node.launch();
         node
     }

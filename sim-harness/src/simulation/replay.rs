@@ -13,7 +13,9 @@
 //! the tree had changes, rustc, target, RUSTFLAGS): a replay on another
 //! build is not the same run.
 
+use super::seed::FailureClass;
 use sim_runtime::__private::harness::SeedOutcome;
+use sim_runtime::sim::Class;
 use std::process::Command;
 
 /// Set in a child: it is a replay, and reports to its parent.
@@ -27,16 +29,19 @@ pub(crate) fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
-/// In a child: tells the parent how its seed ended.
+/// In a child: tells the parent how its seed ended. The class comes last:
+/// its name may have spaces (`forbidden operation`).
 pub(crate) fn tell_parent(o: &SeedOutcome) {
-    // The class goes last: its names have spaces ("forbidden operation").
     eprintln!(
         "{LINE} seed={} fingerprint={:#018x} class={}",
         o.seed,
         o.fingerprint,
-        o.class.unwrap_or("pass")
+        o.class().map_or(PASS, Class::name),
     );
 }
+
+/// The class a child names for a run that passed.
+const PASS: &str = "pass";
 
 /// How many fresh processes replay a failing seed (`SIM_REPLAYS`).
 fn replays() -> usize {
@@ -51,17 +56,21 @@ fn replays() -> usize {
     }
 }
 
-/// One child's verdict, from its output.
-fn parse(output: &str, seed: u64) -> Option<(String, u64)> {
+/// One child's verdict, from its output: its class (`None`: it passed)
+/// and fingerprint.
+fn parse(output: &str, seed: u64) -> Option<(Option<Class>, u64)> {
     let line = output
         .lines()
         .find(|l| l.starts_with(LINE) && l.contains(&format!(" seed={seed} ")))?;
-    let field = |name: &str| {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+    let (fields, class) = line.split_once(" class=")?;
+    let fp = fields
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("fingerprint=0x"))?;
+    let fp = u64::from_str_radix(fp, 16).ok()?;
+    let class = match class {
+        PASS => None,
+        name => Some(Class::from_name(name)?),
     };
-    let class = line.split_once(" class=")?.1.trim_end().to_string();
-    let fp = u64::from_str_radix(field("fingerprint")?.trim_start_matches("0x"), 16).ok()?;
     Some((class, fp))
 }
 
@@ -76,7 +85,7 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
         Ok(exe) => exe,
         Err(e) => return format!("not run: this test binary cannot be found ({e})"),
     };
-    let want = (first.class.unwrap_or("pass").to_string(), first.fingerprint);
+    let want = (first.class(), first.fingerprint);
     let mut same = 0;
     let mut differ: Vec<(String, usize)> = Vec::new();
     for _ in 0..n {
@@ -105,6 +114,7 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
         match parse(&text, first.seed) {
             Some(got) if got == want => same += 1,
             Some((class, fp)) => {
+                let class = class.map_or(PASS, Class::name);
                 let text = format!("{class} (fingerprint {fp:#018x})");
                 match differ.iter_mut().find(|(t, _)| *t == text) {
                     Some((_, k)) => *k += 1,
@@ -172,16 +182,26 @@ pub(crate) fn identity() -> String {
 #[cfg(test)]
 mod tests {
     use super::parse;
+    use sim_runtime::sim::Class;
 
     #[test]
     fn a_childs_line_is_read_back() {
         let out = "noise\nsim-replay: seed=7 fingerprint=0x00000000000000ff class=assertion\n";
-        assert_eq!(parse(out, 7), Some(("assertion".into(), 255)));
-        // A class whose name has a space is read whole: three replays of a
-        // forbidden operation with the original fingerprint replay exactly.
-        let out = "sim-replay: seed=7 fingerprint=0x00000000000000ff class=forbidden operation\n";
-        assert_eq!(parse(out, 7), Some(("forbidden operation".into(), 255)));
+        assert_eq!(parse(out, 7), Some((Some(Class::Assertion), 255)));
         assert_eq!(parse(out, 8), None);
         assert_eq!(parse("nothing", 7), None);
+        let passed = "sim-replay: seed=3 fingerprint=0x0000000000000001 class=pass";
+        assert_eq!(parse(passed, 3), Some((None, 1)));
+    }
+
+    /// A class whose name has a space reads back whole: read as its first
+    /// word, a replay of a forbidden operation with the original
+    /// fingerprint was counted as one that differed.
+    #[test]
+    fn a_class_with_spaces_reads_back_whole() {
+        for class in [Class::Forbidden, Class::Livelock, Class::StepLimit] {
+            let out = format!("sim-replay: seed=9 fingerprint=0x00000000000000aa class={class}\n");
+            assert_eq!(parse(&out, 9), Some((Some(class), 0xaa)), "{class}");
+        }
     }
 }

@@ -17,8 +17,10 @@
 //! shards can write into one directory without colliding.
 
 use super::coverage::{Key, SiteKind, Tally, SITES};
+use super::seed::FailureClass;
 use serde_json::{json, Value};
 use sim_runtime::__private::harness::SeedOutcome;
+use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,7 +32,7 @@ pub(crate) const VAR: &str = "SIM_RESULTS";
 pub(crate) struct Record {
     seed: u64,
     strategy: String,
-    class: Option<&'static str>,
+    class: Option<Class>,
     message: String,
     fingerprint: u64,
     steps: u64,
@@ -44,7 +46,7 @@ impl Record {
         Record {
             seed: o.seed,
             strategy: o.schedule.clone(),
-            class: o.class,
+            class: o.class(),
             message: o.message.clone(),
             fingerprint: o.fingerprint,
             steps: o.step,
@@ -72,7 +74,7 @@ impl Record {
             "seed": self.seed,
             "strategy": self.strategy,
             "outcome": if self.class.is_none() { "pass" } else { "fail" },
-            "class": self.class,
+            "class": self.class.map(Class::name),
             "message": self.message,
             // A string: JSON readers that hold numbers as doubles would
             // round a 64-bit fingerprint.
@@ -272,13 +274,13 @@ pub(crate) fn junit(run: &Run, records: &BTreeMap<u64, Record>) -> String {
             let _ = writeln!(
                 s,
                 ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
-                xml(first.class.unwrap_or("?")),
+                xml(first.class.map_or("?", Class::name)),
                 xml(&format!(
                     "{} of {} seed(s) failed; first: seed {} ({})",
                     failed.len(),
                     records.len(),
                     first.seed,
-                    first.class.unwrap_or("?")
+                    first.class.map_or("?", Class::name)
                 )),
                 xml(&format!(
                     "failing seeds: {}\nreplay the first: {}",
@@ -296,7 +298,7 @@ pub(crate) fn junit(run: &Run, records: &BTreeMap<u64, Record>) -> String {
             xml(&classname),
             xml(run.test),
             r.seed,
-            xml(r.class.unwrap_or("?")),
+            xml(r.class.map_or("?", Class::name)),
             xml(r.message.lines().next().unwrap_or("")),
             xml(&format!(
                 "seed {} · strategy {} · step {} · virtual time {}.{:09}s\n{}\nreplay: {}",

@@ -5,17 +5,12 @@
 //!
 //! The text is built lazily: a sweep runs its seeds untraced (their events
 //! reach no subscriber and are never formatted) and runs a failing seed a
-//! second time with a collector (`trace_failure` below); the rerun, the
-//! shrunk run and, with `SIM_TRACE=1` or a page for every seed, every seed
-//! are traced. A collector changes no decision, so the two runs are the
-//! same run (the report's rerun verdict compares their fingerprints).
+//! second time with a collector (run/triage.rs); the rerun, the shrunk run
+//! and, with `SIM_TRACE=1` or a page for every seed, every seed are traced.
+//! A collector changes no decision, so the two runs are the same run (the
+//! report's rerun verdict compares their fingerprints).
 
-use super::run::{run_one, How, Options, SeedResult};
-use super::tape;
-use sim_runtime::__private::harness::TapeMode;
-use sim_runtime::__private::TestOutput;
 use std::fmt::Write as _;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -136,62 +131,4 @@ fn level_from_env() -> tracing::Level {
             )
         }),
     }
-}
-
-/// How many failing seeds of a sweep get a trace file (the lowest; with
-/// `SIM_TRACE=1`, every seed does): a sweep where most seeds fail (a
-/// planted bug) would otherwise run each of them twice.
-pub(crate) const TRACED_FAILURES: usize = 16;
-
-/// Gives a failing seed, run untraced, the trace of a second run of it
-/// with the trace on: the same run, as a seed's run is a function of its
-/// seed (or tape). When the second run differs, its trace says so first.
-pub(crate) fn trace_failure<F, Fut>(
-    opts: &Options,
-    collector: &Collector,
-    make: &Arc<F>,
-    tape: Option<&tape::Tape>,
-    r: &mut SeedResult,
-) where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: Future + 'static,
-    Fut::Output: TestOutput,
-{
-    let second = run_one(
-        opts,
-        r.outcome.seed,
-        make,
-        How {
-            tape: tape.map(|t| TapeMode::Replay(t.bytes.clone())),
-            trace: Some(collector.clone()),
-            ..How::default()
-        },
-    );
-    adopt_trace(r, &second);
-}
-
-/// Takes `second`'s trace (a traced run of `r`'s seed) for `r`, saying
-/// first when the two runs differ.
-pub(crate) fn adopt_trace(r: &mut SeedResult, second: &SeedResult) {
-    let (o, s) = (&r.outcome, &second.outcome);
-    let differs = s.class != o.class || s.fingerprint != o.fingerprint;
-    let mut trace = second.trace.clone();
-    if differs {
-        trace.insert(
-            0,
-            format!(
-                "(this trace is of the seed's second run, which {}: the run is not \
-                 deterministic)",
-                match s.class {
-                    Some(c) => format!(
-                        "failed differently ({c}, fingerprint {:#018x} vs {:#018x})",
-                        s.fingerprint, o.fingerprint
-                    ),
-                    None => "passed".to_string(),
-                }
-            ),
-        );
-    }
-    r.trace = trace;
-    r.dropped = second.dropped;
 }

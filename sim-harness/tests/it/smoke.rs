@@ -1,5 +1,5 @@
 //! The harness end to end: nodes started by the harness, a request across
-//! the simulated network, lifecycle calls.
+//! the simulated network, lifecycle calls, faults named in the trace.
 
 // In a production build the bodies of `#[sim::test]`s are not compiled, so
 // their helpers are unused there.
@@ -62,4 +62,43 @@ async fn echo_answers_and_survives_a_restart() {
     node.restart();
     until_listening().await;
     assert_eq!(ask(b"again").await.unwrap(), b"again");
+}
+
+/// The trace names each network fault and its nodes, after the code the
+/// fingerprint records (it showed only `fault code=0x…`).
+#[cfg(simulation)]
+#[test]
+fn the_trace_names_network_faults_and_their_nodes() {
+    use crate::common::{options, report};
+    let r = report(
+        options(
+            "smoke::named_faults",
+            file!(),
+            sim::__private::Seeds::One(1),
+        ),
+        || async {
+            sim::node("kv1").build();
+            sim::node("kv2").build();
+            sim::net::partition("kv1", "kv2");
+            sim::net::clog_oneway("kv2", "kv1");
+            sim::net::refuse_connects("kv1", 7001);
+            let silent = sim::net::ConnFault {
+                silent: true,
+                ..Default::default()
+            };
+            sim::net::set_conn_fault(|_| true, silent);
+            sim::net::heal_all();
+            panic!("planted after the faults");
+        },
+    );
+    for words in [
+        "DEBUG sim::net: partition kv1 ⇄ kv2 code=0x",
+        "DEBUG sim::net: clog one way kv2 → kv1 code=0x",
+        "DEBUG sim::net: refuse connects kv1:7001 code=0x",
+        "DEBUG sim::net: connection fault silent on 0 end(s) code=0x",
+        "DEBUG sim::net: heal all code=0x",
+    ] {
+        assert!(r.contains(words), "no `{words}` in the trace:\n{r}");
+    }
+    assert!(!r.contains("sim::net: fault code="), "{r}");
 }

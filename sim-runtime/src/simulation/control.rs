@@ -31,7 +31,7 @@ pub use super::core::node::NodeId as Node;
 pub use super::core::report::{Class, Failure};
 pub use super::fs::control as fs;
 pub use super::net::control as net;
-pub use super::observe::{set_observer, Call, Observer};
+pub use super::observe::{set_observer, Call, Fault, Observer};
 
 /// What names a node in the control API: its id, or its name (a name no
 /// node has panics, saying so). A harness implements it for its own node
@@ -80,7 +80,7 @@ impl AsNode for &String {
 
 /// Announces a lifecycle call on `node` (observe.rs).
 #[track_caller]
-fn announce_node(what: &'static str, node: NodeId, injects: bool) {
+fn announce_node(what: Fault, node: NodeId, injects: bool) {
     super::observe::announce(what, &[node], &[("node", node_name(node))], injects);
 }
 
@@ -256,7 +256,7 @@ pub fn kill(node: impl AsNode) {
     not_main(node, "kill");
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("kill", node, true);
+    announce_node(Fault::Kill, node, true);
     exec.kill(node);
 }
 
@@ -270,7 +270,7 @@ pub fn crash(node: impl AsNode) {
     not_main(node, "crash");
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("crash", node, true);
+    announce_node(Fault::Crash, node, true);
     exec.crash(node);
 }
 
@@ -281,7 +281,7 @@ pub fn revive(node: impl AsNode) {
     let node = node.node_id();
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("restart", node, false);
+    announce_node(Fault::Restart, node, false);
     exec.revive(node);
 }
 
@@ -294,7 +294,7 @@ pub fn restart(node: impl AsNode) {
     not_main(node, "restart");
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("restart", node, false);
+    announce_node(Fault::Restart, node, false);
     if exec.core().node(node).alive {
         exec.kill(node);
     }
@@ -316,7 +316,7 @@ pub fn pause(node: impl AsNode) {
     not_main(node, "pause");
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("pause", node, true);
+    announce_node(Fault::Pause, node, true);
     exec.pause(node);
 }
 
@@ -327,7 +327,7 @@ pub fn resume(node: impl AsNode) {
     let node = node.node_id();
     let exec = expect_current();
     check_node(&exec, node);
-    announce_node("resume", node, false);
+    announce_node(Fault::Resume, node, false);
     exec.resume(node);
 }
 
@@ -371,7 +371,7 @@ pub fn signal(node: impl AsNode, kind: SignalKind) {
     let exec = expect_current();
     check_node(&exec, node);
     super::observe::announce(
-        "signal",
+        Fault::Signal,
         &[node],
         &[
             ("node", node_name(node)),

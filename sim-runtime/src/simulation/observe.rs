@@ -13,14 +13,133 @@
 
 use super::core::node::NodeId;
 use std::cell::RefCell;
+use std::fmt;
 use std::rc::Rc;
+
+/// What a call of the fault-control API does: a fault, or the heal,
+/// lifecycle step or setting that goes with one. An observer matches on
+/// it; [`Call::injects`] says whether this call injects a fault. Its
+/// `Display` is the call's name in the trace (`partition`, `crash`,
+/// `disk: fail syncs`).
+///
+/// A new fault is a variant here, its name in [`Fault::name`], and the
+/// call that announces it (`sim::net`, `sim::fs`, or a node's lifecycle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fault {
+    /// `sim::kill`: the node's process dies.
+    Kill,
+    /// `sim::crash`: the node's machine dies.
+    Crash,
+    /// `sim::restart` and `sim::revive`: the node runs again.
+    Restart,
+    /// `sim::pause`.
+    Pause,
+    /// `sim::resume`.
+    Resume,
+    /// `sim::signal`: a signal delivered to the node.
+    Signal,
+    /// `sim::net::partition`: both directions between two nodes cut.
+    Partition,
+    /// `sim::net::partition_oneway`.
+    PartitionOneWay,
+    /// `sim::net::clog`: both directions between two nodes held.
+    Clog,
+    /// `sim::net::clog_oneway`.
+    ClogOneWay,
+    /// `sim::net::clog_node`: every link of a node held.
+    ClogNode,
+    /// `sim::net::unclog_node`.
+    UnclogNode,
+    /// `sim::net::heal`: a link's partitions and clogs lifted.
+    Heal,
+    /// `sim::net::unclog`: `Heal` under the name that follows a clog.
+    Unclog,
+    /// `sim::net::heal_all`.
+    HealAll,
+    /// `sim::net::set_latency` (a setting, not a fault).
+    Latency,
+    /// `sim::net::set_udp_faults`: datagram loss and duplication.
+    UdpFaults,
+    /// `sim::net::reset_connections` and `reset_between`.
+    ResetConnections,
+    /// `sim::net::set_conn_fault` (a fault, or its clearing).
+    ConnectionFault,
+    /// `sim::net::refuse_connects`.
+    RefuseConnects,
+    /// `sim::net::blackhole_connects`.
+    BlackholeConnects,
+    /// `sim::net::clear_port_fault`.
+    ClearPortFault,
+    /// `sim::net::route`: a routed name (a setting, not a fault).
+    Route,
+    /// `sim::fs::set_faults` with a plan that has faults.
+    DiskFaultPlan,
+    /// `sim::fs::set_faults` with the empty plan, `sim::fs::clear_faults`.
+    DiskClearFaults,
+    /// `sim::fs::fail_io`.
+    DiskFailIo,
+    /// `sim::fs::heal_io`.
+    DiskHealIo,
+    /// `sim::fs::set_capacity`.
+    DiskCapacity,
+    /// `sim::fs::set_latency` (a setting, not a fault).
+    DiskLatency,
+    /// `sim::fs::fail_syncs`.
+    DiskFailSyncs,
+    /// `sim::fs::set_torn_writes`.
+    DiskTornWrites,
+}
+
+impl Fault {
+    /// The call's name in the trace and on the timeline.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::Kill => "kill",
+            Fault::Crash => "crash",
+            Fault::Restart => "restart",
+            Fault::Pause => "pause",
+            Fault::Resume => "resume",
+            Fault::Signal => "signal",
+            Fault::Partition => "partition",
+            Fault::PartitionOneWay => "partition one way",
+            Fault::Clog => "clog",
+            Fault::ClogOneWay => "clog one way",
+            Fault::ClogNode => "clog node",
+            Fault::UnclogNode => "unclog node",
+            Fault::Heal => "heal",
+            Fault::Unclog => "unclog",
+            Fault::HealAll => "heal all",
+            Fault::Latency => "latency",
+            Fault::UdpFaults => "udp faults",
+            Fault::ResetConnections => "reset connections",
+            Fault::ConnectionFault => "connection fault",
+            Fault::RefuseConnects => "refuse connects",
+            Fault::BlackholeConnects => "black-hole connects",
+            Fault::ClearPortFault => "clear port fault",
+            Fault::Route => "route",
+            Fault::DiskFaultPlan => "disk: fault plan",
+            Fault::DiskClearFaults => "disk: clear faults",
+            Fault::DiskFailIo => "disk: fail io",
+            Fault::DiskHealIo => "disk: heal io",
+            Fault::DiskCapacity => "disk: capacity",
+            Fault::DiskLatency => "disk: latency",
+            Fault::DiskFailSyncs => "disk: fail syncs",
+            Fault::DiskTornWrites => "disk: torn writes",
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One call of the control API, as the observer sees it.
 #[derive(Debug)]
 pub struct Call<'a> {
-    /// What it does, in a few words (`"partition"`, `"crash"`,
-    /// `"refuse connects"`, `"disk: fail syncs"`, ...).
-    pub what: &'static str,
+    /// What it does.
+    pub what: Fault,
     /// The nodes it names, in argument order.
     pub nodes: &'a [NodeId],
     /// Its arguments, by name, as text (nodes by name), in order.
@@ -60,13 +179,13 @@ pub fn set_observer(observer: Option<Observer>) -> Option<Observer> {
 /// code and holds no borrow of the simulation while the observer runs.
 #[track_caller]
 pub(crate) fn announce(
-    what: &'static str,
+    what: Fault,
     nodes: &[NodeId],
     args: &[(&'static str, String)],
     injects: bool,
 ) {
     if tracing::enabled!(target: "sim", tracing::Level::INFO) {
-        let mut line = String::from(what);
+        let mut line = String::from(what.name());
         for (name, value) in args {
             line.push(' ');
             line.push_str(name);
@@ -83,5 +202,57 @@ pub(crate) fn announce(
             args,
             injects,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fault;
+
+    /// The names the trace, the timeline and the liveness report showed
+    /// when calls were named by strings: each variant prints exactly its
+    /// old string.
+    #[test]
+    fn every_fault_prints_its_name_of_old() {
+        let old = [
+            (Fault::Kill, "kill"),
+            (Fault::Crash, "crash"),
+            (Fault::Restart, "restart"),
+            (Fault::Pause, "pause"),
+            (Fault::Resume, "resume"),
+            (Fault::Signal, "signal"),
+            (Fault::Partition, "partition"),
+            (Fault::PartitionOneWay, "partition one way"),
+            (Fault::Clog, "clog"),
+            (Fault::ClogOneWay, "clog one way"),
+            (Fault::ClogNode, "clog node"),
+            (Fault::UnclogNode, "unclog node"),
+            (Fault::Heal, "heal"),
+            (Fault::Unclog, "unclog"),
+            (Fault::HealAll, "heal all"),
+            (Fault::Latency, "latency"),
+            (Fault::UdpFaults, "udp faults"),
+            (Fault::ResetConnections, "reset connections"),
+            (Fault::ConnectionFault, "connection fault"),
+            (Fault::RefuseConnects, "refuse connects"),
+            (Fault::BlackholeConnects, "black-hole connects"),
+            (Fault::ClearPortFault, "clear port fault"),
+            (Fault::Route, "route"),
+            (Fault::DiskFaultPlan, "disk: fault plan"),
+            (Fault::DiskClearFaults, "disk: clear faults"),
+            (Fault::DiskFailIo, "disk: fail io"),
+            (Fault::DiskHealIo, "disk: heal io"),
+            (Fault::DiskCapacity, "disk: capacity"),
+            (Fault::DiskLatency, "disk: latency"),
+            (Fault::DiskFailSyncs, "disk: fail syncs"),
+            (Fault::DiskTornWrites, "disk: torn writes"),
+        ];
+        for (fault, name) in old {
+            assert_eq!(fault.to_string(), name, "{fault:?}");
+        }
+        let mut names: Vec<&str> = old.iter().map(|(f, _)| f.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), old.len(), "two faults share a name");
     }
 }

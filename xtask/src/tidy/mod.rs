@@ -90,7 +90,7 @@ const RULES: &[Rule] = &[
             "sim-runtime/src/simulation/net/unix/pipe.rs",
             // Writes a failing seed's trace file, on the runner's thread,
             // after the seed's simulation has ended.
-            "sim-harness/src/simulation/run.rs",
+            "sim-harness/src/simulation/run/files.rs",
             // Writes the run's results (SIM_RESULTS), on the runner's
             // thread, after every seed's simulation has ended.
             "sim-harness/src/simulation/results.rs",

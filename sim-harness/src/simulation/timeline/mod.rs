@@ -19,17 +19,37 @@ mod perfetto;
 
 pub(crate) use model::Model;
 use sim_runtime::__private::harness::RunRecord;
+use sim_runtime::sim::{Class, Fault};
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 
-/// A lifecycle or fault call of the harness, at virtual time `at` (ns):
-/// `what` is its name in the trace (`crash`, `partition`, `heal all`, …),
-/// `args` its arguments in order (node names first).
+/// A lifecycle or fault call, at virtual time `at` (ns), with `args` its
+/// arguments in order (node names first).
 #[derive(Clone, Debug)]
 pub(crate) struct Note {
     pub at: u64,
-    pub what: &'static str,
+    pub what: Noted,
     pub args: Vec<String>,
+}
+
+/// What a note records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Noted {
+    /// A node started with its service (the harness's `start`).
+    Start,
+    /// A call of the runtime's control API (a fault, a heal, a lifecycle
+    /// step), as its observer saw it.
+    Call(Fault),
+}
+
+impl Noted {
+    /// Its name on the page (`start`, `crash`, `partition`, …).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Noted::Start => "start",
+            Noted::Call(f) => f.name(),
+        }
+    }
 }
 
 thread_local! {
@@ -44,7 +64,7 @@ pub(crate) fn recording() -> bool {
 }
 
 /// Logs a lifecycle or fault call when this seed is recorded.
-pub(crate) fn note(what: &'static str, args: &[&str]) {
+pub(crate) fn note(what: Noted, args: &[&str]) {
     if !recording() {
         return;
     }
@@ -120,7 +140,7 @@ impl Wanted {
 pub(crate) struct Ending<'a> {
     pub test: &'a str,
     pub seed: u64,
-    pub class: Option<&'static str>,
+    pub class: Option<Class>,
     pub message: &'a str,
     pub step: u64,
     pub now_ns: u64,

@@ -3,8 +3,9 @@
 //! fault call), messages from lane to lane (connects, segments,
 //! datagrams) with their fate, and the trace's lines on their lanes.
 
-use super::{Ending, Recorded};
+use super::{Ending, Noted, Recorded};
 use sim_runtime::__private::harness::{NetEvent, SegmentKind};
+use sim_runtime::sim::Fault;
 use std::collections::BTreeMap;
 
 pub(crate) struct Span {
@@ -146,84 +147,82 @@ impl Model {
         for n in &rec.notes {
             let args: Vec<&str> = n.args.iter().map(String::as_str).collect();
             let first = match n.what {
-                "heal all" | "reset connections" | "connection fault" => 0,
+                Noted::Call(Fault::HealAll | Fault::ResetConnections | Fault::ConnectionFault) => 0,
                 _ => args.first().map_or(0, |a| self.lane(a)),
             };
             let label = if args.is_empty() {
-                n.what.to_string()
+                n.what.name().to_string()
             } else {
-                format!("{} {}", n.what, args.join(" "))
+                format!("{} {}", n.what.name(), args.join(" "))
             };
             self.marks.push(Mark {
                 lane: first,
                 at: n.at,
-                kind: n.what,
+                kind: n.what.name(),
                 label: label.clone(),
             });
-            let pair = |m: &mut Model| -> Option<(usize, usize)> {
-                Some((m.lane(args.first()?), m.lane(args.get(1)?)))
+            let Noted::Call(what) = n.what else {
+                // A start ends the node's down span, as a restart does.
+                self.close("down", n.at, |s| s.lane == first);
+                continue;
             };
-            match n.what {
-                "crash" | "kill" => {
-                    self.close("down", n.at, |s| s.lane == first);
-                    self.spans.push(Span {
-                        lane: first,
-                        start: n.at,
-                        end: None,
-                        kind: "down",
-                        label: format!("{} ({})", args.join(" "), n.what),
-                    });
-                }
-                "restart" | "start" => self.close("down", n.at, |s| s.lane == first),
-                "pause" => self.spans.push(Span {
-                    lane: first,
-                    start: n.at,
-                    end: None,
-                    kind: "paused",
-                    label: format!("{} paused", args.join(" ")),
-                }),
-                "resume" => self.close("paused", n.at, |s| s.lane == first),
-                "partition" | "partition one way" | "clog" | "clog one way" => {
-                    let Some((a, b)) = pair(self) else { continue };
-                    let kind = if n.what.starts_with("partition") {
-                        "partition"
-                    } else {
-                        "clog"
-                    };
-                    for lane in [a, b] {
-                        self.spans.push(Span {
-                            lane,
-                            start: n.at,
-                            end: None,
-                            kind,
-                            label: label.clone(),
-                        });
-                    }
-                }
-                "clog node" => self.spans.push(Span {
-                    lane: first,
-                    start: n.at,
-                    end: None,
-                    kind: "clog",
-                    label,
-                }),
-                "unclog node" => self.close("clog", n.at, |s| {
-                    s.lane == first && s.label.starts_with("clog node")
-                }),
-                "heal" | "unclog" => {
-                    let (a, b) = (args.first().copied(), args.get(1).copied());
-                    let (Some(a), Some(b)) = (a, b) else { continue };
-                    let (pa, pb) = (format!(" {a} {b}"), format!(" {b} {a}"));
-                    let between = |s: &Span| s.label.ends_with(&pa) || s.label.ends_with(&pb);
-                    self.close("partition", n.at, between);
-                    self.close("clog", n.at, between);
-                }
-                "heal all" => {
-                    self.close("partition", n.at, |_| true);
-                    self.close("clog", n.at, |_| true);
-                }
-                _ => {}
+            self.call(what, n.at, first, &args, label);
+        }
+    }
+
+    /// Draws the spans a control call opens or closes: `first` is the lane
+    /// of the node it names first, `label` its mark's label.
+    fn call(&mut self, what: Fault, at: u64, first: usize, args: &[&str], label: String) {
+        let pair = |m: &mut Model| -> Option<(usize, usize)> {
+            Some((m.lane(args.first()?), m.lane(args.get(1)?)))
+        };
+        let span = |lane, kind, label| Span {
+            lane,
+            start: at,
+            end: None,
+            kind,
+            label,
+        };
+        match what {
+            Fault::Crash | Fault::Kill => {
+                self.close("down", at, |s| s.lane == first);
+                let label = format!("{} ({what})", args.join(" "));
+                self.spans.push(span(first, "down", label));
             }
+            Fault::Restart => self.close("down", at, |s| s.lane == first),
+            Fault::Pause => {
+                let label = format!("{} paused", args.join(" "));
+                self.spans.push(span(first, "paused", label));
+            }
+            Fault::Resume => self.close("paused", at, |s| s.lane == first),
+            Fault::Partition | Fault::PartitionOneWay | Fault::Clog | Fault::ClogOneWay => {
+                let Some((a, b)) = pair(self) else { return };
+                let kind = match what {
+                    Fault::Partition | Fault::PartitionOneWay => "partition",
+                    _ => "clog",
+                };
+                for lane in [a, b] {
+                    self.spans.push(span(lane, kind, label.clone()));
+                }
+            }
+            Fault::ClogNode => self.spans.push(span(first, "clog", label)),
+            Fault::UnclogNode => self.close("clog", at, |s| {
+                s.lane == first && s.label.starts_with(Fault::ClogNode.name())
+            }),
+            Fault::Heal | Fault::Unclog => {
+                let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                    return;
+                };
+                let (pa, pb) = (format!(" {a} {b}"), format!(" {b} {a}"));
+                let between = |s: &Span| s.label.ends_with(&pa) || s.label.ends_with(&pb);
+                self.close("partition", at, between);
+                self.close("clog", at, between);
+            }
+            Fault::HealAll => {
+                self.close("partition", at, |_| true);
+                self.close("clog", at, |_| true);
+            }
+            _ => {}
         }
     }
 
@@ -433,6 +432,104 @@ mod tests {
         assert_eq!(parse_time("1.250000000s"), Some(1_250_000_000));
         assert_eq!(parse_time("0.000000007s"), Some(7));
         assert_eq!(parse_time("(outside)"), None);
+    }
+
+    fn model_of(notes: &[(u64, Noted, &[&str])]) -> Model {
+        let rec = Recorded {
+            run: sim_runtime::__private::harness::RunRecord {
+                nodes: ["main", "kv1", "kv2"]
+                    .iter()
+                    .map(|n| (n.to_string(), None))
+                    .collect(),
+                traffic: Vec::new(),
+                traffic_tasks: Vec::new(),
+                traffic_dropped: 0,
+            },
+            notes: notes
+                .iter()
+                .map(|(at, what, args)| super::super::Note {
+                    at: *at,
+                    what: *what,
+                    args: args.iter().map(|a| a.to_string()).collect(),
+                })
+                .collect(),
+        };
+        let end = Ending {
+            test: "t",
+            seed: 0,
+            class: None,
+            message: "",
+            step: 0,
+            now_ns: 100,
+            schedule: "random",
+            tasks: &[],
+        };
+        Model::build(&rec, &[], &end)
+    }
+
+    /// `(lane, start, end, kind)` of each span.
+    fn spans(m: &Model) -> Vec<(usize, u64, Option<u64>, &'static str)> {
+        m.spans
+            .iter()
+            .map(|s| (s.lane, s.start, s.end, s.kind))
+            .collect()
+    }
+
+    #[test]
+    fn a_partition_is_a_span_on_both_lanes_until_its_heal() {
+        let m = model_of(&[
+            (10, Noted::Call(Fault::Partition), &["kv1", "kv2"]),
+            (20, Noted::Call(Fault::ClogOneWay), &["kv2", "kv1"]),
+            (30, Noted::Call(Fault::Heal), &["kv2", "kv1"]),
+        ]);
+        assert_eq!(
+            spans(&m),
+            [
+                (1, 10, Some(30), "partition"),
+                (2, 10, Some(30), "partition"),
+                (2, 20, Some(30), "clog"),
+                (1, 20, Some(30), "clog"),
+            ]
+        );
+        let marks: Vec<(usize, &str, &str)> = m
+            .marks
+            .iter()
+            .map(|k| (k.lane, k.kind, k.label.as_str()))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                (1, "partition", "partition kv1 kv2"),
+                (2, "clog one way", "clog one way kv2 kv1"),
+                (2, "heal", "heal kv2 kv1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_node_is_down_from_its_crash_to_its_restart_and_paused_until_resumed() {
+        let m = model_of(&[
+            (5, Noted::Start, &["kv1"]),
+            (10, Noted::Call(Fault::Crash), &["kv1"]),
+            (20, Noted::Call(Fault::Restart), &["kv1"]),
+            (30, Noted::Call(Fault::Pause), &["kv2"]),
+            (40, Noted::Call(Fault::Kill), &["kv2"]),
+            (50, Noted::Start, &["kv2"]),
+            (60, Noted::Call(Fault::ClogNode), &["kv1"]),
+            (70, Noted::Call(Fault::HealAll), &[]),
+        ]);
+        assert_eq!(
+            spans(&m),
+            [
+                (1, 10, Some(20), "down"),
+                (2, 30, None, "paused"),
+                (2, 40, Some(50), "down"),
+                (1, 60, Some(70), "clog"),
+            ]
+        );
+        assert_eq!(m.spans[0].label, "kv1 (crash)");
+        assert_eq!(m.marks[0].kind, "start");
+        assert_eq!(m.marks[7].lane, 0, "heal all is drawn on the first lane");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::model::Model;
 use super::Ending;
 use serde_json::{json, Value};
+use sim_runtime::sim::Class;
 
 const TEMPLATE: &str = include_str!("page.html");
 
@@ -20,7 +21,7 @@ pub(crate) fn data(m: &Model, end: &Ending<'_>) -> Value {
             "test": end.test,
             "seed": end.seed,
             "schedule": end.schedule,
-            "class": end.class,
+            "class": end.class.map(Class::name),
             "end": m.end_ns,
             "dropped": m.dropped,
         },

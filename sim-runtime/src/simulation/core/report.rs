@@ -5,7 +5,8 @@ use super::config::Schedule;
 use std::cell::RefCell;
 use std::fmt::Write as _;
 
-/// The kind of failure, each with its own wording.
+/// The kind of failure, each with its own wording: the class a report
+/// names (`sim: class: deadlock`), printed by `Display`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// Nothing runnable, no timer, main not finished.
@@ -20,6 +21,17 @@ pub enum Class {
     Forbidden,
     /// Two runs of the same seed made different decisions.
     Nondeterminism,
+    /// The test body failed (a panic or failed assertion in it): told by
+    /// the seed runner of a harness.
+    Assertion,
+    /// Tasks still alive when the body returned, in a strict test: told by
+    /// the seed runner of a harness.
+    Leak,
+    /// A bound of `sim::eventually` missed: told by sim-harness.
+    Liveness,
+    /// A `sometimes!` or `reachable!` site no seed covered, in a test that
+    /// asks for all: told by sim-harness.
+    Coverage,
 }
 
 impl Class {
@@ -31,7 +43,35 @@ impl Class {
             Class::Panic => "panic",
             Class::Forbidden => "forbidden operation",
             Class::Nondeterminism => "nondeterminism",
+            Class::Assertion => "assertion",
+            Class::Leak => "leak",
+            Class::Liveness => "liveness",
+            Class::Coverage => "coverage",
         }
+    }
+
+    /// The class a name (as [`Class::name`] gives it) names.
+    pub fn from_name(name: &str) -> Option<Class> {
+        [
+            Class::Deadlock,
+            Class::Livelock,
+            Class::StepLimit,
+            Class::Panic,
+            Class::Forbidden,
+            Class::Nondeterminism,
+            Class::Assertion,
+            Class::Leak,
+            Class::Liveness,
+            Class::Coverage,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -250,5 +290,33 @@ impl QuietPanics {
 impl Drop for QuietPanics {
     fn drop(&mut self) {
         QUIET.with(|q| q.set(false));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Class;
+
+    /// The names reports, traces, results files and replay lines print:
+    /// each class prints exactly its name of old, and reads back from it.
+    #[test]
+    fn every_class_prints_its_name_and_reads_back() {
+        let names = [
+            (Class::Deadlock, "deadlock"),
+            (Class::Livelock, "livelock (virtual-time limit)"),
+            (Class::StepLimit, "step limit"),
+            (Class::Panic, "panic"),
+            (Class::Forbidden, "forbidden operation"),
+            (Class::Nondeterminism, "nondeterminism"),
+            (Class::Assertion, "assertion"),
+            (Class::Leak, "leak"),
+            (Class::Liveness, "liveness"),
+            (Class::Coverage, "coverage"),
+        ];
+        for (class, name) in names {
+            assert_eq!(class.to_string(), name);
+            assert_eq!(Class::from_name(name), Some(class));
+        }
+        assert_eq!(Class::from_name("pass"), None);
     }
 }

@@ -32,7 +32,7 @@ use super::{record, with_disk, with_disk_of};
 use crate::simulation::control::AsNode;
 use crate::simulation::core::executor::expect_current;
 use crate::simulation::core::node::NodeId;
-use crate::simulation::observe::announce;
+use crate::simulation::observe::{announce, Fault};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -109,9 +109,9 @@ pub fn set_faults(node: impl AsNode, faults: Faults) {
     check_node(node);
     let injects = faults != Faults::default();
     let what = if injects {
-        "disk: fault plan"
+        Fault::DiskFaultPlan
     } else {
-        "disk: clear faults"
+        Fault::DiskClearFaults
     };
     announce_disk(what, node, vec![], injects);
     set_plan(node, faults);
@@ -159,12 +159,7 @@ fn check_node(node: NodeId) {
 
 /// Announces a disk call about `node` (observe.rs).
 #[track_caller]
-fn announce_disk(
-    what: &'static str,
-    node: NodeId,
-    mut args: Vec<(&'static str, String)>,
-    injects: bool,
-) {
+fn announce_disk(what: Fault, node: NodeId, mut args: Vec<(&'static str, String)>, injects: bool) {
     args.insert(0, ("node", super::super::control::node_name(node)));
     announce(what, &[node], &args, injects);
 }
@@ -173,7 +168,7 @@ fn announce_disk(
 #[track_caller]
 fn update(
     node: impl AsNode,
-    what: &'static str,
+    what: Fault,
     args: Vec<(&'static str, String)>,
     injects: bool,
     f: impl FnOnce(&mut Faults),
@@ -192,7 +187,7 @@ fn update(
 pub fn fail_io(node: impl AsNode, op: IoOp, path: Option<&Path>) {
     let path = path.map(Path::to_path_buf);
     let args = vec![("op", format!("{op:?}")), ("path", format!("{path:?}"))];
-    update(node, "disk: fail io", args, true, |f| {
+    update(node, Fault::DiskFailIo, args, true, |f| {
         f.eio.push(Eio { op, path })
     });
 }
@@ -201,7 +196,7 @@ pub fn fail_io(node: impl AsNode, op: IoOp, path: Option<&Path>) {
 #[track_caller]
 pub fn heal_io(node: impl AsNode, op: IoOp) {
     let args = vec![("op", format!("{op:?}"))];
-    update(node, "disk: heal io", args, false, |f| {
+    update(node, Fault::DiskHealIo, args, false, |f| {
         f.eio.retain(|r| r.op != op)
     });
 }
@@ -213,7 +208,7 @@ pub fn set_capacity(node: impl AsNode, capacity_bytes: Option<u64>) {
     let args = vec![("bytes", format!("{capacity_bytes:?}"))];
     update(
         node,
-        "disk: capacity",
+        Fault::DiskCapacity,
         args,
         capacity_bytes.is_some(),
         |f| f.capacity_bytes = capacity_bytes,
@@ -224,7 +219,9 @@ pub fn set_capacity(node: impl AsNode, capacity_bytes: Option<u64>) {
 #[track_caller]
 pub fn set_latency(node: impl AsNode, latency: Duration) {
     let args = vec![("latency", format!("{latency:?}"))];
-    update(node, "disk: latency", args, false, |f| f.latency = latency);
+    update(node, Fault::DiskLatency, args, false, |f| {
+        f.latency = latency
+    });
 }
 
 /// The node's next `count` syncs fail with `EIO` (and lose their pending
@@ -232,7 +229,7 @@ pub fn set_latency(node: impl AsNode, latency: Duration) {
 #[track_caller]
 pub fn fail_syncs(node: impl AsNode, count: u32) {
     let args = vec![("count", count.to_string())];
-    update(node, "disk: fail syncs", args, count > 0, |f| {
+    update(node, Fault::DiskFailSyncs, args, count > 0, |f| {
         f.failing_syncs = count
     });
 }
@@ -241,7 +238,9 @@ pub fn fail_syncs(node: impl AsNode, count: u32) {
 #[track_caller]
 pub fn set_torn_writes(node: impl AsNode, on: bool) {
     let args = vec![("on", on.to_string())];
-    update(node, "disk: torn writes", args, on, |f| f.torn_writes = on);
+    update(node, Fault::DiskTornWrites, args, on, |f| {
+        f.torn_writes = on
+    });
 }
 
 /// Removes every fault of the node's disk.

@@ -9,16 +9,22 @@ use crate::simulation::control::{node_name, AsNode};
 use crate::simulation::core::executor::expect_current;
 use crate::simulation::core::node::NodeId;
 use crate::simulation::core::trace::Kind;
-use crate::simulation::observe::announce;
+use crate::simulation::observe::{announce, Fault};
 use sim_net::{HostId, Net};
 use std::time::Duration;
 
 pub use sim_net::{Config, ConnFault, ConnInfo};
 
 /// Applies a fault to the model, records it, and wakes whoever it affects.
+/// The trace names it with `words` (`partition kv1 ⇄ kv2`), built only
+/// when the trace is on; the fingerprint records `code` alone, so the
+/// words never change a run.
 #[track_caller]
-fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
-    tracing::debug!(target: "sim::net", code = format!("{code:#x}"), "fault");
+fn fault<R>(words: impl FnOnce() -> String, code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
+    if tracing::enabled!(target: "sim::net", tracing::Level::DEBUG) {
+        let words = words();
+        tracing::debug!(target: "sim::net", code = format!("{code:#x}"), "{words}");
+    }
     let exec = expect_current();
     let mut wake = Vec::new();
     let r = {
@@ -35,16 +41,67 @@ fn fault<R>(code: u64, f: impl FnOnce(&mut Net, u64) -> R) -> R {
     r
 }
 
-/// Announces a call about the link between two nodes.
-#[track_caller]
-fn announce_link(what: &'static str, (a, b): (NodeId, NodeId), oneway: bool, injects: bool) {
-    let (ka, kb) = if oneway { ("from", "to") } else { ("a", "b") };
-    announce(
-        what,
-        &[a, b],
-        &[(ka, node_name(a)), (kb, node_name(b))],
-        injects,
-    );
+/// A call about the link between two nodes: both directions, or one way
+/// from `a` to `b`.
+#[derive(Clone, Copy)]
+struct Link {
+    what: Fault,
+    a: NodeId,
+    b: NodeId,
+    oneway: bool,
+}
+
+impl Link {
+    fn both(what: Fault, a: NodeId, b: NodeId) -> Link {
+        Link {
+            what,
+            a,
+            b,
+            oneway: false,
+        }
+    }
+
+    fn oneway(what: Fault, from: NodeId, to: NodeId) -> Link {
+        Link {
+            what,
+            a: from,
+            b: to,
+            oneway: true,
+        }
+    }
+
+    /// Announces the call (observe.rs).
+    #[track_caller]
+    fn announce(self, injects: bool) {
+        let (ka, kb) = if self.oneway {
+            ("from", "to")
+        } else {
+            ("a", "b")
+        };
+        announce(
+            self.what,
+            &[self.a, self.b],
+            &[(ka, node_name(self.a)), (kb, node_name(self.b))],
+            injects,
+        );
+    }
+
+    /// The trace's words for it: `partition kv1 ⇄ kv2`, `clog one way
+    /// kv1 → kv2`.
+    fn words(self) -> String {
+        let arrow = if self.oneway { "→" } else { "⇄" };
+        format!(
+            "{} {} {arrow} {}",
+            self.what,
+            node_name(self.a),
+            node_name(self.b)
+        )
+    }
+}
+
+/// The trace's words for a call about one node: `clog node kv1`.
+fn node_words(what: Fault, node: NodeId) -> impl FnOnce() -> String {
+    move || format!("{what} {}", node_name(node))
 }
 
 fn host(n: NodeId) -> HostId {
@@ -89,68 +146,94 @@ pub fn configure(config: Config) {
 #[track_caller]
 pub fn partition(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("partition", (a, b), false, true);
-    fault(pair(1, a, b), |net, now| {
-        net.partition(host(a), host(b), false, now)
-    });
+    let link = Link::both(Fault::Partition, a, b);
+    link.announce(true);
+    fault(
+        || link.words(),
+        pair(1, a, b),
+        |net, now| net.partition(host(a), host(b), false, now),
+    );
 }
 
 /// Cuts only the direction from `from` to `to`.
 #[track_caller]
 pub fn partition_oneway(from: impl AsNode, to: impl AsNode) {
     let (from, to) = (from.node_id(), to.node_id());
-    announce_link("partition one way", (from, to), true, true);
-    fault(pair(2, from, to), |net, now| {
-        net.partition(host(from), host(to), true, now)
-    });
+    let link = Link::oneway(Fault::PartitionOneWay, from, to);
+    link.announce(true);
+    fault(
+        || link.words(),
+        pair(2, from, to),
+        |net, now| net.partition(host(from), host(to), true, now),
+    );
 }
 
 /// Clogs both directions between `a` and `b`: bytes queue, none are lost.
 #[track_caller]
 pub fn clog(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("clog", (a, b), false, true);
-    fault(pair(3, a, b), |net, now| {
-        net.clog(host(a), host(b), false, now)
-    });
+    let link = Link::both(Fault::Clog, a, b);
+    link.announce(true);
+    fault(
+        || link.words(),
+        pair(3, a, b),
+        |net, now| net.clog(host(a), host(b), false, now),
+    );
 }
 
 /// Clogs only the direction from `from` to `to`.
 #[track_caller]
 pub fn clog_oneway(from: impl AsNode, to: impl AsNode) {
     let (from, to) = (from.node_id(), to.node_id());
-    announce_link("clog one way", (from, to), true, true);
-    fault(pair(4, from, to), |net, now| {
-        net.clog(host(from), host(to), true, now)
-    });
+    let link = Link::oneway(Fault::ClogOneWay, from, to);
+    link.announce(true);
+    fault(
+        || link.words(),
+        pair(4, from, to),
+        |net, now| net.clog(host(from), host(to), true, now),
+    );
 }
 
 /// Clogs every link to and from `node`.
 #[track_caller]
 pub fn clog_node(node: impl AsNode) {
     let node = node.node_id();
-    announce("clog node", &[node], &[("node", node_name(node))], true);
-    fault(pair(5, node, node), |net, now| {
-        net.clog_host(host(node), now)
-    });
+    announce(Fault::ClogNode, &[node], &[("node", node_name(node))], true);
+    fault(
+        node_words(Fault::ClogNode, node),
+        pair(5, node, node),
+        |net, now| net.clog_host(host(node), now),
+    );
 }
 
 /// Unclogs a node clogged with [`clog_node`].
 #[track_caller]
 pub fn unclog_node(node: impl AsNode) {
     let node = node.node_id();
-    announce("unclog node", &[node], &[("node", node_name(node))], false);
-    fault(pair(6, node, node), |net, now| {
-        net.unclog_host(host(node), now)
-    });
+    announce(
+        Fault::UnclogNode,
+        &[node],
+        &[("node", node_name(node))],
+        false,
+    );
+    fault(
+        node_words(Fault::UnclogNode, node),
+        pair(6, node, node),
+        |net, now| net.unclog_host(host(node), now),
+    );
 }
 
 /// Heals partitions and clogs between `a` and `b`; held bytes leave now.
 #[track_caller]
 pub fn heal(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("heal", (a, b), false, false);
-    fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
+    let link = Link::both(Fault::Heal, a, b);
+    link.announce(false);
+    fault(
+        || link.words(),
+        pair(7, a, b),
+        |net, now| net.heal(host(a), host(b), now),
+    );
 }
 
 /// Lifts clogs (and partitions) between `a` and `b`: [`heal`] under the
@@ -158,15 +241,24 @@ pub fn heal(a: impl AsNode, b: impl AsNode) {
 #[track_caller]
 pub fn unclog(a: impl AsNode, b: impl AsNode) {
     let (a, b) = (a.node_id(), b.node_id());
-    announce_link("unclog", (a, b), false, false);
-    fault(pair(7, a, b), |net, now| net.heal(host(a), host(b), now));
+    let link = Link::both(Fault::Unclog, a, b);
+    link.announce(false);
+    fault(
+        || link.words(),
+        pair(7, a, b),
+        |net, now| net.heal(host(a), host(b), now),
+    );
 }
 
 /// Heals every partition and clog.
 #[track_caller]
 pub fn heal_all() {
-    announce("heal all", &[], &[], false);
-    fault(8 << 56, |net, now| net.heal_all(now));
+    announce(Fault::HealAll, &[], &[], false);
+    fault(
+        || Fault::HealAll.to_string(),
+        8 << 56,
+        |net, now| net.heal_all(now),
+    );
 }
 
 /// Sets the one-way latency and jitter from `from` to `to`.
@@ -174,7 +266,7 @@ pub fn heal_all() {
 pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter: Duration) {
     let (from, to) = (from.node_id(), to.node_id());
     announce(
-        "latency",
+        Fault::Latency,
         &[from, to],
         &[
             ("from", node_name(from)),
@@ -183,7 +275,15 @@ pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter
         ],
         false,
     );
+    let words = || {
+        let (a, b) = (node_name(from), node_name(to));
+        format!(
+            "{} {a} → {b} {latency:?} (jitter {jitter:?})",
+            Fault::Latency
+        )
+    };
     fault(
+        words,
         pair(9, from, to) ^ ns(latency).rotate_left(17) ^ ns(jitter),
         |net, _| net.set_link_latency(host(from), host(to), ns(latency), ns(jitter)),
     );
@@ -195,7 +295,7 @@ pub fn set_latency(from: impl AsNode, to: impl AsNode, latency: Duration, jitter
 pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm: u32) {
     let (from, to) = (from.node_id(), to.node_id());
     announce(
-        "udp faults",
+        Fault::UdpFaults,
         &[from, to],
         &[
             ("from", node_name(from)),
@@ -205,7 +305,15 @@ pub fn set_udp_faults(from: impl AsNode, to: impl AsNode, loss_ppm: u32, dup_ppm
         ],
         loss_ppm > 0 || dup_ppm > 0,
     );
+    let words = || {
+        let (a, b) = (node_name(from), node_name(to));
+        format!(
+            "{} {a} → {b}: loss {loss_ppm} ppm, duplication {dup_ppm} ppm",
+            Fault::UdpFaults
+        )
+    };
     fault(
+        words,
         pair(10, from, to) ^ u64::from(loss_ppm) << 20 ^ u64::from(dup_ppm),
         |net, _| net.set_udp_faults(host(from), host(to), loss_ppm, dup_ppm),
     );
@@ -231,12 +339,13 @@ pub fn reset_connections(pred: impl FnMut(&ConnInfo) -> bool) -> usize {
     let mut ids: Vec<u32> = select(pred).into_iter().map(|(i, _)| i).collect();
     ids.dedup();
     announce(
-        "reset connections",
+        Fault::ResetConnections,
         &[],
         &[("count", ids.len().to_string())],
         true,
     );
-    fault(11 << 56 ^ ids.len() as u64, |net, now| {
+    let words = || format!("{}: {} connection(s)", Fault::ResetConnections, ids.len());
+    fault(words, 11 << 56 ^ ids.len() as u64, |net, now| {
         net.reset_connections_by_id(&ids, now)
     });
     ids.len()
@@ -261,7 +370,7 @@ pub fn reset_between(a: impl AsNode, b: impl AsNode) -> usize {
 pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) -> usize {
     let ends = select(pred);
     announce(
-        "connection fault",
+        Fault::ConnectionFault,
         &[],
         &[("count", ends.len().to_string())],
         fault_ != ConnFault::default(),
@@ -276,10 +385,45 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) ->
             .rotate_left(24)
         ^ u64::from(fault_.silent) << 40
         ^ (ends.len() as u64).rotate_left(48);
-    fault(code, |net, now| {
-        net.set_conn_fault_by_id(&ends, fault_, now)
+    let applied = fault_.clone();
+    let words = || {
+        let count = ends.len();
+        format!(
+            "{} {} on {count} end(s)",
+            Fault::ConnectionFault,
+            conn_fault_words(&fault_)
+        )
+    };
+    fault(words, code, |net, now| {
+        net.set_conn_fault_by_id(&ends, applied, now)
     });
     ends.len()
+}
+
+/// The trace's words for a connection fault: the parts it sets
+/// (`short reads of 3 bytes, silent`), or `cleared`.
+fn conn_fault_words(f: &ConnFault) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = f.short_reads {
+        parts.push(format!("short reads of {n} bytes"));
+    }
+    if let Some(n) = f.throttle_bytes_per_sec {
+        parts.push(format!("throttled to {n} bytes/s"));
+    }
+    if let Some(n) = f.hold_after_bytes {
+        parts.push(format!("held after {n} bytes"));
+    }
+    if let Some(n) = f.partial_write_then_reset {
+        parts.push(format!("a partial write of {n} bytes, then a reset"));
+    }
+    if f.silent {
+        parts.push("silent".to_string());
+    }
+    if parts.is_empty() {
+        "cleared".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// Connects to `port` of `node` are refused.
@@ -287,12 +431,13 @@ pub fn set_conn_fault(pred: impl FnMut(&ConnInfo) -> bool, fault_: ConnFault) ->
 pub fn refuse_connects(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "refuse connects",
+        Fault::RefuseConnects,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         true,
     );
-    fault(pair(13, node, node) ^ u64::from(port), |net, _| {
+    let words = || format!("{} {}:{port}", Fault::RefuseConnects, node_name(node));
+    fault(words, pair(13, node, node) ^ u64::from(port), |net, _| {
         net.refuse_connects(host(node), port)
     });
 }
@@ -302,12 +447,13 @@ pub fn refuse_connects(node: impl AsNode, port: u16) {
 pub fn blackhole_connects(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "black-hole connects",
+        Fault::BlackholeConnects,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         true,
     );
-    fault(pair(14, node, node) ^ u64::from(port), |net, _| {
+    let words = || format!("{} {}:{port}", Fault::BlackholeConnects, node_name(node));
+    fault(words, pair(14, node, node) ^ u64::from(port), |net, _| {
         net.blackhole_connects(host(node), port)
     });
 }
@@ -317,12 +463,13 @@ pub fn blackhole_connects(node: impl AsNode, port: u16) {
 pub fn clear_port_fault(node: impl AsNode, port: u16) {
     let node = node.node_id();
     announce(
-        "clear port fault",
+        Fault::ClearPortFault,
         &[node],
         &[("node", node_name(node)), ("port", port.to_string())],
         false,
     );
-    fault(pair(15, node, node) ^ u64::from(port), |net, _| {
+    let words = || format!("{} {}:{port}", Fault::ClearPortFault, node_name(node));
+    fault(words, pair(15, node, node) ^ u64::from(port), |net, _| {
         net.clear_port_fault(host(node), port)
     });
 }
@@ -332,7 +479,8 @@ pub fn clear_port_fault(node: impl AsNode, port: u16) {
 #[track_caller]
 pub fn pause_listener(listener: &super::TcpListener) {
     let id = listener.socket_id();
-    fault(16 << 56 ^ id.as_u64(), |net, now| {
+    let words = || format!("pause listener {}", id.as_u64());
+    fault(words, 16 << 56 ^ id.as_u64(), |net, now| {
         net.set_listener_paused(id, true, now)
     });
 }
@@ -341,7 +489,8 @@ pub fn pause_listener(listener: &super::TcpListener) {
 #[track_caller]
 pub fn resume_listener(listener: &super::TcpListener) {
     let id = listener.socket_id();
-    fault(17 << 56 ^ id.as_u64(), |net, now| {
+    let words = || format!("resume listener {}", id.as_u64());
+    fault(words, 17 << 56 ^ id.as_u64(), |net, now| {
         net.set_listener_paused(id, false, now)
     });
 }
@@ -354,7 +503,7 @@ pub fn route<N: AsNode>(name: &str, nodes: &[N]) {
     assert!(!nodes.is_empty(), "sim::net::route needs at least one node");
     let nodes: Vec<NodeId> = nodes.iter().map(AsNode::node_id).collect();
     announce(
-        "route",
+        Fault::Route,
         &nodes,
         &[
             ("name", name.to_string()),
@@ -370,7 +519,11 @@ pub fn route<N: AsNode>(name: &str, nodes: &[N]) {
             .map(|&n| core.node(n).ip.expect("every node has an IP"))
             .collect()
     };
-    fault(18 << 56 ^ nodes.len() as u64, |net, _| {
+    let words = || {
+        let names: Vec<String> = nodes.iter().map(|&n| node_name(n)).collect();
+        format!("{} {name} → {}", Fault::Route, names.join(", "))
+    };
+    fault(words, 18 << 56 ^ nodes.len() as u64, |net, _| {
         net.set_name(name, ips)
     });
 }
