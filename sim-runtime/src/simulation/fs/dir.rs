@@ -1,10 +1,11 @@
 //! `read_dir`, `ReadDir` and `DirEntry`.
 
-use super::metadata::{FileType, Metadata};
-use super::op;
+use super::std_op;
 use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::fs::{FileType, Metadata};
 use std::io;
+use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 use std::task::{Context, Poll};
 
@@ -12,24 +13,29 @@ use std::task::{Context, Poll};
 /// reads it in chunks as you go; entries added or removed meanwhile may or
 /// may not appear there, so a program cannot rely on either). Entries come
 /// in name order; `.` and `..` are not listed.
+///
+/// It is std's `read_dir`, served from the node's disk by the interposers
+/// (intercept_fs/dir.rs), read to the end and closed at once: each entry's
+/// type is std's `FileType`, from the listing as on Linux.
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_path_buf();
-    let entries = op({
-        let path = path.clone();
-        move |fs, _| fs.read_dir(&path)
+    let entries = std_op("tokio::fs::read_dir", move || {
+        std::fs::read_dir(path)?
+            .map(|e| {
+                let e = e?;
+                Ok(DirEntry {
+                    path: e.path(),
+                    name: e.file_name(),
+                    ino: e.ino(),
+                    // From the entry's `d_type`, which the simulated
+                    // listing always gives: no further call.
+                    file_type: e.file_type()?,
+                })
+            })
+            .collect::<io::Result<VecDeque<DirEntry>>>()
     })
     .await?;
-    Ok(ReadDir {
-        entries: entries
-            .into_iter()
-            .map(|e| DirEntry {
-                dir: path.clone(),
-                name: e.name,
-                ino: e.ino,
-                kind: e.kind,
-            })
-            .collect(),
-    })
+    Ok(ReadDir { entries })
 }
 
 /// The entries of a directory, as Tokio's `ReadDir`.
@@ -53,16 +59,16 @@ impl ReadDir {
 /// An entry of a directory listing, as Tokio's `DirEntry`.
 #[derive(Debug)]
 pub struct DirEntry {
-    dir: PathBuf,
+    path: PathBuf,
     name: OsString,
     ino: u64,
-    kind: sim_fs::FileKind,
+    file_type: FileType,
 }
 
 impl DirEntry {
     /// The directory's path as given to `read_dir`, joined with the name.
     pub fn path(&self) -> PathBuf {
-        self.dir.join(&self.name)
+        self.path.clone()
     }
 
     pub fn file_name(&self) -> OsString {
@@ -76,7 +82,7 @@ impl DirEntry {
 
     /// The entry's type, as listed (no system call, as on Linux).
     pub async fn file_type(&self) -> io::Result<FileType> {
-        Ok(FileType(self.kind))
+        Ok(self.file_type)
     }
 
     pub fn ino(&self) -> u64 {

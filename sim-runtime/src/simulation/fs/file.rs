@@ -1,13 +1,13 @@
 //! `File`: a descriptor on the disk of the node that opened it.
 
-use super::metadata::{FileTimes, Metadata};
+use super::metadata::FileTimes;
 use super::options::OpenOptions;
 use super::{with_disk, Gate};
 use crate::simulation::executor::{current, expect_current};
 use crate::simulation::node::NodeId;
 use sim_fs::{Fd, OpenFlags};
 use std::fmt;
-use std::fs::File as StdFile;
+use std::fs::{File as StdFile, Metadata};
 use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::path::Path;
@@ -158,8 +158,26 @@ impl File {
         self.op(|fs, fd, now| fs.set_len(fd, size, now)).await
     }
 
+    /// std's `File::metadata` (`statx`/`fstat`) through the number this
+    /// file lends (`AsRawFd`), which the interposers serve from the model's
+    /// `fstat` of its descriptor.
     pub async fn metadata(&self) -> io::Result<Metadata> {
-        self.op(|fs, fd, _| fs.fstat(fd).map(Metadata::new)).await
+        Gate::new(self.node).await;
+        super::metadata::assert_std_reaches_disk("tokio::fs::File::metadata");
+        // A descriptor its process's death closed is `EBADF`, as for every
+        // other call of this `File` (the interposers answer a dead
+        // process's own calls, its destructors', with `EIO`).
+        let fd = self.fd;
+        if !with_disk(Some(self.node), |fs, _| fs.is_open(fd)) {
+            return Err(io::Error::from_raw_os_error(libc::EBADF));
+        }
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(self);
+        // SAFETY: `fd` is the number this file lends, open for as long as
+        // `self` lives; `ManuallyDrop` keeps std from closing it.
+        let std = std::mem::ManuallyDrop::new(unsafe {
+            <StdFile as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
+        });
+        std.metadata()
     }
 
     /// A new handle sharing this one's cursor, as `dup(2)`.
@@ -428,6 +446,6 @@ mod tests {
         check::<super::File>();
         check::<super::super::ReadDir>();
         check::<super::super::DirEntry>();
-        check::<super::super::Metadata>();
+        check::<super::super::FileTimes>();
     }
 }
