@@ -1,11 +1,10 @@
 //! `read_dir`, `ReadDir` and `DirEntry`.
 
+use super::metadata::{self, FileType, Metadata};
 use super::std_op;
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::fs::{FileType, Metadata};
 use std::io;
-use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 use std::task::{Context, Poll};
 
@@ -16,25 +15,19 @@ use std::task::{Context, Poll};
 ///
 /// It is std's `read_dir`, served from the node's disk by the interposers
 /// (intercept_fs/dir.rs), read to the end and closed at once: each entry's
-/// type is std's `FileType`, from the listing as on Linux.
+/// type is std's `FileType`, from the listing as on Linux (metadata.rs).
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_path_buf();
-    let entries = std_op("tokio::fs::read_dir", move || {
-        std::fs::read_dir(path)?
-            .map(|e| {
-                let e = e?;
-                Ok(DirEntry {
-                    path: e.path(),
-                    name: e.file_name(),
-                    ino: e.ino(),
-                    // From the entry's `d_type`, which the simulated
-                    // listing always gives: no further call.
-                    file_type: e.file_type()?,
-                })
-            })
-            .collect::<io::Result<VecDeque<DirEntry>>>()
-    })
-    .await?;
+    let listed = std_op("tokio::fs::read_dir", move || metadata::list(&path)).await?;
+    let entries = listed
+        .into_iter()
+        .map(|e| DirEntry {
+            path: e.path,
+            name: e.name,
+            ino: e.ino,
+            file_type: e.file_type,
+        })
+        .collect();
     Ok(ReadDir { entries })
 }
 

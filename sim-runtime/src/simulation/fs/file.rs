@@ -1,13 +1,13 @@
 //! `File`: a descriptor on the disk of the node that opened it.
 
-use super::metadata::FileTimes;
+use super::metadata::{FileTimes, Metadata};
 use super::options::OpenOptions;
 use super::{with_disk, Gate};
 use crate::simulation::executor::{current, expect_current};
 use crate::simulation::node::NodeId;
 use sim_fs::{Fd, OpenFlags};
 use std::fmt;
-use std::fs::{File as StdFile, Metadata};
+use std::fs::File as StdFile;
 use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::path::Path;
@@ -171,13 +171,7 @@ impl File {
         if !with_disk(Some(self.node), |fs, _| fs.is_open(fd)) {
             return Err(io::Error::from_raw_os_error(libc::EBADF));
         }
-        let fd = std::os::unix::io::AsRawFd::as_raw_fd(self);
-        // SAFETY: `fd` is the number this file lends, open for as long as
-        // `self` lives; `ManuallyDrop` keeps std from closing it.
-        let std = std::mem::ManuallyDrop::new(unsafe {
-            <StdFile as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
-        });
-        std.metadata()
+        super::metadata::fstat(std::os::unix::io::AsFd::as_fd(self))
     }
 
     /// A new handle sharing this one's cursor, as `dup(2)`.

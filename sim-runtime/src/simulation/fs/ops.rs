@@ -2,9 +2,9 @@
 //! yield, or the node's latency), then the whole call against the model,
 //! as Tokio runs each in one `spawn_blocking` call.
 
+use super::metadata::{self, Metadata};
 use super::{op, std_op};
 use sim_fs::{FileKind, Fs, OpenFlags};
-use std::fs::Metadata;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -159,14 +159,14 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// (`stat` of the model, as Tokio's `spawn_blocking` of it would be).
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = path.as_ref().to_path_buf();
-    std_op("tokio::fs::metadata", move || std::fs::metadata(path)).await
+    std_op("tokio::fs::metadata", move || metadata::stat(&path, true)).await
 }
 
 /// std's `symlink_metadata` (`lstat`), as [`metadata`].
 pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = path.as_ref().to_path_buf();
     std_op("tokio::fs::symlink_metadata", move || {
-        std::fs::symlink_metadata(path)
+        metadata::stat(&path, false)
     })
     .await
 }
