@@ -13,8 +13,18 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// the whole graph works with it; `echo` reaches the simulation through the
 /// `sim-runtime` rename, which keeps working there; `shop` is a service on
 /// all of them at once (tonic, axum, reqwest, tokio-tungstenite, tower,
-/// tokio-util, tokio-stream, `tokio::fs`), through crashes and partitions.
-const GRAPH_PACKAGES: &[&str] = &["jobs", "notes", "counter", "chat", "echo", "shop"];
+/// tokio-util, tokio-stream, `tokio::fs`), through crashes and partitions;
+/// `fs-compat` builds fs-err's `tokio` module and axum-server's rustls TLS,
+/// which name std's `Metadata` and `FileType` through `tokio::fs`.
+const GRAPH_PACKAGES: &[&str] = &[
+    "jobs",
+    "notes",
+    "counter",
+    "chat",
+    "echo",
+    "shop",
+    "fs-compat",
+];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
 /// checkout, and a check that the workspace's Cargo.lock is byte for byte

@@ -34,21 +34,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// What the simulation deliberately does not offer, each with why. A key is
-/// a check's key as the generated file's comments print it. A signature
-/// excepted keeps its parameters' check when it has one (only its result
-/// differs).
-const EXCEPTIONS: &[(&str, &str)] = &[
-    ("fs::metadata()", STD_METADATA),
-    ("fs::symlink_metadata()", STD_METADATA),
-    ("fs::File::metadata", STD_METADATA),
-    ("fs::DirEntry::metadata", STD_METADATA),
-    ("fs::DirEntry::file_type", STD_METADATA),
-];
+/// What the simulation deliberately does not offer: a check's key, as the
+/// generated file's comments print it, and the heading of the section of
+/// docs/breakage.md that says why (checked: an exception nobody justified
+/// there is an error). A signature excepted keeps its parameters' check
+/// when it has one (only its result differs). Empty: every type is Tokio's.
+const EXCEPTIONS: &[(&str, &str)] = &[];
 
-const STD_METADATA: &str = "returns the simulation's `fs::Metadata`/`fs::FileType` (the same \
-     methods), not std's: std's cannot be made outside std, and a simulated file has no \
-     real one (ARCHITECTURE.md, deliberate differences)";
+/// Where each exception is justified, relative to the workspace root.
+const BREAKAGE: &str = "docs/breakage.md";
 
 /// The generated file, relative to the workspace root.
 pub(crate) const OUT: &str = "sim-runtime/tests/parity/tokio_api.rs";
@@ -70,7 +64,8 @@ pub fn main(args: &[String]) -> crate::Result<()> {
         .map(|(_, path, _)| format!("bytes::{path}"))
         .collect();
     resolve::resolve(&mut checks, &work, &bytes).map_err(Error::Failed)?;
-    let excepted = apply_exceptions(&mut checks).map_err(Error::Failed)?;
+    let breakage = read(&root.join(BREAKAGE)).map_err(Error::Failed)?;
+    let excepted = apply_exceptions(&mut checks, EXCEPTIONS, &breakage).map_err(Error::Failed)?;
     let text = render(&version, &checks, &excepted);
     eprint!("{}", summary(&checks, &excepted));
     let out = root.join(OUT);
@@ -483,10 +478,24 @@ fn short(text: &str) -> String {
 
 /// Takes the excepted checks out, or weakens a signature's to its
 /// parameters; an exception that matches nothing is an error (it would
-/// hide a future gap).
-fn apply_exceptions(checks: &mut Checks) -> Result<Vec<(String, &'static str)>, String> {
+/// hide a future gap), and so is one that `breakage` (docs/breakage.md)
+/// has no section for. Returns each key with its justification.
+fn apply_exceptions(
+    checks: &mut Checks,
+    exceptions: &[(&str, &str)],
+    breakage: &str,
+) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
-    for (key, why) in EXCEPTIONS {
+    for (key, section) in exceptions {
+        let justified = breakage
+            .lines()
+            .any(|l| l.strip_prefix("## ").is_some_and(|h| h.trim() == *section));
+        if !justified {
+            return Err(format!(
+                "exception `{key}` cites the section \"{section}\" of {BREAKAGE}, which has none: \
+                 say there why the simulation differs, or remove the exception from xtask/src/parity.rs"
+            ));
+        }
         let Some(at) = checks.list.iter().position(|c| c.key == *key) else {
             return Err(format!(
                 "exception `{key}` matches no check: remove it from xtask/src/parity.rs"
@@ -499,7 +508,7 @@ fn apply_exceptions(checks: &mut Checks) -> Result<Vec<(String, &'static str)>, 
             }
             None => drop(checks.list.remove(at)),
         }
-        out.push((key.to_string(), *why));
+        out.push((key.to_string(), format!("{BREAKAGE}, \"{section}\"")));
     }
     Ok(out)
 }
@@ -526,7 +535,7 @@ fn dropped_by_reason(checks: &Checks) -> BTreeMap<String, Vec<&str>> {
     by
 }
 
-fn summary(checks: &Checks, excepted: &[(String, &str)]) -> String {
+fn summary(checks: &Checks, excepted: &[(String, String)]) -> String {
     let mut s = String::new();
     for (what, n) in counts(checks) {
         let _ = writeln!(s, "{n:>6}  {}", what.name());
@@ -558,7 +567,7 @@ fn fn_name(key: &str, used: &mut BTreeSet<String>) -> String {
     unique
 }
 
-fn render(version: &str, checks: &Checks, excepted: &[(String, &str)]) -> String {
+fn render(version: &str, checks: &Checks, excepted: &[(String, String)]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -586,9 +595,16 @@ fn render(version: &str, checks: &Checks, excepted: &[(String, &str)]) -> String
     }
     let _ = writeln!(
         s,
-        "//!\n//! Exceptions (what the simulation deliberately does not offer): {}",
+        "//!\n//! Exceptions (what the simulation deliberately does not offer, each\n\
+         //! justified in {BREAKAGE}): {}",
         excepted.len()
     );
+    if excepted.is_empty() {
+        let _ = writeln!(
+            s,
+            "//! none: every type above, parameters and results, is Tokio's own."
+        );
+    }
     for (key, why) in excepted {
         let _ = writeln!(s, "//! - `{key}`: {why}");
     }
@@ -611,4 +627,48 @@ fn render(version: &str, checks: &Checks, excepted: &[(String, &str)]) -> String
         let _ = writeln!(s, "// - {key}: {why}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BREAKAGE_DOC: &str = "# Breakage\n\n## Child processes\n\ntext\n";
+
+    fn one_check() -> Checks {
+        let mut checks = Checks::default();
+        checks.path("fs::metadata".into(), "sim_runtime::fs::metadata");
+        checks
+    }
+
+    #[test]
+    fn an_exception_is_taken_out_only_with_its_section_in_breakage_md() {
+        let mut checks = one_check();
+        let out = apply_exceptions(
+            &mut checks,
+            &[("fs::metadata", "Child processes")],
+            BREAKAGE_DOC,
+        )
+        .unwrap();
+        assert!(checks.list.is_empty());
+        assert_eq!(out[0].1, "docs/breakage.md, \"Child processes\"");
+
+        let mut checks = one_check();
+        let e = apply_exceptions(&mut checks, &[("fs::metadata", "Metadata")], BREAKAGE_DOC)
+            .unwrap_err();
+        assert!(e.contains("which has none"), "{e}");
+        assert_eq!(checks.list.len(), 1, "nothing excepted");
+    }
+
+    #[test]
+    fn an_exception_matching_no_check_is_an_error() {
+        let mut checks = one_check();
+        let e = apply_exceptions(
+            &mut checks,
+            &[("fs::nothing", "Child processes")],
+            BREAKAGE_DOC,
+        )
+        .unwrap_err();
+        assert!(e.contains("matches no check"), "{e}");
+    }
 }

@@ -6,9 +6,7 @@ use crate::{assert_err, assert_errno, exception_root_bypasses_permissions, with_
 use sim_runtime::fs::{self, File, OpenOptions};
 use sim_runtime::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use std::io::{ErrorKind, SeekFrom};
-#[allow(unused_imports)] // EXCEPTION_METADATA_TYPE: inherent in simulation
-use std::os::unix::fs::MetadataExt;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirEntryExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 async fn listing(dir: &Path) -> Vec<(String, bool)> {
@@ -43,6 +41,59 @@ fn write_then_read_back() {
         // write replaces the whole contents.
         fs::write(&p, b"hi").await.unwrap();
         assert_eq!(fs::read(&p).await.unwrap(), b"hi");
+    });
+}
+
+/// `tokio::fs` returns std's own `Metadata` and `FileType` (what fs-err and
+/// axum-server's TLS name), and they agree with what `std::fs` says of the
+/// same file, the `std::os::unix::fs` extensions included: one disk (in a
+/// simulation, the node's), one answer.
+#[test]
+fn metadata_and_file_types_are_std_ones_agreeing_with_std() {
+    with_dir(|d| async move {
+        let p = d.join("f");
+        fs::write(&p, b"hello").await.unwrap();
+        fs::create_dir(d.join("sub")).await.unwrap();
+        fs::symlink("f", d.join("link")).await.unwrap();
+        let same = |a: &std::fs::Metadata, b: &std::fs::Metadata| {
+            assert_eq!(a.file_type(), b.file_type());
+            assert_eq!(
+                (a.dev(), a.ino(), a.mode(), a.nlink(), a.uid(), a.gid()),
+                (b.dev(), b.ino(), b.mode(), b.nlink(), b.uid(), b.gid())
+            );
+            assert_eq!(
+                (a.size(), a.blocks(), a.blksize()),
+                (b.size(), b.blocks(), b.blksize())
+            );
+            assert_eq!(a.modified().unwrap(), b.modified().unwrap());
+            assert_eq!((a.ctime(), a.ctime_nsec()), (b.ctime(), b.ctime_nsec()));
+        };
+        let m: std::fs::Metadata = fs::metadata(&p).await.unwrap();
+        same(&m, &std::fs::metadata(&p).unwrap());
+        let m: std::fs::Metadata = fs::symlink_metadata(d.join("link")).await.unwrap();
+        same(&m, &std::fs::symlink_metadata(d.join("link")).unwrap());
+        assert!(m.file_type().is_symlink());
+        let f = File::open(&p).await.unwrap();
+        let m: std::fs::Metadata = f.metadata().await.unwrap();
+        same(&m, &std::fs::File::open(&p).unwrap().metadata().unwrap());
+
+        let mut std_types = std::collections::BTreeMap::new();
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            std_types.insert(e.file_name(), (e.ino(), e.file_type().unwrap()));
+        }
+        let mut rd = fs::read_dir(&d).await.unwrap();
+        let mut seen = 0;
+        while let Some(e) = rd.next_entry().await.unwrap() {
+            let t: std::fs::FileType = e.file_type().await.unwrap();
+            assert_eq!(std_types[&e.file_name()], (e.ino(), t));
+            assert!(!t.is_socket() && !t.is_fifo() && !t.is_block_device());
+            let m: std::fs::Metadata = e.metadata().await.unwrap();
+            same(&m, &std::fs::symlink_metadata(e.path()).unwrap());
+            seen += 1;
+        }
+        assert_eq!(seen, std_types.len());
+        assert_eq!(seen, 3);
     });
 }
 

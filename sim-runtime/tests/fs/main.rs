@@ -25,12 +25,6 @@
 //! - `EXCEPTION_READ_DIR_ORDER` (no code: listings are sorted before they are
 //!   compared): real `read_dir` order is arbitrary; the simulation lists in
 //!   name order.
-//! - `EXCEPTION_METADATA_TYPE` (a compile-time difference): Tokio returns
-//!   `std::fs::Metadata`/`FileType`, which only std can construct; the
-//!   simulation returns its own types with the same methods, the
-//!   `MetadataExt` ones inherent (so `use std::os::unix::fs::MetadataExt` is
-//!   unused there: see [`conformance`]'s import). Through `std::fs` the
-//!   types are std's in both modes: this exception is `tokio::fs`'s only.
 //! - `EXCEPTION_ALLOCATED_BLOCKS` (no code: bounded, not compared): the
 //!   blocks a file occupies (`st_blocks`) are file-system specific (ext4
 //!   allocates 4096-byte blocks, so 8 for a 5-byte file); the simulation

@@ -219,3 +219,41 @@ fn a_std_file_opened_o_dsync_survives_a_crash_write_by_write() {
         );
     });
 }
+
+/// `tokio::fs`'s metadata is std's, read through the interposers; inside
+/// `sim::fs::on_real_disk` std would read the real disk, so a metadata
+/// call that runs there panics, saying so, instead of answering from the
+/// wrong disk (a future polled past its gate inside the scope).
+#[test]
+fn metadata_inside_on_real_disk_panics_saying_so() {
+    use std::future::Future;
+    use std::task::Poll;
+    run(32, async {
+        tfs::write("/tmp/f", b"x").await.unwrap();
+        let mut meta = Box::pin(tfs::metadata("/tmp/f"));
+        let mut polls = 0;
+        let message = std::future::poll_fn(|cx| {
+            polls += 1;
+            if polls == 1 {
+                // The gate: a yield.
+                assert!(meta.as_mut().poll(cx).is_pending());
+                return Poll::Pending;
+            }
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                sim::fs::on_real_disk(|| meta.as_mut().poll(cx).map(drop))
+            }));
+            let payload = r.expect_err("metadata answered inside on_real_disk");
+            Poll::Ready(
+                payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_default(),
+            )
+        })
+        .await;
+        assert!(message.contains("on_real_disk"), "{message}");
+        assert!(message.contains("tokio::fs::metadata"), "{message}");
+        // Outside the scope the same call answers from the node's disk.
+        assert_eq!(tfs::metadata("/tmp/f").await.unwrap().len(), 1);
+    });
+}

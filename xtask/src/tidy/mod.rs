@@ -85,6 +85,10 @@ const RULES: &[Rule] = &[
             // `From<std::fs::OpenOptions>` converts (its settings read from
             // its `Debug` text; nothing is opened).
             "sim-runtime/src/simulation/fs/options.rs",
+            // Makes std's `Metadata` and `FileType` (which Tokio returns and
+            // only std can construct) by calling std inside the simulation,
+            // where the interposers serve the call from the node's disk.
+            "sim-runtime/src/simulation/fs/metadata.rs",
             // Names std's File only in the signatures of the refused
             // `pipe::{Sender, Receiver}::from_file`, as Tokio's do.
             "sim-runtime/src/simulation/net/unix/pipe.rs",

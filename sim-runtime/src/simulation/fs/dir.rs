@@ -1,7 +1,7 @@
 //! `read_dir`, `ReadDir` and `DirEntry`.
 
-use super::metadata::{FileType, Metadata};
-use super::op;
+use super::metadata::{self, FileType, Metadata};
+use super::std_op;
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
@@ -12,24 +12,23 @@ use std::task::{Context, Poll};
 /// reads it in chunks as you go; entries added or removed meanwhile may or
 /// may not appear there, so a program cannot rely on either). Entries come
 /// in name order; `.` and `..` are not listed.
+///
+/// It is std's `read_dir`, served from the node's disk by the interposers
+/// (libc/fs/dir.rs), read to the end and closed at once: each entry's
+/// type is std's `FileType`, from the listing as on Linux (metadata.rs).
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_path_buf();
-    let entries = op({
-        let path = path.clone();
-        move |fs, _| fs.read_dir(&path)
-    })
-    .await?;
-    Ok(ReadDir {
-        entries: entries
-            .into_iter()
-            .map(|e| DirEntry {
-                dir: path.clone(),
-                name: e.name,
-                ino: e.ino,
-                kind: e.kind,
-            })
-            .collect(),
-    })
+    let listed = std_op("tokio::fs::read_dir", move || metadata::list(&path)).await?;
+    let entries = listed
+        .into_iter()
+        .map(|e| DirEntry {
+            path: e.path,
+            name: e.name,
+            ino: e.ino,
+            file_type: e.file_type,
+        })
+        .collect();
+    Ok(ReadDir { entries })
 }
 
 /// The entries of a directory, as Tokio's `ReadDir`.
@@ -53,16 +52,16 @@ impl ReadDir {
 /// An entry of a directory listing, as Tokio's `DirEntry`.
 #[derive(Debug)]
 pub struct DirEntry {
-    dir: PathBuf,
+    path: PathBuf,
     name: OsString,
     ino: u64,
-    kind: sim_fs::FileKind,
+    file_type: FileType,
 }
 
 impl DirEntry {
     /// The directory's path as given to `read_dir`, joined with the name.
     pub fn path(&self) -> PathBuf {
-        self.dir.join(&self.name)
+        self.path.clone()
     }
 
     pub fn file_name(&self) -> OsString {
@@ -76,7 +75,7 @@ impl DirEntry {
 
     /// The entry's type, as listed (no system call, as on Linux).
     pub async fn file_type(&self) -> io::Result<FileType> {
-        Ok(FileType(self.kind))
+        Ok(self.file_type)
     }
 
     pub fn ino(&self) -> u64 {

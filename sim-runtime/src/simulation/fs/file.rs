@@ -159,8 +159,20 @@ impl File {
         self.op(|fs, fd, now| fs.set_len(fd, size, now)).await
     }
 
+    /// std's `File::metadata` (`statx`/`fstat`) through the number this
+    /// file lends (`AsRawFd`), which the interposers serve from the model's
+    /// `fstat` of its descriptor.
     pub async fn metadata(&self) -> io::Result<Metadata> {
-        self.op(|fs, fd, _| fs.fstat(fd).map(Metadata::new)).await
+        Gate::new(self.node).await;
+        super::metadata::assert_std_reaches_disk("tokio::fs::File::metadata");
+        // A descriptor its process's death closed is `EBADF`, as for every
+        // other call of this `File` (the interposers answer a dead
+        // process's own calls, its destructors', with `EIO`).
+        let fd = self.fd;
+        if !with_disk(Some(self.node), |fs, _| fs.is_open(fd)) {
+            return Err(io::Error::from_raw_os_error(libc::EBADF));
+        }
+        super::metadata::fstat(std::os::unix::io::AsFd::as_fd(self))
     }
 
     /// A new handle sharing this one's cursor, as `dup(2)`.
@@ -430,6 +442,6 @@ mod tests {
         check::<super::File>();
         check::<super::super::ReadDir>();
         check::<super::super::DirEntry>();
-        check::<super::super::Metadata>();
+        check::<super::super::FileTimes>();
     }
 }

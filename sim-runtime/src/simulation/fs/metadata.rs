@@ -1,214 +1,94 @@
-//! `Metadata`, `FileType` and `FileTimes` in Tokio's shapes.
+//! Metadata as Tokio returns it: std's `Metadata` and `FileType` (and
+//! std's `Permissions`), and Tokio's own `FileTimes`.
 //!
-//! Tokio returns `std::fs::Metadata` and `std::fs::FileType`, which only
-//! the standard library can construct. The simulation returns its own types
-//! with the same method names (and the `MetadataExt`/`FileTypeExt` methods
-//! as inherent ones), a deliberate difference listed in ARCHITECTURE.md.
-//! `Permissions` is std's own (`PermissionsExt::from_mode` builds it).
+//! std's types have no public constructor: only std's own calls make them.
+//! Inside a simulation those calls (`statx`, `fstat`, `readdir`) are served
+//! from the node's simulated disk by the libc interposers (libc/fs/),
+//! so the simulated `tokio::fs` gets its metadata as Tokio does, by calling
+//! std: Tokio in `spawn_blocking`, the simulation after the operation's
+//! gate ([`super::std_op`]). The model operation std's call reaches is the
+//! one `tokio::fs` made itself before (`stat`, `fstat`, a listing), through
+//! the same `fs::apply`, so faults, latency and fingerprints are unchanged
+//! (no fault fires on these operations). This file is the only one of
+//! `tokio::fs` that calls std's file functions.
 
-use sim_fs::{FileKind, Stat};
-use std::fmt;
+use std::ffi::OsString;
+pub(crate) use std::fs::{FileType, Metadata};
 use std::io;
-use std::os::unix::fs::PermissionsExt;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd};
+use std::os::unix::fs::DirEntryExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
-/// The owner of every simulated file (the simulated process is never
-/// root).
-const UID: u32 = 1000;
-const GID: u32 = 1000;
-/// The simulated disk's device number.
-const DEV: u64 = 0x5153;
-const BLOCK: u64 = 4096;
-
-/// Metadata about a file, as `std::fs::Metadata` reports it.
-#[derive(Clone)]
-pub struct Metadata {
-    stat: Stat,
-}
-
-impl Metadata {
-    pub(crate) fn new(stat: Stat) -> Metadata {
-        Metadata { stat }
-    }
-
-    pub fn file_type(&self) -> FileType {
-        FileType(self.stat.kind)
-    }
-
-    pub fn is_dir(&self) -> bool {
-        self.stat.kind == FileKind::Dir
-    }
-
-    pub fn is_file(&self) -> bool {
-        self.stat.kind == FileKind::File
-    }
-
-    pub fn is_symlink(&self) -> bool {
-        self.stat.kind == FileKind::Symlink
-    }
-
-    #[allow(clippy::len_without_is_empty)] // std's shape
-    pub fn len(&self) -> u64 {
-        self.stat.len
-    }
-
-    pub fn permissions(&self) -> std::fs::Permissions {
-        std::fs::Permissions::from_mode(self.stat.st_mode())
-    }
-
-    pub fn modified(&self) -> io::Result<SystemTime> {
-        Ok(self.stat.modified)
-    }
-
-    pub fn accessed(&self) -> io::Result<SystemTime> {
-        Ok(self.stat.accessed)
-    }
-
-    pub fn created(&self) -> io::Result<SystemTime> {
-        Ok(self.stat.created)
-    }
-
-    // `std::os::unix::fs::MetadataExt`, as inherent methods.
-
-    pub fn dev(&self) -> u64 {
-        DEV
-    }
-
-    pub fn ino(&self) -> u64 {
-        self.stat.ino
-    }
-
-    pub fn mode(&self) -> u32 {
-        self.stat.st_mode()
-    }
-
-    pub fn nlink(&self) -> u64 {
-        self.stat.nlink
-    }
-
-    pub fn uid(&self) -> u32 {
-        UID
-    }
-
-    pub fn gid(&self) -> u32 {
-        GID
-    }
-
-    pub fn rdev(&self) -> u64 {
-        0
-    }
-
-    pub fn size(&self) -> u64 {
-        self.stat.len
-    }
-
-    pub fn atime(&self) -> i64 {
-        secs(self.stat.accessed)
-    }
-
-    pub fn atime_nsec(&self) -> i64 {
-        nanos(self.stat.accessed)
-    }
-
-    pub fn mtime(&self) -> i64 {
-        secs(self.stat.modified)
-    }
-
-    pub fn mtime_nsec(&self) -> i64 {
-        nanos(self.stat.modified)
-    }
-
-    pub fn ctime(&self) -> i64 {
-        secs(self.stat.changed)
-    }
-
-    pub fn ctime_nsec(&self) -> i64 {
-        nanos(self.stat.changed)
-    }
-
-    pub fn blksize(&self) -> u64 {
-        BLOCK
-    }
-
-    pub fn blocks(&self) -> u64 {
-        // 512-byte units, as st_blocks.
-        self.stat.len.div_ceil(BLOCK) * (BLOCK / 512)
+/// std's `metadata` (`follow`) or `symlink_metadata` of `path`.
+pub(crate) fn stat(path: &Path, follow: bool) -> io::Result<Metadata> {
+    if follow {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
     }
 }
 
-fn secs(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+/// std's `File::metadata` of the open file `fd` names (`statx`, or
+/// `fstat`), leaving it open.
+pub(crate) fn fstat(fd: BorrowedFd<'_>) -> io::Result<Metadata> {
+    // SAFETY: `fd` is open for the whole call (it is borrowed), and
+    // `ManuallyDrop` keeps std's `File` from closing it.
+    let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_raw_fd()) });
+    file.metadata()
 }
 
-fn nanos(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| i64::from(d.subsec_nanos()))
-        .unwrap_or(0)
+/// One entry of a directory as std lists it.
+pub(crate) struct Listed {
+    /// The directory's path as given, joined with the name.
+    pub(crate) path: PathBuf,
+    pub(crate) name: OsString,
+    pub(crate) ino: u64,
+    pub(crate) file_type: FileType,
 }
 
-impl fmt::Debug for Metadata {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Metadata")
-            .field("file_type", &self.file_type())
-            .field("permissions", &self.permissions())
-            .field("len", &self.len())
-            .field("modified", &self.stat.modified)
-            .field("accessed", &self.stat.accessed)
-            .field("created", &self.stat.created)
-            .finish_non_exhaustive()
-    }
+/// std's `read_dir` of `path`, read to the end (and so closed).
+pub(crate) fn list(path: &Path) -> io::Result<Vec<Listed>> {
+    std::fs::read_dir(path)?
+        .map(|e| {
+            let e = e?;
+            Ok(Listed {
+                path: e.path(),
+                name: e.file_name(),
+                ino: e.ino(),
+                // From the entry's `d_type`, which the simulated listing
+                // always gives: no further call.
+                file_type: e.file_type()?,
+            })
+        })
+        .collect()
 }
 
-/// A file's type, as `std::fs::FileType` reports it.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FileType(pub(crate) FileKind);
-
-impl FileType {
-    pub fn is_dir(&self) -> bool {
-        self.0 == FileKind::Dir
-    }
-
-    pub fn is_file(&self) -> bool {
-        self.0 == FileKind::File
-    }
-
-    pub fn is_symlink(&self) -> bool {
-        self.0 == FileKind::Symlink
-    }
-
-    // `std::os::unix::fs::FileTypeExt`: the simulated disk has none of
-    // these.
-
-    pub fn is_block_device(&self) -> bool {
-        false
-    }
-
-    pub fn is_char_device(&self) -> bool {
-        false
-    }
-
-    pub fn is_fifo(&self) -> bool {
-        false
-    }
-
-    pub fn is_socket(&self) -> bool {
-        false
-    }
+/// Panics unless std's file calls made now are served from the node's
+/// simulated disk: they are on x86_64 Linux with glibc (where the
+/// interposers exist), on a simulation thread, outside
+/// `sim::fs::on_real_disk`. `call` names the `tokio::fs` call.
+pub(crate) fn assert_std_reaches_disk(call: &str) {
+    let interposed = cfg!(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_env = "gnu"
+    ));
+    assert!(
+        interposed,
+        "sim: {call} needs std's file calls served from the simulated disk, which only \
+         x86_64 Linux with glibc does (see the README's platform note)"
+    );
+    assert!(
+        super::fd::context().is_some(),
+        "sim: {call} was called inside sim::fs::on_real_disk, where std's file calls reach \
+         the real disk; await tokio::fs calls outside that scope"
+    );
 }
 
-impl fmt::Debug for FileType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FileType")
-            .field("is_file", &self.is_file())
-            .field("is_dir", &self.is_dir())
-            .field("is_symlink", &self.is_symlink())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Times to set on a file with [`File::set_times`](super::File::set_times).
+/// Times to set on a file with [`File::set_times`](super::File::set_times):
+/// Tokio's own type (it has `set_created` only on Windows and Apple
+/// systems).
 #[derive(Debug, Clone, Default)]
 #[must_use = "must be applied to a file via `File::set_times` to have any effect"]
 pub struct FileTimes {

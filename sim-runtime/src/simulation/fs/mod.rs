@@ -7,7 +7,9 @@
 //! configured latency), then runs against the model in one step. Timestamps
 //! come from the node's virtual wall clock. A simulated run never touches
 //! the real disk, and neither does `std::fs` nor any libc file call made on
-//! a node: they reach the same disk (fs/fd.rs, libc/fs/).
+//! a node: they reach the same disk (fs/fd.rs, libc/fs/). What only std
+//! can make (its `Metadata` and `FileType`, which Tokio returns) comes from
+//! std's own calls on that disk (metadata.rs).
 //!
 //! What survives a kill or a crash is stated in `sim_fs`'s crate docs; the
 //! disks are a driver (core/executor/driver.rs) that hears of both.
@@ -22,7 +24,7 @@ mod options;
 
 pub use dir::{read_dir, DirEntry, ReadDir};
 pub use file::File;
-pub use metadata::{FileTimes, FileType, Metadata};
+pub use metadata::FileTimes;
 pub use ops::{
     canonicalize, copy, create_dir, create_dir_all, hard_link, metadata, read, read_link,
     read_to_string, remove_dir, remove_dir_all, remove_file, rename, set_permissions, symlink,
@@ -227,4 +229,15 @@ pub(crate) async fn op<R>(f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R) -> R
     let node = expect_current().current_node();
     Gate::new(node).await;
     with_disk(Some(node), f)
+}
+
+/// Waits for the gate of the current node, then runs `f`: std calls that
+/// the interposers serve from the same disk, through [`apply`] (what only
+/// std can make: its `Metadata`, `FileType`). `call` names the `tokio::fs`
+/// call, for the panic if std would not reach the simulated disk.
+pub(crate) async fn std_op<R>(call: &str, f: impl FnOnce() -> R) -> R {
+    let node = expect_current().current_node();
+    Gate::new(node).await;
+    metadata::assert_std_reaches_disk(call);
+    f()
 }

@@ -2,8 +2,8 @@
 //! yield, or the node's latency), then the whole call against the model,
 //! as Tokio runs each in one `spawn_blocking` call.
 
-use super::metadata::Metadata;
-use super::op;
+use super::metadata::{self, Metadata};
+use super::{op, std_op};
 use sim_fs::{FileKind, Fs, OpenFlags};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -155,14 +155,20 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     op(move |fs, now| create_dir_all_in(fs, &path, 0o777, now)).await
 }
 
+/// std's `metadata`, which the interposers serve from the node's disk
+/// (`stat` of the model, as Tokio's `spawn_blocking` of it would be).
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = path.as_ref().to_path_buf();
-    op(move |fs, _| fs.stat(&path, true).map(Metadata::new)).await
+    std_op("tokio::fs::metadata", move || metadata::stat(&path, true)).await
 }
 
+/// std's `symlink_metadata` (`lstat`), as [`metadata`].
 pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = path.as_ref().to_path_buf();
-    op(move |fs, _| fs.stat(&path, false).map(Metadata::new)).await
+    std_op("tokio::fs::symlink_metadata", move || {
+        metadata::stat(&path, false)
+    })
+    .await
 }
 
 pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
