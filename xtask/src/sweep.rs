@@ -106,6 +106,12 @@ const TESTS: &[Test] = &[
         "sim",
         "every_answer_is_final_and_stock_is_never_oversold",
     ),
+    graph_test(
+        "fs-compat",
+        "sim",
+        "the_manifest_crosses_tls_and_follows_the_disk_through_a_crash",
+    ),
+    graph_test("fs-compat", "sim", "a_missing_key_on_the_node_is_named"),
     test("stores", "lsm", "durable_commits_survive_a_crash"),
     test(
         "stores",
