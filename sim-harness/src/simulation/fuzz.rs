@@ -25,7 +25,7 @@
 //! stands for (its name, file, package and manifest directory: what its
 //! replay command and tape header name).
 
-use super::seed::{cargo_target, run_one, test_name, trace_dir, FailureClass, How, Options};
+use super::seed::{cargo_target, run_one, test_name, trace_dir, How, Options};
 use super::tape;
 use sim_runtime::__private::harness::{cargo_prefix, TapeMode};
 use sim_runtime::__private::TestOutput;
@@ -82,7 +82,7 @@ where
         o.schedule,
         o.step,
         o.now,
-        o.class().map_or("?", Class::name),
+        o.class.map_or("?", Class::name),
         o.message.lines().collect::<Vec<_>>().join("\n    ")
     );
 }

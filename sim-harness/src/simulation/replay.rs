@@ -13,7 +13,6 @@
 //! the tree had changes, rustc, target, RUSTFLAGS): a replay on another
 //! build is not the same run.
 
-use super::seed::FailureClass;
 use sim_runtime::__private::harness::SeedOutcome;
 use sim_runtime::sim::Class;
 use std::process::Command;
@@ -36,7 +35,7 @@ pub(crate) fn tell_parent(o: &SeedOutcome) {
         "{LINE} seed={} fingerprint={:#018x} class={}",
         o.seed,
         o.fingerprint,
-        o.class().map_or(PASS, Class::name),
+        o.class.map_or(PASS, Class::name),
     );
 }
 
@@ -85,7 +84,7 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
         Ok(exe) => exe,
         Err(e) => return format!("not run: this test binary cannot be found ({e})"),
     };
-    let want = (first.class(), first.fingerprint);
+    let want = (first.class, first.fingerprint);
     let mut same = 0;
     let mut differ: Vec<(String, usize)> = Vec::new();
     for _ in 0..n {

@@ -17,7 +17,6 @@
 //! shards can write into one directory without colliding.
 
 use super::coverage::{Key, SiteKind, Tally, SITES};
-use super::seed::FailureClass;
 use serde_json::{json, Value};
 use sim_runtime::__private::harness::SeedOutcome;
 use sim_runtime::sim::Class;
@@ -46,7 +45,7 @@ impl Record {
         Record {
             seed: o.seed,
             strategy: o.schedule.clone(),
-            class: o.class(),
+            class: o.class,
             message: o.message.clone(),
             fingerprint: o.fingerprint,
             steps: o.step,

@@ -211,37 +211,11 @@ where
 /// The harness's own classes: `sim::eventually` fails the body with a
 /// liveness marker.
 fn classify(mut o: SeedOutcome) -> SeedOutcome {
-    if o.class() == Some(Class::Assertion) {
+    if o.class == Some(Class::Assertion) {
         if let Some(rest) = o.message.strip_prefix(super::LIVENESS_MARKER) {
             o.message = rest.to_string();
-            o.set_class(Class::Liveness);
+            o.class = Some(Class::Liveness);
         }
     }
     o
-}
-
-/// A seed's failure class, as the runtime's enum. `SeedOutcome` carries
-/// the class's name; the harness reads and writes it only through here,
-/// so it never spells a class as a string.
-pub(crate) trait FailureClass {
-    /// The class; `None` when the run passed.
-    fn class(&self) -> Option<Class>;
-    /// Makes the run a failure of `class`.
-    fn set_class(&mut self, class: Class);
-}
-
-impl FailureClass for SeedOutcome {
-    fn class(&self) -> Option<Class> {
-        let name = self.class?;
-        Some(Class::from_name(name).unwrap_or_else(|| {
-            panic!(
-                "sim: the runtime classed a failure {name:?}, a class sim-harness does not know: \
-                 sim-runtime and sim-harness are from different versions"
-            )
-        }))
-    }
-
-    fn set_class(&mut self, class: Class) {
-        self.class = Some(class.name());
-    }
 }

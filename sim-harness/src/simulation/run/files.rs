@@ -2,7 +2,7 @@
 //! page with the exports asked for — in `target/sim/<test>/`, written on
 //! the runner's thread after the seed's simulation has ended.
 
-use crate::simulation::seed::{trace_dir, FailureClass, Options, SeedResult};
+use crate::simulation::seed::{trace_dir, Options, SeedResult};
 use crate::simulation::timeline::{self, Wanted};
 use sim_runtime::sim::Class;
 use std::fmt::Write as _;
@@ -33,7 +33,7 @@ pub(super) fn write_timeline_as(
     let end = timeline::Ending {
         test: name,
         seed: o.seed,
-        class: o.class(),
+        class: o.class,
         message: &o.message,
         step: o.step,
         now_ns: o.now.as_nanos() as u64,
@@ -82,7 +82,7 @@ pub(super) fn write_trace_as(opts: &Options, name: &str, r: &SeedResult, file: &
         o.schedule,
         o.step,
         o.now,
-        o.class().map_or("passed", Class::name)
+        o.class.map_or("passed", Class::name)
     );
     if !o.message.is_empty() {
         let _ = writeln!(text, "{}", o.message);

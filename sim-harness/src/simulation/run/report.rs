@@ -8,7 +8,7 @@
 use super::sweep::Swept;
 use super::triage::{Triage, TRACED_FAILURES};
 use crate::simulation::replay;
-use crate::simulation::seed::{trace_dir, FailureClass, Options, SeedResult};
+use crate::simulation::seed::{trace_dir, Options, SeedResult};
 use sim_runtime::sim::Class;
 use std::fmt::Write as _;
 
@@ -70,7 +70,7 @@ impl Report<'_> {
             o.now.as_secs(),
             o.now.subsec_nanos()
         );
-        let _ = writeln!(s, "sim: class: {}", o.class().map_or("?", Class::name));
+        let _ = writeln!(s, "sim: class: {}", o.class.map_or("?", Class::name));
         if let Some(sh) = &self.triage.shrunk {
             let _ = writeln!(s, "sim: shrunk: {}", sh.line);
         }

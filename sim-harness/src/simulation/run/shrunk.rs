@@ -3,9 +3,7 @@
 //! once more, traced and drawn, to tell the report's story.
 
 use super::files::write_trace_as;
-use crate::simulation::seed::{
-    cargo_target, run_one, trace_dir, FailureClass, How, Options, SeedResult,
-};
+use crate::simulation::seed::{cargo_target, run_one, trace_dir, How, Options, SeedResult};
 use crate::simulation::shrink::{shrink, Budget, Size};
 use crate::simulation::tape;
 use crate::simulation::trace;
@@ -62,7 +60,7 @@ where
     };
     let found = shrink(tape, original, budget, |t| {
         let r = replay(t.to_vec(), false);
-        (r.outcome.class() == again.outcome.class() && r.outcome.site == again.outcome.site)
+        (r.outcome.class == again.outcome.class && r.outcome.site == again.outcome.site)
             .then(|| size_of(&r))
     });
     let result = replay(found.tape.clone(), true);

@@ -7,7 +7,7 @@ use super::files::{write_timeline, write_trace};
 use super::plan::{self, Plan};
 use crate::simulation::coverage;
 use crate::simulation::results;
-use crate::simulation::seed::{run_one, FailureClass, How, Options, SeedResult};
+use crate::simulation::seed::{run_one, How, Options, SeedResult};
 use crate::simulation::tape;
 use crate::simulation::timeline::{warn_leftovers, Leftovers};
 use crate::simulation::trace;
@@ -250,12 +250,12 @@ where
     if !second.outcome.passed() {
         second.outcome.message = format!(
             "seed {seed} passed once and failed when run again ({}): {}",
-            second.outcome.class().map_or("?", Class::name),
+            second.outcome.class.map_or("?", Class::name),
             second.outcome.message
         );
-        second.outcome.set_class(Class::Nondeterminism);
+        second.outcome.class = Some(Class::Nondeterminism);
     } else if let Some(text) = replay_mismatch(&first.outcome, &second.outcome) {
-        second.outcome.set_class(Class::Nondeterminism);
+        second.outcome.class = Some(Class::Nondeterminism);
         second.outcome.message = text;
     }
     second

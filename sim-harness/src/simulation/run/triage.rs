@@ -8,7 +8,7 @@ use super::files::{write_timeline, write_timeline_as, write_trace};
 use super::plan::Plan;
 use super::shrunk::{shrink_first, ShrunkRun};
 use crate::simulation::replay;
-use crate::simulation::seed::{run_one, trace_dir, FailureClass, How, Options, SeedResult};
+use crate::simulation::seed::{run_one, trace_dir, How, Options, SeedResult};
 use crate::simulation::shrink::Budget;
 use crate::simulation::tape;
 use crate::simulation::trace;
@@ -79,7 +79,7 @@ where
     // shrunk run's story, and its page is the one drawn.
     let shrunk = match (&plan.tape, &again.outcome.tape, Budget::from_env()) {
         (None, Some(used), Some(budget))
-            if !replay::is_child() && again.outcome.class() == first.outcome.class() =>
+            if !replay::is_child() && again.outcome.class == first.outcome.class =>
         {
             Some(shrink_first(
                 opts,
@@ -167,7 +167,7 @@ fn tape_line(opts: &Options, plan: &Plan, again: &SeedResult) -> String {
 
 /// Whether the rerun `again` failed as `first` did, with its fingerprint.
 fn reproduced(again: &SeedOutcome, first: &SeedOutcome) -> String {
-    match (again.class(), first.class()) {
+    match (again.class, first.class) {
         (Some(a), Some(b)) if a == b && again.fingerprint == first.fingerprint => format!(
             "yes: the same failure with the same fingerprint ({:#018x})",
             again.fingerprint
@@ -212,7 +212,7 @@ fn trace_failure<F, Fut>(
 /// first when the two runs differ.
 fn adopt_trace(r: &mut SeedResult, second: &SeedResult) {
     let (o, s) = (&r.outcome, &second.outcome);
-    let differs = s.class() != o.class() || s.fingerprint != o.fingerprint;
+    let differs = s.class != o.class || s.fingerprint != o.fingerprint;
     let mut trace = second.trace.clone();
     if differs {
         trace.insert(
@@ -220,7 +220,7 @@ fn adopt_trace(r: &mut SeedResult, second: &SeedResult) {
             format!(
                 "(this trace is of the seed's second run, which {}: the run is not \
                  deterministic)",
-                match s.class() {
+                match s.class {
                     Some(c) => format!(
                         "failed differently ({c}, fingerprint {:#018x} vs {:#018x})",
                         s.fingerprint, o.fingerprint

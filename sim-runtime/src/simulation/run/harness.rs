@@ -5,7 +5,7 @@
 
 use super::seed_run::{self, strategy_name, Shape};
 use crate::simulation::core::config::{self, Config, Schedule};
-use crate::simulation::core::report::{self, TestInfo};
+use crate::simulation::core::report::{self, Class, TestInfo};
 use crate::simulation::core::trace::{Decision, Trace};
 use crate::simulation::runtime::Runtime;
 use std::future::Future;
@@ -49,10 +49,8 @@ pub use crate::simulation::core::tape::{Mode as TapeMode, Used as TapeUsed};
 /// How one seed's run ended.
 pub struct SeedOutcome {
     pub seed: u64,
-    /// `None` if the run passed; else the class: `assertion`, `panic`,
-    /// `deadlock`, `livelock (virtual-time limit)`, `step limit`, `leak`,
-    /// `forbidden operation`, `nondeterminism`.
-    pub class: Option<&'static str>,
+    /// `None` if the run passed; else the class of the failure.
+    pub class: Option<Class>,
     /// What failed (the panic message, the deadlock's stuck tasks, …).
     pub message: String,
     pub step: u64,
@@ -204,7 +202,7 @@ where
     let (class, message) = match (&end.result, leaked) {
         (Ok(()), None) => (None, String::new()),
         (Ok(()), Some(tasks)) => (
-            Some("leak"),
+            Some(Class::Leak),
             format!(
                 "the test body returned with {} task(s) still alive:\n    {}",
                 tasks.len(),
@@ -212,16 +210,16 @@ where
             ),
         ),
         (Err(payload), _) => match &end.failure {
-            Some(f) => (Some(f.class.name()), f.message.clone()),
+            Some(f) => (Some(f.class), f.message.clone()),
             None => (
-                Some("assertion"),
+                Some(Class::Assertion),
                 strip_context(&report::payload_text(&**payload)),
             ),
         },
     };
     let (class, message) = match (class, &end.teardown_panic) {
         (None, Some(p)) => (
-            Some("panic"),
+            Some(Class::Panic),
             format!(
                 "a task panicked while the simulation shut down: {}",
                 report::payload_text(&**p)
