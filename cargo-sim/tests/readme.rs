@@ -135,8 +135,9 @@ fn the_readme_section_works_from_an_empty_directory() {
         out.contains("every_connection_gets_the_next_number ... ok"),
         "the README's test did not pass under cargo sim test:\n{out}"
     );
-    // Every seed announces itself on stderr, which libtest shows with
-    // --nocapture: all 50 ran.
+    // The sweep's start line on stderr (shown with --nocapture) names its
+    // 50 seeds and the log where each seed is written as it starts: all 50
+    // ran.
     let shown = run(
         Command::new(&cargo)
             .args(["sim", "test", "--", "--nocapture"])
@@ -148,11 +149,21 @@ fn the_readme_section_works_from_an_empty_directory() {
             .env_remove("SIM_SEEDS"),
         "cargo sim test -- --nocapture",
     );
+    let start = shown
+        .lines()
+        .find(|l| l.starts_with("sim: every_connection_gets_the_next_number: 50 seeds (0..50), "))
+        .unwrap_or_else(|| panic!("no start line for 50 seeds:\n{shown}"));
+    let (_, log) = start
+        .rsplit_once("): ")
+        .unwrap_or_else(|| panic!("the start line names no log: {start}"));
+    let log = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}"));
     for seed in 0..50 {
         let line = format!("every_connection_gets_the_next_number seed {seed} (");
-        assert!(shown.contains(&line), "seed {seed} did not run:\n{shown}");
+        assert!(log.contains(&line), "seed {seed} did not run:\n{log}");
+        let passed = format!("every_connection_gets_the_next_number seed {seed} passed\n");
+        assert!(log.contains(&passed), "seed {seed} did not pass:\n{log}");
     }
-    assert!(!shown.contains("seed 50 ("), "a 51st seed ran:\n{shown}");
+    assert!(!log.contains("seed 50 ("), "a 51st seed ran:\n{log}");
     assert!(
         !out.contains("unexpected `cfg` condition"),
         "the README's lints entry leaves a cfg warning:\n{out}"

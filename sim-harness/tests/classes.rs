@@ -379,10 +379,19 @@ fn child(test: &str, env: &[(&str, &str)]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// The seeds a run of `child_passes` started: a sweep's from the log its
+/// start line names, one seed's from its line on stderr.
 fn seeds_run(text: &str) -> Vec<u64> {
+    let log = text
+        .lines()
+        .find(|l| l.starts_with("sim: child_passes: ") && l.contains(" a line per seed "))
+        .and_then(|l| l.rsplit_once("): "))
+        .map(|(_, path)| std::fs::read_to_string(path).unwrap());
     let mut seeds: Vec<u64> = text
         .lines()
+        .chain(log.as_deref().unwrap_or_default().lines())
         .filter_map(|l| l.strip_prefix("sim: child_passes seed "))
+        .filter(|l| l.contains(" (strategy "))
         .filter_map(|l| l.split_whitespace().next()?.parse().ok())
         .collect();
     seeds.sort_unstable();

@@ -37,8 +37,8 @@ fn run(args: &[&str], seed: Option<u64>) -> Result<(bool, String), String> {
     crate::cmd::output(&mut cmd)
 }
 
-/// The harness's report, without the per-seed progress lines, the trace
-/// cut to its last few lines.
+/// The harness's report, without the sweep's start line, the trace cut to
+/// its last few lines.
 fn report(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut trace = Vec::new();
@@ -158,10 +158,13 @@ pub fn demo() -> Result<(), String> {
     println!("\n3. The fixed store (Replication::AckAfterReplicate), the same test and seeds:");
     println!("   RUSTFLAGS=\"--cfg simulation\" cargo test -p kv --test sim -- acked_writes_survive_failover --exact\n");
     let (ok, text) = run(FIXED, None)?;
-    let seeds = text
+    // The sweep's start line: `sim: <test>: 200 seeds (0..200), …`.
+    let seeds: usize = text
         .lines()
-        .filter(|l| l.starts_with("sim: ") && l.contains(" (strategy "))
-        .count();
+        .find_map(|l| l.strip_prefix("sim: acked_writes_survive_failover: "))
+        .and_then(|l| l.split_once(" seeds ("))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0);
     if !ok {
         return Err(format!("the fixed store failed:\n{text}"));
     }

@@ -1,7 +1,10 @@
 //! Reading the report sim-harness prints when a `#[sim::test]` fails
 //! (written by `sim-harness/src/simulation/run.rs`): `cargo xtask
 //! canaries` and `cargo xtask sweep` both take it apart, so it is read in
-//! one place.
+//! one place. So is a sweep's log of the seeds it starts and ends
+//! (`run/seeds_log.rs`), which names the seeds a killed run was running.
+
+use std::path::PathBuf;
 
 /// The report of one failing test.
 #[derive(Clone, Debug, Default)]
@@ -75,6 +78,35 @@ pub fn parse(text: &str, name: &str) -> Option<Result<Report, String>> {
     Some(Ok(r))
 }
 
+/// The log of the seeds `name`'s sweep starts and ends, as the sweep's
+/// start line in `text` names it; `None` for a run of one seed (its line
+/// is in `text`) or a sweep that never started.
+pub fn seeds_log(text: &str, name: &str) -> Option<PathBuf> {
+    let head = format!("sim: {name}: ");
+    text.lines()
+        .filter(|l| l.starts_with(&head) && l.contains(" · a line per seed as it starts and ends"))
+        .find_map(|l| l.rsplit_once("): "))
+        .map(|(_, path)| PathBuf::from(path))
+}
+
+/// The lines of the seeds `log` says started and never ended: what a
+/// sweep that died was running, each with its replay command.
+pub fn in_flight<'a>(log: &'a str, name: &str) -> Vec<&'a str> {
+    let prefix = format!("sim: {name} seed ");
+    let mut started: Vec<(&str, &str)> = Vec::new();
+    for l in log.lines() {
+        let Some((seed, rest)) = l.strip_prefix(&prefix).and_then(|r| r.split_once(' ')) else {
+            continue;
+        };
+        if rest.starts_with("(strategy ") {
+            started.push((seed, l));
+        } else {
+            started.retain(|(s, _)| *s != seed);
+        }
+    }
+    started.into_iter().map(|(_, l)| l).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,7 +116,9 @@ running 1 test
 test acked ... FAILED
 
 ---- acked stdout ----
-sim: acked seed 3 (strategy pct3) · replay: SIM_SEED=3 cargo test -p kv --test sim -- acked --exact
+sim: acked: 300 seeds (0..300), 2 job(s) · a line per seed as it starts and ends (a crash's seed is the one never ended): /w/target/sim/acked/seeds.log
+
+thread 'acked' panicked at sim-harness/src/simulation/run.rs:1:1:
 sim: acked: 2 of 300 seed(s) failed: 3, 41
 sim: first failure — seed 3 · strategy pct3+early · step 120 · virtual time 1.000000000s
 sim: class: deadlock
@@ -106,6 +140,31 @@ sim: not part of the report
         assert!(r.replay.starts_with("SIM_SEED=3 SIM_SCHEDULE=pct3 "));
         assert_eq!(r.head.len(), 4);
         assert_eq!(r.head[0], "sim: acked: 2 of 300 seed(s) failed: 3, 41");
+    }
+
+    #[test]
+    fn a_sweeps_log_names_the_seeds_in_flight() {
+        assert_eq!(
+            seeds_log(REPORT, "acked"),
+            Some(PathBuf::from("/w/target/sim/acked/seeds.log"))
+        );
+        assert_eq!(seeds_log(REPORT, "other"), None);
+        let log = "\
+sim: acked: 300 seeds (0..300), 2 job(s)
+sim: acked seed 0 (strategy random) · replay: SIM_SEED=0 cargo test
+sim: acked seed 1 (strategy pct2) · replay: SIM_SEED=1 cargo test
+sim: acked seed 0 passed
+sim: acked seed 2 (strategy pct3) · replay: SIM_SEED=2 cargo test
+sim: acked seed 1 failed: deadlock
+sim: acked seed 3 (strategy fifo) · replay: SIM_SEED=3 cargo test
+";
+        assert_eq!(
+            in_flight(log, "acked"),
+            [
+                "sim: acked seed 2 (strategy pct3) · replay: SIM_SEED=2 cargo test",
+                "sim: acked seed 3 (strategy fifo) · replay: SIM_SEED=3 cargo test"
+            ]
+        );
     }
 
     #[test]

@@ -453,9 +453,33 @@ fn sweep(t: &Test, opts: &Options, logs: &Path) -> Result<Outcome, String> {
         status.success(),
         &finished.describe(),
     );
+    if let (Some(broken), false) = (&mut o.broken, status.success()) {
+        in_flight(&text, t.name, broken);
+    }
     o.wall = finished.elapsed;
     o.log = stdout;
     Ok(o)
+}
+
+/// Adds to `broken` the seeds a sweep that died was running, from its
+/// log of the seeds it started and ended.
+fn in_flight(text: &str, name: &str, broken: &mut String) {
+    let Some(path) = crate::harness_report::seeds_log(text, name) else {
+        return;
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(log) => {
+            let seeds = crate::harness_report::in_flight(&log, name);
+            if !seeds.is_empty() {
+                broken.push_str("\nseed(s) running when it ended:");
+                for l in seeds {
+                    broken.push_str("\n  ");
+                    broken.push_str(l);
+                }
+            }
+        }
+        Err(e) => broken.push_str(&format!("\n(the seeds' log {}: {e})", path.display())),
+    }
 }
 
 /// `cargo sim <args>` (the whole graph simulated), with cargo-sim built
@@ -792,7 +816,7 @@ test acked ... FAILED
 failures:
 
 ---- acked stdout ----
-sim: acked seed 3 (strategy pct3) · replay: SIM_SEED=3 RUSTFLAGS=\"--cfg simulation\" cargo test -p kv --test sim -- acked --exact
+sim: acked: 300 seeds (0..300), 2 job(s) · a line per seed as it starts and ends (a crash's seed is the one never ended): /w/target/sim/acked/seeds.log
 
 thread 'acked' panicked at sim-harness/src/simulation/run.rs:1:1:
 sim: acked: 2 of 300 seed(s) failed: 3, 41

@@ -11,12 +11,14 @@
 //!    path, the verdicts of the triage), the other failing seeds listed.
 //!
 //! The files a seed leaves (its trace, its timeline page) are written by
-//! run/files.rs, the runner's one door to the real disk besides the tape
-//! and the results.
+//! run/files.rs, the runner's one door to the real disk besides the tape,
+//! the results and the sweep's log of the seeds it starts and ends
+//! (run/seeds_log.rs: on stderr a sweep prints one line, then its report).
 
 mod files;
 mod plan;
 mod report;
+mod seeds_log;
 mod shrunk;
 mod sweep;
 mod triage;

@@ -9,6 +9,7 @@ pub(super) fn is_informative(line: &str) -> bool {
     let l = line.trim();
     !(l.is_empty()
         || (l.starts_with("sim: ") && l.contains("replay:"))
+        || (l.starts_with("sim: ") && l.contains(" · a line per seed as it starts and ends"))
         || l.starts_with("sim: replay with:")
         || l.starts_with("sim: assertion (the test body panicked)")
         || l.starts_with("note: run with `RUST_BACKTRACE")

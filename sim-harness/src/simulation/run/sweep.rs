@@ -5,6 +5,7 @@
 
 use super::files::{write_timeline, write_trace};
 use super::plan::{self, Plan};
+use super::seeds_log::SeedsLog;
 use crate::simulation::coverage;
 use crate::simulation::results;
 use crate::simulation::seed::{run_one, How, Options, SeedResult};
@@ -41,6 +42,8 @@ struct Shared {
     leftovers: Mutex<Leftovers>,
     /// The sweep's coverage, folded in seed order.
     coverage: Mutex<coverage::Sweep>,
+    /// Where each seed is said to start and end.
+    log: SeedsLog,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -61,6 +64,7 @@ where
         records: Mutex::new(BTreeMap::new()),
         leftovers: Mutex::new((0, None)),
         coverage: Mutex::new(coverage::Sweep::new(plan.plateau)),
+        log: SeedsLog::open(opts, plan),
     };
     std::thread::scope(|s| {
         for _ in 0..plan.jobs {
@@ -88,9 +92,9 @@ where
         if !lock(&shared.coverage).counts(i) {
             break;
         }
-        // Unbuffered, before the seed runs: it survives a crash or a kill
-        // of the process.
-        eprintln!(
+        // Written before the seed runs, straight to the file (or stderr):
+        // it survives a crash or a kill of the process.
+        shared.log.starting(&format!(
             "sim: {name} seed {seed} (strategy {}) · replay: {} {} test -p {} {} -- {name} \
              --exact",
             strategy(seed, opts.schedule, opts.early_timers),
@@ -98,7 +102,7 @@ where
             cargo_prefix(),
             opts.package,
             plan.target,
-        );
+        ));
         let r = run_checked(
             opts,
             plan.traced.then_some(&collector),
@@ -116,6 +120,7 @@ where
 /// files when they are asked for as the sweep goes.
 fn keep(opts: &Options, plan: &Plan, shared: &Shared, i: usize, mut r: SeedResult) {
     let seed = r.outcome.seed;
+    shared.log.ended(seed, r.outcome.class);
     if super::super::replay::is_child() {
         super::super::replay::tell_parent(&r.outcome);
     }

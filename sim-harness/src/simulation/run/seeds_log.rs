@@ -1,0 +1,133 @@
+//! Which seed is running, for a run that never gets to its report.
+//!
+//! A sweep of many seeds writes one line per seed as it starts (the seed,
+//! its strategy, the command that replays it) and one as it ends to
+//! `target/sim/<test>/seeds.log` (`seeds.shard-k-of-n.log` for a shard),
+//! each written straight to the file: a process that crashes or is killed
+//! leaves the file behind, and the seeds started and never ended are the
+//! ones in flight. On stderr the sweep says once which seeds it runs and
+//! where that log is, then its report (run/report.rs) — never a line per
+//! seed before it. A hang needs neither: the runtime's watchdog names the
+//! hung simulation's seed itself.
+//!
+//! A run of one seed (`SIM_SEED`, a replay, a tape, a test of one seed)
+//! prints its line on stderr instead, before the seed runs, as the one
+//! thing a person replaying it needs to see.
+
+use super::plan::{self, Plan};
+use crate::simulation::seed::{trace_dir, Options};
+use sim_runtime::sim::Class;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// Where a sweep's per-seed lines go.
+pub(super) struct SeedsLog {
+    /// The open log, or `None`: the lines go to stderr (one seed, or the
+    /// log could not be created).
+    file: Option<(PathBuf, Mutex<File>)>,
+    name: String,
+}
+
+impl SeedsLog {
+    /// Opens the log of `plan`'s sweep (truncating the last one) and says
+    /// on stderr what the sweep runs; for one seed, nothing.
+    pub(super) fn open(opts: &Options, plan: &Plan) -> SeedsLog {
+        let name = plan.name.clone();
+        if plan.seeds.len() <= 1 {
+            return SeedsLog { file: None, name };
+        }
+        let file = match plan::shard() {
+            Some((k, n)) => format!("seeds.shard-{k}-of-{n}.log"),
+            None => "seeds.log".to_string(),
+        };
+        let dir = trace_dir(opts, &name);
+        let path = dir.join(file);
+        let head = format!(
+            "sim: {name}: {} seeds ({}), {} job(s)",
+            plan.seeds.len(),
+            describe(&plan.seeds),
+            plan.jobs
+        );
+        let opened = std::fs::create_dir_all(&dir)
+            .and_then(|_| File::create(&path))
+            .and_then(|mut f| writeln!(f, "{head}").map(|_| f));
+        match opened {
+            Ok(f) => {
+                eprintln!(
+                    "{head} · a line per seed as it starts and ends (a crash's seed is the one \
+                     never ended): {}",
+                    path.display()
+                );
+                SeedsLog {
+                    file: Some((path, Mutex::new(f))),
+                    name,
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "{head} · could not write {}: {e}; a line per seed goes here instead",
+                    path.display()
+                );
+                SeedsLog { file: None, name }
+            }
+        }
+    }
+
+    /// Before a seed runs: `line` names it and its replay command.
+    pub(super) fn starting(&self, line: &str) {
+        self.write(line, true);
+    }
+
+    /// After a seed ran (kept in the log only).
+    pub(super) fn ended(&self, seed: u64, class: Option<Class>) {
+        let line = match class {
+            None => format!("sim: {} seed {seed} passed", self.name),
+            Some(c) => format!("sim: {} seed {seed} failed: {c}", self.name),
+        };
+        self.write(&line, false);
+    }
+
+    /// Writes `line` to the log, unbuffered (a `File` writes at once), or
+    /// to stderr when there is none and `on_stderr`.
+    fn write(&self, line: &str, on_stderr: bool) {
+        match &self.file {
+            Some((path, f)) => {
+                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = writeln!(f, "{line}") {
+                    eprintln!("sim: could not write {}: {e}: {line}", path.display());
+                }
+            }
+            None if on_stderr => eprintln!("{line}"),
+            None => {}
+        }
+    }
+}
+
+/// The seeds, short: `0..400` when they are a range, else the first ten.
+fn describe(seeds: &[u64]) -> String {
+    let (first, last) = (seeds[0], seeds[seeds.len() - 1]);
+    if seeds.windows(2).all(|w| w[0].checked_add(1) == Some(w[1])) {
+        return match last.checked_add(1) {
+            Some(end) => format!("{first}..{end}"),
+            None => format!("{first}..={last}"),
+        };
+    }
+    let shown: Vec<String> = seeds.iter().take(10).map(u64::to_string).collect();
+    let more = if seeds.len() > 10 { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[test]
+    fn seeds_are_described_as_a_range_or_a_short_list() {
+        assert_eq!(describe(&[0, 1, 2, 3]), "0..4");
+        assert_eq!(describe(&[1, 4, 7]), "1, 4, 7");
+        let many: Vec<u64> = (0..30).map(|i| i * 2).collect();
+        assert_eq!(describe(&many), "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, …");
+    }
+}
