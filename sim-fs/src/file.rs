@@ -5,6 +5,7 @@ use crate::errno::*;
 use crate::faults::{Fired, IoOp};
 use crate::fs::{new_file, Stat, UMASK};
 use crate::inode::{write_at, Body, FileKind, Ino, Pending};
+use crate::journal::{abs, Op};
 use crate::Fs;
 use std::io::{self, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -142,6 +143,7 @@ impl Fs {
                 }
                 let ino = self.alloc(new_file(), flags.mode & !UMASK, now);
                 self.link_entry(r.parent, name, ino, now);
+                self.journal(|| Op::Create(abs(path)));
                 ino
             }
         };
@@ -558,17 +560,27 @@ impl Fs {
             }
             Ok(()) => None,
         };
-        if let Some(e) = failed {
-            if let Some(f) = self.inode_mut(ino).file_mut() {
-                if !f.pending.is_empty() {
-                    f.pending.clear();
-                    f.lost_writeback = true;
+        match &failed {
+            Some(_) => {
+                if let Some(f) = self.inode_mut(ino).file_mut() {
+                    if !f.pending.is_empty() {
+                        f.pending.clear();
+                        f.lost_writeback = true;
+                    }
                 }
             }
-            return Err(e);
+            None => self.sync_ino(ino, data_only),
         }
-        self.sync_ino(ino, data_only);
-        Ok(())
+        if self.journal.is_some() {
+            let op = Op::Sync {
+                path: self.desc(fd)?.path.clone(),
+                data_only,
+                dir: self.inode(ino).kind() == FileKind::Dir,
+                ok: failed.is_none(),
+            };
+            self.journal(|| op);
+        }
+        failed.map_or(Ok(()), Err)
     }
 
     fn sync_ino(&mut self, ino: Ino, data_only: bool) {

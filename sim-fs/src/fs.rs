@@ -5,6 +5,7 @@ use crate::errno::*;
 use crate::faults::{Faults, Fired};
 use crate::file::Desc;
 use crate::inode::{Body, DirData, FileData, FileKind, Ino, Inode};
+use crate::journal::{abs, Op};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io;
@@ -68,6 +69,9 @@ pub struct Fs {
     /// File bytes held by live inodes (checked against capacity).
     pub(crate) used_bytes: u64,
     pub(crate) fired: Vec<Fired>,
+    /// The operations a crash can undo, when an observer asked for them
+    /// (journal.rs); `None` (and never built) otherwise.
+    pub(crate) journal: Option<Vec<crate::journal::Op>>,
 }
 
 impl Fs {
@@ -88,6 +92,7 @@ impl Fs {
             faults: Faults::default(),
             used_bytes: 0,
             fired: Vec::new(),
+            journal: None,
         };
         fs.create_dir(Path::new("/tmp"), 0o1777, now)
             .expect("sim-fs: a fresh disk has room for /tmp");
@@ -278,6 +283,7 @@ impl Fs {
         self.check_writable_dir(r.parent)?;
         let ino = self.alloc(Body::Dir(DirData::default()), mode & !UMASK, now);
         self.link_entry(r.parent, name, ino, now);
+        self.journal(|| Op::Mkdir(abs(path)));
         Ok(())
     }
 
@@ -295,6 +301,7 @@ impl Fs {
         }
         self.check_writable_dir(r.parent)?;
         self.unlink_entry(r.parent, &name, now);
+        self.journal(|| Op::Unlink(abs(path)));
         Ok(())
     }
 
@@ -315,6 +322,7 @@ impl Fs {
         }
         self.check_writable_dir(r.parent)?;
         self.unlink_entry(r.parent, &name, now);
+        self.journal(|| Op::Rmdir(abs(path)));
         Ok(())
     }
 
@@ -398,6 +406,10 @@ impl Fs {
         if let Body::Dir(d) = &mut moved.body {
             d.parent = dst.parent;
         }
+        self.journal(|| Op::Rename {
+            from: abs(from),
+            to: abs(to),
+        });
         Ok(())
     }
 
@@ -417,6 +429,10 @@ impl Fs {
         }
         self.check_writable_dir(r.parent)?;
         self.link_entry(r.parent, name, ino, now);
+        self.journal(|| Op::Link {
+            original: abs(original),
+            link: abs(link),
+        });
         Ok(())
     }
 
@@ -432,6 +448,7 @@ impl Fs {
         self.check_writable_dir(r.parent)?;
         let ino = self.alloc(Body::Symlink(target.to_path_buf()), 0o777, now);
         self.link_entry(r.parent, name, ino, now);
+        self.journal(|| Op::Symlink(abs(link)));
         Ok(())
     }
 

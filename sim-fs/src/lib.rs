@@ -82,6 +82,10 @@
 //!   modified and changed; a directory's change of entries sets its
 //!   modified and changed. Reads never set accessed (as `noatime`).
 //! - Directory listings are in name order; a directory's length is 4096.
+//! - An observer may ask for a journal of the operations a crash can undo
+//!   ([`Op`]: create, mkdir, link, symlink, rename, unlink, rmdir, and
+//!   each sync, failed or not) and for what a crash now would take away
+//!   ([`AtRisk`], `Fs::at_risk`). Neither changes the disk or any answer.
 //!
 //! # Failure modes
 //!
@@ -115,6 +119,7 @@ mod faults;
 mod file;
 mod fs;
 mod inode;
+mod journal;
 mod path;
 
 pub use crash::CrashReport;
@@ -123,6 +128,7 @@ pub use faults::{Eio, Faults, Fired, IoOp};
 pub use file::{Access, Fd, Lock, OpenFlags, O_DIRECTORY, O_DSYNC, O_NOFOLLOW, O_SYNC};
 pub use fs::{DirEntry, Fs, Stat, DIR_LEN, UMASK};
 pub use inode::{FileKind, Ino};
+pub use journal::{AtRisk, Op};
 pub use path::{absolute, NAME_MAX, SYMLINK_FOLLOW_MAX};
 
 /// Linux's errno values the model returns.

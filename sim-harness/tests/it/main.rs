@@ -16,13 +16,17 @@
 //!   on separate machines), and its results name the binary's catalog of
 //!   sites;
 //! - `timeline.rs` sets `SIM_TIMELINE` and `SIM_EXPORT`, which the runner
-//!   reads for the whole process.
+//!   reads for the whole process;
+//! - `sweep_output.rs` runs itself again as child processes (one aborts)
+//!   and reads the log their sweeps leave, which another sweep of the same
+//!   test in the binary would overwrite.
 
 #[cfg(simulation)]
 #[path = "../common/mod.rs"]
 mod common;
 
 mod addresses;
+mod disk;
 mod faults;
 mod fidelity;
 mod history;

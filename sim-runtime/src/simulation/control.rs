@@ -272,6 +272,8 @@ pub fn crash(node: impl AsNode) {
     check_node(&exec, node);
     announce_node(Fault::Crash, node, true);
     exec.crash(node);
+    // What the crash took from the node's disk, in the trace.
+    crate::simulation::fs::journal::flush(&exec);
 }
 
 /// Makes a killed node alive again, as a fresh process (no tasks, no signal

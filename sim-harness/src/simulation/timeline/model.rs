@@ -410,9 +410,51 @@ impl Model {
                 Some(l) => l,
                 None => continue,
             };
-            self.logs.push((at, lane, text.trim_start().to_string()));
+            let text = text.trim_start();
+            if let Some((disk, kind, label)) = disk_event(text) {
+                // On the lane of the node whose disk it is (a crash is
+                // called from another node).
+                let lane = self.lanes.iter().position(|l| l == disk).unwrap_or(lane);
+                self.marks.push(Mark {
+                    lane,
+                    at,
+                    kind,
+                    label,
+                });
+            }
+            self.logs.push((at, lane, text.to_string()));
         }
     }
+}
+
+/// A disk event of the trace (`DEBUG sim::fs: sync_all node=db
+/// path=/data`, `INFO  sim::fs: crash node=db … lost=…`, written by the
+/// runtime's `fs/journal.rs`) as a mark: the disk's node, the mark's kind
+/// and its label (for a crash, what it lost).
+fn disk_event(text: &str) -> Option<(&str, &'static str, String)> {
+    let (_, event) = text.split_once(" sim::fs: ")?;
+    let (message, fields) = event.split_once(" node=")?;
+    let node = fields.split(' ').next()?;
+    let op = message.split(' ').next()?;
+    let failed = message.contains(" failed");
+    let kind = match op {
+        "sync_all" | "sync_data" if failed => "sync failed",
+        "sync_all" | "sync_data" => "sync",
+        "crash" => "disk lost",
+        "create" => "create",
+        "mkdir" => "mkdir",
+        "symlink" => "symlink",
+        "link" => "link",
+        "rename" => "rename",
+        "unlink" => "unlink",
+        "rmdir" => "rmdir",
+        _ => return None,
+    };
+    let label = match event.split_once(" lost=") {
+        Some((_, lost)) if op == "crash" => format!("the crash of {node} lost: {lost}"),
+        _ => format!("{node}: {event}"),
+    };
+    Some((node, kind, label))
 }
 
 /// `12.000000345s` as nanoseconds.
@@ -435,6 +477,10 @@ mod tests {
     }
 
     fn model_of(notes: &[(u64, Noted, &[&str])]) -> Model {
+        model_traced(notes, &[])
+    }
+
+    fn model_traced(notes: &[(u64, Noted, &[&str])], trace: &[&str]) -> Model {
         let rec = Recorded {
             run: sim_runtime::__private::harness::RunRecord {
                 nodes: ["main", "kv1", "kv2"]
@@ -464,7 +510,8 @@ mod tests {
             schedule: "random",
             tasks: &[],
         };
-        Model::build(&rec, &[], &end)
+        let trace: Vec<String> = trace.iter().map(|l| l.to_string()).collect();
+        Model::build(&rec, &trace, &end)
     }
 
     /// `(lane, start, end, kind)` of each span.
@@ -530,6 +577,49 @@ mod tests {
         assert_eq!(m.spans[0].label, "kv1 (crash)");
         assert_eq!(m.marks[0].kind, "start");
         assert_eq!(m.marks[7].lane, 0, "heal all is drawn on the first lane");
+    }
+
+    /// The disk's events in the trace (the runtime's `fs/journal.rs`) are
+    /// marks on the lane of the node whose disk it is: a tick per
+    /// operation, and a crash's losses with the lost paths in the label.
+    #[test]
+    fn disk_events_are_marks_on_their_nodes_lane() {
+        let m = model_traced(
+            &[(4_000_000, Noted::Call(Fault::Crash), &["kv1"])],
+            &[
+                "   0.001000000s kv1        DEBUG sim::fs: mkdir node=kv1 path=/data",
+                "   0.002000000s kv1        DEBUG sim::fs: sync_data node=kv1 path=/data/x directory=false",
+                "   0.003000000s kv1        DEBUG sim::fs: sync_all failed: nothing became durable node=kv1 path=/data/y",
+                "   0.004000000s main       INFO  sim::fs: crash node=kv1 inodes_lost=2 torn_bytes_kept=0 lost=/data: a new directory, its directory not synced since; /tmp/x: a new file, its directory not synced since",
+                "   0.005000000s kv2        INFO  kv: stored node=kv2",
+            ],
+        );
+        let marks: Vec<(usize, u64, &str)> =
+            m.marks.iter().map(|k| (k.lane, k.at, k.kind)).collect();
+        assert_eq!(
+            marks,
+            [
+                (1, 4_000_000, "crash"),
+                (1, 1_000_000, "mkdir"),
+                (1, 2_000_000, "sync"),
+                (1, 3_000_000, "sync failed"),
+                (1, 4_000_000, "disk lost"),
+            ]
+        );
+        assert_eq!(
+            m.marks[4].label,
+            "the crash of kv1 lost: /data: a new directory, its directory not synced since; \
+             /tmp/x: a new file, its directory not synced since"
+        );
+        assert_eq!(
+            m.marks[2].label,
+            "kv1: sync_data node=kv1 path=/data/x directory=false"
+        );
+        assert_eq!(m.logs.len(), 5, "every line is still a log line");
+        assert_eq!(
+            m.logs[3].1, 0,
+            "the crash's line stays on the lane of who called it"
+        );
     }
 
     #[test]

@@ -175,7 +175,10 @@ fn on_disk<R>(
     } else {
         Life::Dead
     };
-    super::apply(exec, &mut core, node, |fs, now| f(life, fs, now))
+    let out = super::apply(exec, &mut core, node, |fs, now| f(life, fs, now));
+    drop(core);
+    super::journal::flush(exec);
+    out
 }
 
 /// The device file `path` names, if it is one the simulation serves.

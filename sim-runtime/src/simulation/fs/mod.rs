@@ -18,6 +18,7 @@ pub mod control;
 mod dir;
 pub(crate) mod fd;
 mod file;
+pub(crate) mod journal;
 mod metadata;
 mod ops;
 mod options;
@@ -57,6 +58,8 @@ pub(crate) struct Disk {
 #[derive(Default)]
 pub(crate) struct Disks {
     disks: BTreeMap<NodeId, Disk>,
+    /// The trace's events not yet emitted (journal.rs).
+    held: Vec<journal::Held>,
 }
 
 impl Disks {
@@ -85,11 +88,20 @@ impl Disks {
     /// fault plan says so, a torn prefix of unsynced writes drawn from
     /// `rng_seed`). Returns a digest of what survived, for the fingerprint
     /// (0 when the node never used its disk).
-    fn on_crash(&mut self, node: NodeId, rng_seed: u64) -> u64 {
-        match self.disks.get_mut(&node) {
-            Some(d) => d.fs.crash(rng_seed).digest,
-            None => 0,
+    fn on_crash(&mut self, node: NodeId, name: &str, rng_seed: u64) -> u64 {
+        let Some(d) = self.disks.get_mut(&node) else {
+            return 0;
+        };
+        let lost = journal::on().then(|| d.fs.at_risk());
+        let report = d.fs.crash(rng_seed);
+        if let Some(lost) = lost {
+            self.held.push(journal::Held::Crash {
+                node: name.to_string(),
+                lost,
+                report,
+            });
         }
+        report.digest
     }
 }
 
@@ -110,7 +122,7 @@ impl Driver for Disks {
                     core.seed(),
                     &format!("fs.crash.{}.{incarnation}", node.0),
                 );
-                let survived = self.on_crash(node, seed);
+                let survived = self.on_crash(node, &core.node(node).name, seed);
                 core.decide(Kind::Fs, survived);
             }
         }
@@ -151,13 +163,17 @@ pub(crate) fn with_disk_of<R>(
     f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
 ) -> R {
     let node = node.unwrap_or_else(|| exec.current_node());
-    let mut core = exec.core_mut();
-    apply(exec, &mut core, node, f)
+    let out = apply(exec, &mut exec.core_mut(), node, f);
+    journal::flush(exec);
+    out
 }
 
 /// Runs `f` on `node`'s disk with the node's wall-clock time, checks the
 /// model and records the faults that fired: the one path every disk
 /// operation takes, `tokio::fs`'s and the libc interposers' (`filefd`).
+/// When the trace wants the disk's events, the operations a crash can undo
+/// are held for [`journal::flush`], which the caller runs once it has let
+/// go of `core`.
 pub(crate) fn apply<R>(
     exec: &Exec,
     core: &mut Core,
@@ -165,16 +181,31 @@ pub(crate) fn apply<R>(
     f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
 ) -> R {
     let now = wall_now(exec, core, node);
+    let traced = journal::on();
     let disk = core.driver::<Disks>().disk(node, now);
+    disk.fs.set_journal(traced);
     let out = f(&mut disk.fs, now);
     // The model's own oracle after every operation, while it is cheap.
     if cfg!(debug_assertions) && disk.fs.inode_count() <= CHECK_EVERY_OP_MAX_INODES {
         disk.fs.check();
     }
     let fired = disk.fs.take_fired();
+    let ops = if traced {
+        disk.fs.take_journal()
+    } else {
+        Vec::new()
+    };
     for x in fired {
         let code = x.code();
         record(core, 0x10 | (code >> 56) as u8, node, code);
+    }
+    if !ops.is_empty() {
+        let name = core.node(node).name.clone();
+        let held = ops.into_iter().map(|op| journal::Held::Op {
+            node: name.clone(),
+            op,
+        });
+        core.driver::<Disks>().held.extend(held);
     }
     out
 }
