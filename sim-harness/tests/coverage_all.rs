@@ -30,8 +30,20 @@ fn a_plateau_stops_the_sweep_at_the_same_seed_whatever_the_jobs() {
             "SIM_JOBS={jobs}: {text}"
         );
         // One job starts exactly those six seeds; more jobs may have
-        // started a few beyond (not counted), never the whole range.
-        let started = text.matches("sim: every_site_is_covered seed ").count();
+        // started a few beyond (not counted), never the whole range. The
+        // sweep's start line names the log each seed is written to.
+        let log = text
+            .lines()
+            .find(|l| l.starts_with("sim: every_site_is_covered: 1000 seeds (0..1000), "))
+            .and_then(|l| l.rsplit_once("): "))
+            .map(|(_, path)| std::fs::read_to_string(path).unwrap())
+            .unwrap_or_else(|| panic!("no start line naming the seeds' log: {text}"));
+        let started = log
+            .lines()
+            .filter(|l| {
+                l.starts_with("sim: every_site_is_covered seed ") && l.contains(" (strategy ")
+            })
+            .count();
         if jobs == "1" {
             assert_eq!(started, 6, "{text}");
         }
