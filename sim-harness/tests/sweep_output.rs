@@ -6,7 +6,10 @@
 //! that seed's line on stderr.
 //!
 //! A binary of its own: it runs itself again as child processes (one
-//! aborts), reading what each printed and left.
+//! aborts), reading what each printed and left. One child at a time, and
+//! `child_sweep` is one seed unless a child is given `SIM_SEEDS`: a sweep
+//! that started after a child's ended would take its free log over before
+//! the test read it.
 #![cfg(simulation)]
 
 use sim_runtime::time::{sleep, Duration};
@@ -18,7 +21,7 @@ const SEEDS: u64 = 40;
 /// asks, so a plain `cargo test` of this binary passes): with
 /// `SWEEP_OUTPUT=fail` by an assertion, with `SWEEP_OUTPUT=abort` by
 /// ending the process on seed 7.
-#[sim::test(seeds = 0..40)]
+#[sim::test(seed = 0)]
 async fn child_sweep() {
     sleep(Duration::from_millis(1)).await;
     match std::env::var("SWEEP_OUTPUT").as_deref() {
@@ -30,7 +33,6 @@ async fn child_sweep() {
 
 /// Runs `child_sweep` with `env`; whether it passed, and its stderr.
 fn child(env: &[(&str, &str)]) -> (bool, String) {
-    // One child at a time: two sweeps of the same test share its log.
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
@@ -80,7 +82,11 @@ fn seeds_in(log: &str, what: &str) -> Vec<u64> {
 
 #[test]
 fn a_failing_sweep_prints_its_report_first_and_logs_every_seed() {
-    let (ok, stderr) = child(&[("SWEEP_OUTPUT", "fail"), ("SIM_JOBS", "2")]);
+    let (ok, stderr) = child(&[
+        ("SWEEP_OUTPUT", "fail"),
+        ("SIM_SEEDS", "0..40"),
+        ("SIM_JOBS", "2"),
+    ]);
     assert!(!ok, "{stderr}");
     let (start, path) = log_named_in(&stderr);
     assert!(
@@ -119,7 +125,11 @@ fn a_failing_sweep_prints_its_report_first_and_logs_every_seed() {
 
 #[test]
 fn a_killed_sweep_leaves_the_seed_in_flight_in_its_log() {
-    let (ok, stderr) = child(&[("SWEEP_OUTPUT", "abort"), ("SIM_JOBS", "1")]);
+    let (ok, stderr) = child(&[
+        ("SWEEP_OUTPUT", "abort"),
+        ("SIM_SEEDS", "0..40"),
+        ("SIM_JOBS", "1"),
+    ]);
     assert!(!ok, "{stderr}");
     let (_, path) = log_named_in(&stderr);
     let log = std::fs::read_to_string(&path).unwrap();

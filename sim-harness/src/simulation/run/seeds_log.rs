@@ -13,13 +13,18 @@
 //! A run of one seed (`SIM_SEED`, a replay, a tape, a test of one seed)
 //! prints its line on stderr instead, before the seed runs, as the one
 //! thing a person replaying it needs to see.
+//!
+//! Two sweeps of the same test at once (a test binary that runs itself
+//! again as a child, two terminals) never share a log: a sweep holds a
+//! lock on its log while it runs, and one that finds `seeds.log` locked
+//! writes `seeds.2.log` (and so on). The start line names the file.
 
 use super::plan::{self, Plan};
 use crate::simulation::seed::{trace_dir, Options};
 use sim_runtime::sim::Class;
 use std::fs::File;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Where a sweep's per-seed lines go.
@@ -38,12 +43,11 @@ impl SeedsLog {
         if plan.seeds.len() <= 1 {
             return SeedsLog { file: None, name };
         }
-        let file = match plan::shard() {
-            Some((k, n)) => format!("seeds.shard-{k}-of-{n}.log"),
-            None => "seeds.log".to_string(),
+        let stem = match plan::shard() {
+            Some((k, n)) => format!("seeds.shard-{k}-of-{n}"),
+            None => "seeds".to_string(),
         };
         let dir = trace_dir(opts, &name);
-        let path = dir.join(file);
         let head = format!(
             "sim: {name}: {} seeds ({}), {} job(s)",
             plan.seeds.len(),
@@ -51,10 +55,10 @@ impl SeedsLog {
             plan.jobs
         );
         let opened = std::fs::create_dir_all(&dir)
-            .and_then(|_| File::create(&path))
-            .and_then(|mut f| writeln!(f, "{head}").map(|_| f));
+            .and_then(|_| open_unshared(&dir, &stem))
+            .and_then(|(path, mut f)| writeln!(f, "{head}").map(|_| (path, f)));
         match opened {
-            Ok(f) => {
+            Ok((path, f)) => {
                 eprintln!(
                     "{head} · a line per seed as it starts and ends (a crash's seed is the one \
                      never ended): {}",
@@ -68,7 +72,7 @@ impl SeedsLog {
             Err(e) => {
                 eprintln!(
                     "{head} · could not write {}: {e}; a line per seed goes here instead",
-                    path.display()
+                    dir.join(format!("{stem}.log")).display()
                 );
                 SeedsLog { file: None, name }
             }
@@ -105,6 +109,46 @@ impl SeedsLog {
     }
 }
 
+/// Opens `<stem>.log` in `dir`, or `<stem>.2.log`, … when another sweep
+/// holds it, locked for as long as the file is open, and empty.
+fn open_unshared(dir: &Path, stem: &str) -> std::io::Result<(PathBuf, File)> {
+    const AT_ONCE_MAX: u32 = 64;
+    for n in 1..=AT_ONCE_MAX {
+        let path = match n {
+            1 => dir.join(format!("{stem}.log")),
+            n => dir.join(format!("{stem}.{n}.log")),
+        };
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
+        if lock(&f) {
+            f.set_len(0)?;
+            return Ok((path, f));
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{AT_ONCE_MAX} sweeps of this test hold a log of their own"
+    )))
+}
+
+/// Takes the file's lock without waiting; whether it got it (another
+/// process's or another open file's lock says no). The OS drops it when the
+/// file closes, also when the process dies.
+#[cfg(unix)]
+fn lock(f: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `f` owns the descriptor, open for the whole call; `flock`
+    // reads nothing else.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+#[cfg(not(unix))]
+fn lock(_: &File) -> bool {
+    true
+}
+
 /// The seeds, short: `0..400` when they are a range, else the first ten.
 fn describe(seeds: &[u64]) -> String {
     let (first, last) = (seeds[0], seeds[seeds.len() - 1]);
@@ -121,7 +165,22 @@ fn describe(seeds: &[u64]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::describe;
+    use super::{describe, open_unshared};
+
+    #[cfg(unix)]
+    #[test]
+    fn a_second_sweep_at_once_gets_a_log_of_its_own() {
+        let dir = std::env::temp_dir().join(format!("sim-seeds-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (first, _held) = open_unshared(&dir, "seeds").unwrap();
+        let (second, f) = open_unshared(&dir, "seeds").unwrap();
+        assert_eq!(first, dir.join("seeds.log"));
+        assert_eq!(second, dir.join("seeds.2.log"));
+        drop(f);
+        let (again, _) = open_unshared(&dir, "seeds").unwrap();
+        assert_eq!(again, second, "a closed log is free again");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn seeds_are_described_as_a_range_or_a_short_list() {
