@@ -95,6 +95,10 @@ const RULES: &[Rule] = &[
             // Writes a failing seed's trace file, on the runner's thread,
             // after the seed's simulation has ended.
             "sim-harness/src/simulation/run/files.rs",
+            // Writes a sweep's log of the seeds it starts and ends, on the
+            // job threads, before and after each seed's simulation (each
+            // runs on a thread of its own).
+            "sim-harness/src/simulation/run/seeds_log.rs",
             // Writes the run's results (SIM_RESULTS), on the runner's
             // thread, after every seed's simulation has ended.
             "sim-harness/src/simulation/results.rs",
