@@ -20,13 +20,18 @@ const SEEDS: u64 = 40;
 /// Fails every seed (the child of the tests below; only when the parent
 /// asks, so a plain `cargo test` of this binary passes): with
 /// `SWEEP_OUTPUT=fail` by an assertion, with `SWEEP_OUTPUT=abort` by
-/// ending the process on seed 7.
+/// ending the process on seed 7, with `SWEEP_OUTPUT=hang` by blocking its
+/// OS thread on seed 3.
 #[sim::test(seed = 0)]
 async fn child_sweep() {
     sleep(Duration::from_millis(1)).await;
     match std::env::var("SWEEP_OUTPUT").as_deref() {
         Ok("fail") => panic!("every seed fails"),
         Ok("abort") if sim::seed() == 7 => std::process::abort(),
+        Ok("hang") if sim::seed() == 3 => {
+            let (_tx, rx) = std::sync::mpsc::channel::<()>();
+            let _ = rx.recv();
+        }
         _ => {}
     }
 }
@@ -43,6 +48,7 @@ fn child(env: &[(&str, &str)]) -> (bool, String) {
         "SIM_SHARD",
         "SIM_JOBS",
         "SIM_CHECK_DETERMINISM",
+        "SIM_HANG_TIMEOUT",
     ] {
         cmd.env_remove(var);
     }
@@ -150,6 +156,27 @@ fn a_killed_sweep_leaves_the_seed_in_flight_in_its_log() {
             .starts_with("sim: child_sweep seed 7 (strategy "),
         "the last line names the seed that never ended: {log}"
     );
+}
+
+#[test]
+fn a_hung_sweep_is_named_by_the_watchdog_and_its_log() {
+    let (ok, stderr) = child(&[
+        ("SWEEP_OUTPUT", "hang"),
+        ("SIM_SEEDS", "0..10"),
+        ("SIM_JOBS", "1"),
+        ("SIM_HANG_TIMEOUT", "1s"),
+    ]);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("sim: hang (inconclusive)"), "{stderr}");
+    assert!(
+        stderr.contains(", seed 3. "),
+        "the watchdog names the seed: {stderr}"
+    );
+    assert!(!stderr.contains("sim: child_sweep seed "), "{stderr}");
+    let (_, path) = log_named_in(&stderr);
+    let log = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(seeds_in(&log, "(strategy "), [0, 1, 2, 3], "{log}");
+    assert_eq!(seeds_in(&log, "passed"), [0, 1, 2], "{log}");
 }
 
 #[test]
