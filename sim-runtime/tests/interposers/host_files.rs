@@ -27,7 +27,7 @@ fn rt(seed: u64) -> sim_runtime::runtime::Runtime {
 fn expected() -> Option<Vec<u8>> {
     let pinned = ["SIM_CA_BUNDLE", "SSL_CERT_FILE"]
         .iter()
-        .find_map(|v| std::env::var_os(v));
+        .find_map(std::env::var_os);
     let candidates = pinned.into_iter().map(Into::into).chain(
         [
             BUNDLE,

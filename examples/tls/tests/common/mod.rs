@@ -153,14 +153,18 @@ pub async fn tonic_through_faults(kind: KeyKind) {
         })
     };
     let client = sim::node("client").build();
+    // The server may not listen yet: 100 tries, 10 ms apart.
     let channel = client
         .spawn(async move {
-            loop {
+            let mut last = None;
+            for _ in 0..100 {
                 match grpc::connect("https://grpc:50051", &pki).await {
-                    Ok(c) => break c,
-                    Err(_) => tokio::time::sleep(ms(10)).await,
+                    Ok(c) => return c,
+                    Err(e) => last = Some(format!("{e:?}")),
                 }
+                tokio::time::sleep(ms(10)).await;
             }
+            panic!("no TLS channel to grpc:50051 in 100 tries; last: {last:?}");
         })
         .await
         .unwrap();
