@@ -18,6 +18,7 @@ pub mod control;
 mod dir;
 pub(crate) mod fd;
 mod file;
+pub(crate) mod host;
 mod metadata;
 mod ops;
 mod options;
