@@ -51,6 +51,7 @@ fn listing(fd: c_int) -> Res<Vec<(OsString, u64, u8)>> {
             sim_fs::FileKind::File => libc::DT_REG,
             sim_fs::FileKind::Dir => libc::DT_DIR,
             sim_fs::FileKind::Symlink => libc::DT_LNK,
+            sim_fs::FileKind::Socket => libc::DT_SOCK,
         };
         (e.name, e.ino, t)
     }));
