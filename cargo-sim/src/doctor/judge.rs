@@ -2,7 +2,7 @@
 
 use super::known::{known, Family, Shown};
 use super::objects::{Code, Symbols};
-use super::own::Site;
+use super::own::{Owner, Site};
 use crate::graph::Package;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -11,6 +11,9 @@ use std::path::Path;
 /// about it.
 pub(super) struct Examined {
     pub(super) package: Package,
+    /// Its library's crate name (the first segment of its functions'
+    /// paths), for its code instantiated in an executable.
+    pub(super) crate_name: String,
     /// Its compiled code (relocations, and instructions where its source
     /// hints at them), or why it could not be read.
     pub(super) code: Result<Code, String>,
@@ -18,11 +21,12 @@ pub(super) struct Examined {
     pub(super) source_error: Option<String>,
 }
 
-/// The workspace's own code in one executable.
-pub(super) struct OwnCode {
+/// What was read in one executable's own code: the workspace's, and the
+/// dependencies' generic or inline functions instantiated there.
+pub(super) struct Placed {
     /// The executable, as printed (`helper test `double``).
     pub(super) label: String,
-    /// The package it belongs to.
+    /// The workspace package it belongs to.
     pub(super) package: String,
     pub(super) sites: Vec<Site>,
 }
@@ -69,7 +73,7 @@ impl Report {
         let mut s = String::new();
         for f in &self.findings {
             s += &format!("blocker: {}: {}\n", f.who, f.evidence.join("; "));
-            s += &format!("    why: it {}\n", f.what);
+            s += &format!("    why: {}\n", f.what);
             s += &format!("    do:  {}\n", f.advice);
         }
         for u in &self.unknown {
@@ -124,15 +128,25 @@ fn more(all: &BTreeSet<String>) -> String {
     }
 }
 
+/// What a place does to what it names: an instruction is executed, a
+/// function called.
+fn verb(callee: &str) -> &'static str {
+    if callee.starts_with("the `") {
+        "executes"
+    } else {
+        "calls"
+    }
+}
+
 /// The workspace's own places, one finding per package, place and family
 /// (a helper compiled into several test binaries is one finding).
-pub(super) fn judge_own(own: &[OwnCode], root: &Path) -> (Vec<Finding>, Vec<String>) {
+pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<String>) {
     type Key = (String, String, Family);
     // Place → (function, callee, every executable it is in).
     let mut places: BTreeMap<Key, (String, String, BTreeSet<String>)> = BTreeMap::new();
     let mut lineless = BTreeSet::new();
     for code in own {
-        for site in &code.sites {
+        for site in code.sites.iter().filter(|s| s.owner == Owner::Workspace) {
             let place = match &site.line {
                 Some((file, line)) => {
                     let shown = file.strip_prefix(root).unwrap_or(file);
@@ -155,11 +169,12 @@ pub(super) fn judge_own(own: &[OwnCode], root: &Path) -> (Vec<Finding>, Vec<Stri
             let first = all.iter().next().cloned().unwrap_or_default();
             Finding {
                 who: place,
-                what: family.what().to_string(),
                 evidence: vec![format!(
-                    "`{function}` calls {callee}, linked into {first}{}",
+                    "`{function}` {} {callee}, linked into {first}{}",
+                    verb(&callee),
                     more(&all)
                 )],
+                what: format!("it {}", family.what()),
                 advice: family.advice().to_string(),
             }
         })
@@ -178,8 +193,9 @@ pub(super) fn judge_own(own: &[OwnCode], root: &Path) -> (Vec<Finding>, Vec<Stri
 }
 
 /// Applies the rule (see the module's comment) to the libraries outside
-/// the workspace.
-pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
+/// the workspace: their linked functions' calls (`binaries` says what is
+/// linked), and their code instantiated in the executables (`placed`).
+pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Placed]) -> Report {
     let mut report = Report {
         crates: examined.len(),
         ..Report::default()
@@ -237,12 +253,32 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
                 }
             }
         }
+        let mine = Owner::Dependency(e.crate_name.clone());
+        // Two versions of a crate share its name: then the site's source
+        // file says whose it is.
+        let alone = examined
+            .iter()
+            .filter(|o| o.crate_name == e.crate_name)
+            .count()
+            == 1;
+        let ours = |s: &&Site| {
+            s.owner == mine && (alone || s.source.as_ref().is_some_and(|f| f.starts_with(&p.dir)))
+        };
+        for placed in placed {
+            for site in placed.sites.iter().filter(ours) {
+                let entry = linked.entry(site.family).or_insert_with(|| {
+                    (site.function.clone(), site.callee.clone(), BTreeSet::new())
+                });
+                entry.2.insert(placed.label.clone());
+            }
+        }
         let mut evidence: Vec<String> = linked
             .iter()
             .map(|(_, (caller, callee, all))| {
                 let first = all.iter().next().cloned().unwrap_or_default();
                 format!(
-                    "`{caller}` calls {callee}, linked into {first}{}",
+                    "`{caller}` {} {callee}, linked into {first}{}",
+                    verb(callee),
                     more(all)
                 )
             })
@@ -286,9 +322,9 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
             None => (
                 families
                     .iter()
-                    .map(|f| f.what())
+                    .map(|f| format!("it {}", f.what()))
                     .collect::<Vec<_>>()
-                    .join("; it "),
+                    .join("; "),
                 families
                     .iter()
                     .map(|f| f.advice())
@@ -335,6 +371,7 @@ mod tests {
     fn examined(name: &str, code: &str) -> Examined {
         Examined {
             package: package(name),
+            crate_name: name.replace('-', "_"),
             code: Ok(parse_relocations(code.as_bytes()).unwrap()),
             source_error: None,
         }
@@ -348,12 +385,13 @@ mod tests {
         let mut report = judge(
             std::slice::from_ref(&spawner),
             &[binary(&["_ZN7spawner5start17hE"])],
+            &[],
         );
         report.executables = 1;
         assert_eq!(report.findings.len(), 1, "{report:?}");
         let f = &report.findings[0];
         assert_eq!(f.who, "spawner 1.0.0");
-        assert_eq!(f.what, Family::Threads.what());
+        assert_eq!(f.what, format!("it {}", Family::Threads.what()));
         assert_eq!(
             f.evidence,
             ["`demangled(_ZN7spawner5start17hE)` calls std::thread::functions::spawn, linked into \
@@ -372,7 +410,7 @@ mod tests {
         assert!(text.ends_with("1 blocker (1 executable of the workspace (its own code read in each), 1 crate outside the workspace and the simulator); each says what to do\n"), "{text}");
         assert_eq!(report.exit_code(), EXIT_BLOCKERS);
         // Nothing of it linked: nothing said, and a clean exit.
-        let report = judge(&[spawner], &[binary(&["_ZN5other1f17hE"])]);
+        let report = judge(&[spawner], &[binary(&["_ZN5other1f17hE"])], &[]);
         assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
         assert!(report.notes.is_empty(), "{report:?}");
         assert!(report
@@ -396,7 +434,7 @@ mod tests {
         let quanta = examined("quanta", quanta_code);
         let rocks = examined("librocksdb-sys", "");
         let linked = binary(&["_ZN6quanta3now17hE", "_ZN5ticks3now17hE"]);
-        let report = judge(&[by_instruction, quanta, rocks], &[linked]);
+        let report = judge(&[by_instruction, quanta, rocks], &[linked], &[]);
         let who: Vec<&str> = report.findings.iter().map(|f| f.who.as_str()).collect();
         assert_eq!(
             who,
@@ -405,10 +443,13 @@ mod tests {
         );
         assert_eq!(
             report.findings[0].evidence,
-            ["`demangled(_ZN5ticks3now17hE)` calls the `rdtsc` instruction, linked into app test \
+            ["`demangled(_ZN5ticks3now17hE)` executes the `rdtsc` instruction, linked into app test \
               `t`"]
         );
-        assert_eq!(report.findings[0].what, Family::Tsc.what());
+        assert_eq!(
+            report.findings[0].what,
+            format!("it {}", Family::Tsc.what())
+        );
         assert!(report.findings[1].evidence[0].contains("a known case (the timestamp counter)"));
         assert_eq!(
             report.findings[2].evidence,
@@ -423,7 +464,7 @@ mod tests {
             examined("librocksdb-sys", rocks),
         ];
         unlinked[0].source_error = Some("/r/quanta: not found".into());
-        let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])]);
+        let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])], &[]);
         assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
         assert_eq!(report.notes.len(), 1, "{report:?}");
         assert!(
@@ -433,13 +474,53 @@ mod tests {
     }
 
     #[test]
+    fn a_dependencys_code_instantiated_in_an_executable_is_its_own() {
+        // rustix 0.38's inline `syscall` wrapper, instantiated in the test
+        // crate; rustix 1 (libc backend) shares the crate's name.
+        let mut old = examined("rustix", "");
+        old.package.version = "0.38.44".into();
+        old.package.dir = PathBuf::from("/r/rustix-0.38.44");
+        let mut new = examined("rustix", "");
+        new.package.dir = PathBuf::from("/r/rustix-1.0.0");
+        let placed = Placed {
+            label: "misc test `raw`".into(),
+            package: "misc".into(),
+            sites: vec![Site {
+                owner: Owner::Dependency("rustix".into()),
+                function: "rustix::backend::arch::asm::syscall0_readonly".into(),
+                callee: "the `syscall` instruction".into(),
+                family: Family::Syscalls,
+                address: 0x1a28ce,
+                line: None,
+                source: Some(PathBuf::from(
+                    "/r/rustix-0.38.44/src/backend/linux_raw/arch/x86_64.rs",
+                )),
+            }],
+        };
+        let report = judge(&[old, new], &[binary(&[])], &[placed]);
+        assert_eq!(report.findings.len(), 1, "{report:?}");
+        let f = &report.findings[0];
+        assert_eq!(f.who, "rustix 0.38.44");
+        assert_eq!(
+            f.evidence,
+            ["`rustix::backend::arch::asm::syscall0_readonly` executes the `syscall` instruction, \
+              linked into misc test `raw`"]
+        );
+        assert!(f.what.contains("linux_raw"), "{f:?}");
+        // The workspace's own findings take none of it.
+        let (own, _) = judge_own(&[], Path::new("/w"));
+        assert!(own.is_empty());
+    }
+
+    #[test]
     fn unreadable_code_is_unread_not_clean_and_not_a_blocker() {
         let broken = Examined {
             package: package("lto"),
+            crate_name: "lto".into(),
             code: Err("objdump -r could not read it".into()),
             source_error: None,
         };
-        let report = judge(&[broken], &[binary(&[])]);
+        let report = judge(&[broken], &[binary(&[])], &[]);
         assert_eq!(report.exit_code(), EXIT_UNREAD);
         let text = report.render();
         assert!(
@@ -452,24 +533,26 @@ mod tests {
     #[test]
     fn own_places_are_one_finding_per_line_across_executables() {
         let site = |line: Option<u32>| Site {
+            owner: Owner::Workspace,
             function: "double::common::expected".into(),
             callee: "std::thread::functions::spawn".into(),
             family: Family::Threads,
             address: 0x19f30f,
             line: line.map(|l| (PathBuf::from("/w/helper/tests/common/mod.rs"), l)),
+            source: None,
         };
         let own = [
-            OwnCode {
+            Placed {
                 label: "helper test `double`".into(),
                 package: "helper".into(),
                 sites: vec![site(Some(3))],
             },
-            OwnCode {
+            Placed {
                 label: "helper test `triple`".into(),
                 package: "helper".into(),
                 sites: vec![site(Some(3))],
             },
-            OwnCode {
+            Placed {
                 label: "helper test `stripped`".into(),
                 package: "helper".into(),
                 sites: vec![site(None)],

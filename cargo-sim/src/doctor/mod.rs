@@ -51,7 +51,7 @@
 //! read (a stripped executable, a library of LLVM bitcode only): doctor
 //! never calls a graph clean that it could not read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -116,9 +116,11 @@ mod known;
 mod objects;
 mod own;
 
-use judge::{judge, judge_own, Examined, OwnCode, Report, EXIT_UNREAD};
+use judge::{judge, judge_own, Examined, Placed, Report, EXIT_UNREAD};
 use known::hints_instructions;
-use objects::{parse_artifacts, read_code, read_instructions, read_symbols, Code, Tools};
+use known::owners;
+use objects::{parse_artifacts, read_code, read_instructions, Code, Symbols, Tools};
+use own::{read_image, Owner, Sym};
 
 /// What the command line asked for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -237,27 +239,19 @@ fn examine(options: &Options) -> Result<Report, String> {
         .map(|(_, name)| name.clone())
         .collect();
     let mut unknown = Vec::new();
-    let mut binaries = Vec::new();
-    let mut own = Vec::new();
+    let mut images: Vec<(String, String, &PathBuf, Vec<Sym>)> = Vec::new();
     for t in &artifacts.executables {
         let package = graph.name_of(&t.package_id).unwrap_or("?").to_string();
         let label = format!("{package} {} `{}`", t.kind, t.target);
-        match read_symbols(&tools.nm, &t.path, label.clone()) {
-            Ok(s) => binaries.push(s),
+        match read_image(&tools.nm, &t.path) {
+            Ok(symbols) => images.push((label, package, &t.path, symbols)),
             Err(e) => unknown.push(format!("{label} ({}): {e}", t.path.display())),
         }
-        match own::own_sites(&tools, &t.path, &crates, graph.root()) {
-            Ok(sites) => own.push(OwnCode {
-                label,
-                package,
-                sites,
-            }),
-            Err(e) => unknown.push(format!(
-                "{label} ({}): its own code could not be read: {e}",
-                t.path.display()
-            )),
-        }
     }
+    let binaries: Vec<Symbols> = images
+        .iter()
+        .map(|(label, _, _, symbols)| Symbols::new(label.clone(), symbols))
+        .collect();
     let roots: BTreeSet<&str> = artifacts
         .executables
         .iter()
@@ -269,19 +263,60 @@ fn examine(options: &Options) -> Result<Report, String> {
         let Some(libs) = artifacts.libs.get(&package.id) else {
             continue;
         };
+        let Some((_, crate_name)) = artifacts.crates.iter().find(|(id, _)| *id == package.id)
+        else {
+            continue;
+        };
         let (hinted, source_error) = match hints_instructions(&package.dir) {
             Ok(h) => (h, None),
             Err(e) => (false, Some(e)),
         };
         let code = read_libraries(&tools, libs, hinted);
         examined.push(Examined {
+            crate_name: crate_name.clone(),
             package,
             code,
             source_error,
         });
     }
-    let mut report = judge(&examined, &binaries);
-    let (own_findings, own_notes) = judge_own(&own, graph.root());
+    // What the executables hold that no library read does: the
+    // workspace's functions, and the dependencies' generic or inline
+    // functions instantiated there.
+    let dependencies: BTreeSet<&str> = examined.iter().map(|e| e.crate_name.as_str()).collect();
+    let in_libraries: HashSet<&str> = examined
+        .iter()
+        .filter_map(|e| e.code.as_ref().ok())
+        .flat_map(|c| c.functions.iter().map(String::as_str))
+        .collect();
+    let judged = |s: &Sym| -> Option<Owner> {
+        let owners = owners(&s.demangled);
+        if owners.iter().any(|o| crates.contains(o)) {
+            return Some(Owner::Workspace);
+        }
+        if in_libraries.contains(s.raw.as_str()) {
+            return None;
+        }
+        owners
+            .into_iter()
+            .find(|o| dependencies.contains(o.as_str()))
+            .map(Owner::Dependency)
+    };
+    let mut placed = Vec::new();
+    for (label, package, path, symbols) in &images {
+        match own::sites(&tools, path, symbols, &judged, graph.root()) {
+            Ok(sites) => placed.push(Placed {
+                label: label.clone(),
+                package: package.clone(),
+                sites,
+            }),
+            Err(e) => unknown.push(format!(
+                "{label} ({}): its own code could not be read: {e}",
+                path.display()
+            )),
+        }
+    }
+    let mut report = judge(&examined, &binaries, &placed);
+    let (own_findings, own_notes) = judge_own(&placed, graph.root());
     report.findings.splice(0..0, own_findings);
     report.notes.splice(0..0, own_notes);
     report.unknown.splice(0..0, unknown);

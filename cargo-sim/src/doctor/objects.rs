@@ -3,6 +3,7 @@
 //! instructions outside the seed with `objdump -d`.
 
 use super::known::{instruction, watched, Family};
+use super::own::Sym;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
@@ -77,8 +78,11 @@ pub(super) fn parse_artifacts(stdout: &[u8]) -> Artifacts {
         }
         let id = v["package_id"].as_str().unwrap_or_default().to_string();
         let target = v["target"]["name"].as_str().unwrap_or_default();
-        a.crates.push((id.clone(), target.replace('-', "_")));
         let kinds = v["target"]["kind"].as_array().cloned().unwrap_or_default();
+        // A build script runs in the build, never in an executable.
+        if !kinds.iter().any(|k| k == "custom-build") {
+            a.crates.push((id.clone(), target.replace('-', "_")));
+        }
         // Examples are built by `cargo test` as programs, not tests: they
         // are run with `cargo sim run --example`, so they are judged too.
         let judged = v["profile"]["test"] == true || kinds.iter().any(|k| k == "example");
@@ -111,50 +115,18 @@ pub(super) struct Symbols {
     pub(super) demangled: HashMap<String, String>,
 }
 
-pub(super) fn nm_names(nm: &str, args: &[&str], path: &Path) -> Result<Vec<String>, String> {
-    let out = Command::new(nm)
-        .args(args)
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run {nm}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{nm} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+impl Symbols {
+    /// The defined symbols of an executable read with `own::read_image`.
+    pub(super) fn new(label: String, symbols: &[Sym]) -> Symbols {
+        Symbols {
+            label,
+            defined: symbols.iter().map(|s| s.raw.clone()).collect(),
+            demangled: symbols
+                .iter()
+                .map(|s| (s.raw.clone(), s.demangled.clone()))
+                .collect(),
+        }
     }
-    Ok(nm_lines(&String::from_utf8_lossy(&out.stdout)))
-}
-
-/// The names in `nm` output (`address type name`; the name may hold spaces).
-pub(super) fn nm_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.splitn(3, ' ').nth(2).map(str::to_string))
-        .collect()
-}
-
-pub(super) fn read_symbols(nm: &str, path: &Path, label: String) -> Result<Symbols, String> {
-    // `-p` keeps nm's order, so the raw and demangled lists line up.
-    let raw = nm_names(nm, &["-p", "--defined-only"], path)?;
-    if raw.is_empty() {
-        return Err(
-            "it has no symbol table (stripped? set `strip = false` for the test \
-                    profile)"
-                .into(),
-        );
-    }
-    let demangled = nm_names(nm, &["-p", "-C", "--defined-only"], path)?;
-    let demangled = if demangled.len() == raw.len() {
-        raw.iter().cloned().zip(demangled).collect()
-    } else {
-        HashMap::new()
-    };
-    Ok(Symbols {
-        label,
-        defined: raw.into_iter().collect(),
-        demangled,
-    })
 }
 
 /// A function of a library that refers to a watched function.
@@ -265,7 +237,7 @@ pub(super) fn strip_addend(v: &str) -> &str {
 /// rlib's listing can be large), its standard error kept for the message.
 /// An object it cannot read (LLVM bitcode, in LTO builds) would hide its
 /// code: that is an error, never an empty answer.
-fn stream<T>(
+pub(super) fn stream<T>(
     tool: &str,
     args: &[&str],
     path: &Path,
@@ -504,23 +476,9 @@ Disassembly of section .text._ZN3raw5ticks17hE:
     }
 
     #[test]
-    fn nm_names_may_hold_spaces() {
-        let names = nm_lines(
-            "0000000000126160 T _ZN7spawner5start17hE\n\
-             00000000001198d0 t <std::fs::File as std::io::Read>::read\n",
-        );
-        assert_eq!(
-            names,
-            [
-                "_ZN7spawner5start17hE",
-                "<std::fs::File as std::io::Read>::read"
-            ]
-        );
-    }
-
-    #[test]
     fn artifacts_give_test_executables_examples_crates_and_libraries() {
         let out = br#"{"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["test"],"name":"t"},"profile":{"test":true},"filenames":["/d/t-1"],"executable":"/d/t-1","fresh":true}
+{"reason":"compiler-artifact","package_id":"registry+x#spawner@0.3.0","target":{"kind":["custom-build"],"name":"build-script-build"},"profile":{"test":false},"filenames":["/d/build-script-build"],"executable":null,"fresh":false}
 {"reason":"compiler-artifact","package_id":"registry+x#spawner@0.3.0","target":{"kind":["lib"],"name":"spawner"},"profile":{"test":false},"filenames":["/d/libspawner-1.rlib","/d/libspawner-1.rmeta"],"executable":null,"fresh":false}
 {"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["bin"],"name":"s"},"profile":{"test":false},"filenames":["/d/s"],"executable":"/d/s","fresh":false}
 {"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["example"],"name":"demo-one"},"profile":{"test":false},"filenames":["/d/demo-one"],"executable":"/d/demo-one","fresh":false}

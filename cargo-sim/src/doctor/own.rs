@@ -1,10 +1,13 @@
-//! The workspace's own code, read where it ends up: in the executables.
+//! Code read where it ends up: in the executables.
 //!
 //! A test target's code (an integration test, its `mod common;` helpers, a
 //! library's unit tests, an example) is compiled straight into its
-//! executable, with no library whose relocations could be read. So its
-//! functions are found in the executable's symbol table (`nm`: those whose
-//! path starts with a crate of the workspace), only they are disassembled
+//! executable, with no library whose relocations could be read; so is a
+//! dependency's generic or `#[inline]` function instantiated by its caller
+//! (rustix's `syscall` wrappers, inlined into whoever calls rustix). So the
+//! functions to judge are picked from the executable's symbol table (`nm`:
+//! the workspace's, by the first segment of their path, and a
+//! dependency's that no library read holds), only they are disassembled
 //! (`objdump -d`, one range per run of them, which keeps it to a few small
 //! ranges in a large binary), and each reference to a watched function is
 //! looked up: a direct call or jump names its target; a call through the
@@ -23,16 +26,25 @@
 //! gives the line. Without debug information (`debug = false` for the test
 //! profile) the function is still named, without a line.
 
-use super::known::{instruction, owners, watched, Family};
-use super::objects::{instruction_line, mnemonic, Tools};
-use std::collections::{BTreeMap, BTreeSet};
+use super::known::{instruction, watched, Family};
+use super::objects::{instruction_line, mnemonic, stream, Tools};
+use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A place in the workspace's own code that reaches something outside the
-/// seed.
+/// Whose code a judged function is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Owner {
+    Workspace,
+    /// A dependency, by crate name.
+    Dependency(String),
+}
+
+/// A place in judged code that reaches something outside the seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Site {
+    pub(super) owner: Owner,
     /// The function it is in, demangled.
     pub(super) function: String,
     /// The watched function it calls, or the instruction.
@@ -41,9 +53,22 @@ pub(super) struct Site {
     pub(super) address: u64,
     /// The file and line the debug information gives for it.
     pub(super) line: Option<(PathBuf, u32)>,
+    /// The innermost frame's file: which package's source the code is
+    /// (two versions of a crate share its name).
+    pub(super) source: Option<PathBuf>,
 }
 
-/// A function symbol of an executable.
+/// A symbol of an executable, as `nm -S` gives it, raw and demangled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Sym {
+    pub(super) address: u64,
+    pub(super) size: Option<u64>,
+    pub(super) kind: char,
+    pub(super) raw: String,
+    pub(super) demangled: String,
+}
+
+/// A function symbol picked for judging.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Symbol {
     pub(super) address: u64,
@@ -135,58 +160,58 @@ pub(super) fn referenced(text: &str) -> Vec<u64> {
     out
 }
 
-/// The workspace's functions in an executable, the watched ones and the
-/// GOT, as read from its symbol table and dynamic relocations.
+/// The functions of an executable, which of them are judged, the watched
+/// ones and the GOT.
 pub(super) struct Image {
     /// Every function symbol, by address.
     pub(super) functions: Vec<Symbol>,
-    /// Which of them are the workspace's.
-    pub(super) own: Vec<bool>,
+    /// Whose each one is, if it is judged.
+    pub(super) owner: Vec<Option<Owner>>,
     pub(super) watched: BTreeMap<u64, (String, Family)>,
     pub(super) slots: BTreeMap<u64, Slot>,
 }
 
 impl Image {
     pub(super) fn new(
-        symbols: Vec<(u64, Option<u64>, char, String)>,
+        symbols: &[Sym],
         slots: BTreeMap<u64, Slot>,
-        crates: &BTreeSet<String>,
+        judged: &dyn Fn(&Sym) -> Option<Owner>,
     ) -> Image {
-        let mut functions: Vec<Symbol> = symbols
-            .into_iter()
-            .filter(|(_, _, kind, _)| matches!(kind, 't' | 'T' | 'w' | 'W'))
-            .map(|(address, size, _, demangled)| Symbol {
-                address,
-                size,
-                demangled,
+        let mut picked: Vec<(Symbol, Option<Owner>)> = symbols
+            .iter()
+            .filter(|s| matches!(s.kind, 't' | 'T' | 'w' | 'W'))
+            .map(|s| {
+                let f = Symbol {
+                    address: s.address,
+                    size: s.size,
+                    demangled: s.demangled.clone(),
+                };
+                (f, judged(s))
             })
             .collect();
-        functions.sort_by(|a, b| (a.address, &a.demangled).cmp(&(b.address, &b.demangled)));
-        let own = functions
-            .iter()
-            .map(|f| owners(&f.demangled).iter().any(|o| crates.contains(o)))
-            .collect();
+        picked.sort_by(|a, b| (a.0.address, &a.0.demangled).cmp(&(b.0.address, &b.0.demangled)));
+        let (functions, owner): (Vec<Symbol>, Vec<Option<Owner>>) = picked.into_iter().unzip();
         let watched = functions
             .iter()
             .filter_map(|f| Some((f.address, (f.demangled.clone(), watched(&f.demangled)?))))
             .collect();
         Image {
             functions,
-            own,
+            owner,
             watched,
             slots,
         }
     }
 
-    /// The address ranges to disassemble: each maximal run of the
-    /// workspace's functions in address order.
+    /// The address ranges to disassemble: each maximal run of judged
+    /// functions in address order.
     pub(super) fn runs(&self) -> Vec<(u64, u64)> {
         let mut runs: Vec<(u64, u64)> = Vec::new();
         let mut open: Option<(u64, u64)> = None;
         for (i, f) in self.functions.iter().enumerate() {
             let next = self.functions.get(i + 1).map(|n| n.address);
             let end = f.size.map(|s| f.address + s).or(next).unwrap_or(f.address);
-            match (self.own[i], open) {
+            match (self.owner[i].is_some(), open) {
                 (true, None) => open = Some((f.address, end)),
                 (true, Some((s, e))) => open = Some((s, e.max(end))),
                 // Another name inside the run (an alias) does not end it.
@@ -203,18 +228,17 @@ impl Image {
         runs
     }
 
-    /// The workspace's function that holds `address`, if any. Functions do
-    /// not nest: only the symbols at the nearest start at or below it can
-    /// hold it (one function may have several names).
-    pub(super) fn own_function_at(&self, address: u64) -> Option<&str> {
+    /// The judged function that holds `address`, if any. Functions do not
+    /// nest: only the symbols at the nearest start at or below it can hold
+    /// it (one function may have several names).
+    pub(super) fn judged_at(&self, address: u64) -> Option<(&str, &Owner)> {
         let i = self.functions.partition_point(|f| f.address <= address);
         let start = self.functions.get(i.checked_sub(1)?)?.address;
         let first = self.functions.partition_point(|f| f.address < start);
         (first..i)
-            .filter(|&j| self.own[j])
-            .map(|j| &self.functions[j])
-            .find(|f| f.size.is_none_or(|s| address < f.address + s))
-            .map(|f| f.demangled.as_str())
+            .filter_map(|j| Some((&self.functions[j], self.owner[j].as_ref()?)))
+            .find(|(f, _)| f.size.is_none_or(|s| address < f.address + s))
+            .map(|(f, o)| (f.demangled.as_str(), o))
     }
 
     /// What an address referred to by an instruction is, if it is watched.
@@ -227,13 +251,14 @@ impl Image {
     }
 
     /// The watched references and instructions in a disassembled range.
-    pub(super) fn sites(&self, listing: &str) -> Vec<Site> {
+    pub(super) fn sites(&self, listing: impl BufRead) -> std::io::Result<Vec<Site>> {
         let mut out: Vec<Site> = Vec::new();
         for line in listing.lines() {
-            let Some((address, text)) = instruction_line(line) else {
+            let line = line?;
+            let Some((address, text)) = instruction_line(&line) else {
                 continue;
             };
-            let Some(function) = self.own_function_at(address) else {
+            let Some((function, owner)) = self.judged_at(address) else {
                 continue;
             };
             let m = mnemonic(text);
@@ -248,17 +273,42 @@ impl Image {
                     .any(|s| s.address == address && s.callee == callee)
                 {
                     out.push(Site {
+                        owner: owner.clone(),
                         function: function.to_string(),
                         callee,
                         family,
                         address,
                         line: None,
+                        source: None,
                     });
                 }
             }
         }
-        out
+        Ok(out)
     }
+}
+
+/// Runs closer than this are disassembled as one: an objdump run costs
+/// about as much as disassembling this much code.
+const GAP_MERGED: u64 = 128 * 1024;
+/// Past this many ranges, one range from the first to the last is cheaper.
+const RANGES_MAX: usize = 32;
+
+/// The ranges objdump is run on: runs closer than [`GAP_MERGED`] merged,
+/// and one span when that still leaves more than [`RANGES_MAX`].
+pub(super) fn ranges(runs: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(s, e) in runs {
+        match out.last_mut() {
+            Some(last) if s.saturating_sub(last.1) < GAP_MERGED => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    if out.len() > RANGES_MAX {
+        let span = (out[0].0, out.iter().map(|r| r.1).max().unwrap_or(out[0].1));
+        return vec![span];
+    }
+    out
 }
 
 fn output(tool: &str, args: &[String], path: &Path) -> Result<String, String> {
@@ -278,78 +328,111 @@ fn output(tool: &str, args: &[String], path: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The places in the workspace's own code (`crates`: its crate names) in
-/// one executable that reach something outside the seed, each with its
-/// line when the debug information has one (`root`: the workspace's
-/// folder, whose sources are preferred among inlined frames).
-pub(super) fn own_sites(
-    tools: &Tools,
-    exe: &Path,
-    crates: &BTreeSet<String>,
-    root: &Path,
-) -> Result<Vec<Site>, String> {
+/// An executable's symbols, raw and demangled (two `nm -p` runs, whose
+/// order lines up).
+pub(super) fn read_image(nm: &str, exe: &Path) -> Result<Vec<Sym>, String> {
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let symbols = parse_nm_sized(&output(
-        &tools.nm,
-        &args(&["-p", "-S", "-C", "--defined-only"]),
-        exe,
-    )?);
-    if symbols.is_empty() {
+    let raw = parse_nm_sized(&output(nm, &args(&["-p", "-S", "--defined-only"]), exe)?);
+    if raw.is_empty() {
         return Err(
             "it has no symbol table (stripped? set `strip = false` for the test profile)".into(),
         );
     }
+    let demangled = parse_nm_sized(&output(
+        nm,
+        &args(&["-p", "-S", "-C", "--defined-only"]),
+        exe,
+    )?);
+    if demangled.len() != raw.len() {
+        return Err(format!(
+            "{nm} listed {} symbols raw and {} demangled",
+            raw.len(),
+            demangled.len()
+        ));
+    }
+    Ok(raw
+        .into_iter()
+        .zip(demangled)
+        .map(|((address, size, kind, raw), (_, _, _, demangled))| Sym {
+            address,
+            size,
+            kind,
+            raw,
+            demangled,
+        })
+        .collect())
+}
+
+/// The places in one executable's judged functions (`judged` says which,
+/// and whose) that reach something outside the seed, each with its line
+/// when the debug information has one (`root`: the workspace's folder,
+/// whose sources are preferred among inlined frames).
+pub(super) fn sites(
+    tools: &Tools,
+    exe: &Path,
+    symbols: &[Sym],
+    judged: &dyn Fn(&Sym) -> Option<Owner>,
+    root: &Path,
+) -> Result<Vec<Site>, String> {
     // A static executable has no dynamic relocations: its calls are direct.
-    let slots = output(&tools.objdump, &args(&["-R"]), exe)
+    let slots = output(&tools.objdump, &["-R".to_string()], exe)
         .map(|t| parse_dynamic_relocations(&t))
         .unwrap_or_default();
-    let image = Image::new(symbols, slots, crates);
+    let image = Image::new(symbols, slots, judged);
     let mut sites = Vec::new();
-    for (start, stop) in image.runs() {
-        let listing = output(
-            &tools.objdump,
-            &[
-                "-d".to_string(),
-                "--no-show-raw-insn".to_string(),
-                format!("--start-address=0x{start:x}"),
-                format!("--stop-address=0x{stop:x}"),
-            ],
-            exe,
-        )?;
-        sites.extend(image.sites(&listing));
+    for (start, stop) in ranges(&image.runs()) {
+        let start = format!("--start-address=0x{start:x}");
+        let stop = format!("--stop-address=0x{stop:x}");
+        let args = ["-d", "--no-show-raw-insn", start.as_str(), stop.as_str()];
+        sites.extend(stream(&tools.objdump, &args, exe, |l| image.sites(l))?);
     }
     if !sites.is_empty() {
-        let addresses: Vec<String> = sites.iter().map(|s| format!("0x{:x}", s.address)).collect();
-        let mut a = args(&["-a", "-f", "-i", "-C", "-e"]);
+        let mut a: Vec<String> = ["-a", "-f", "-i", "-C", "-e"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         a.push(exe.display().to_string());
-        a.extend(addresses);
+        a.extend(sites.iter().map(|s| format!("0x{:x}", s.address)));
         let out = Command::new(&tools.addr2line)
             .args(&a)
             .output()
             .map_err(|e| format!("cannot run {}: {e}", tools.addr2line))?;
         let lines = parse_addr2line(&String::from_utf8_lossy(&out.stdout), root);
         for s in &mut sites {
-            s.line = lines.get(&s.address).cloned().flatten();
+            if let Some(found) = lines.get(&s.address) {
+                s.line = found.line.clone();
+                s.source = found.source.clone();
+            }
         }
     }
     Ok(sites)
 }
 
+/// Where an address is, by the debug information.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Located {
+    /// The innermost frame under the workspace's folder, else the
+    /// innermost one that has a line.
+    pub(super) line: Option<(PathBuf, u32)>,
+    /// The innermost frame's file.
+    pub(super) source: Option<PathBuf>,
+}
+
 /// `addr2line -a -f -i` output: per address, its inlined frames innermost
-/// first; the line kept is the innermost frame's under `root`, else the
-/// innermost one that has a line.
-pub(super) fn parse_addr2line(text: &str, root: &Path) -> BTreeMap<u64, Option<(PathBuf, u32)>> {
-    let mut out: BTreeMap<u64, Option<(PathBuf, u32)>> = BTreeMap::new();
+/// first.
+pub(super) fn parse_addr2line(text: &str, root: &Path) -> BTreeMap<u64, Located> {
+    let mut out: BTreeMap<u64, Located> = BTreeMap::new();
     let mut frames: Vec<(PathBuf, u32)> = Vec::new();
     let mut current: Option<u64> = None;
     let mut finish = |at: Option<u64>, frames: &mut Vec<(PathBuf, u32)>| {
         if let Some(a) = at {
-            let pick = frames
+            let line = frames
                 .iter()
                 .find(|(p, _)| p.starts_with(root))
                 .or(frames.first())
                 .cloned();
-            out.insert(a, pick);
+            let source = frames.first().map(|(p, _)| p.clone());
+            out.insert(a, Located { line, source });
         }
         frames.clear();
     };
@@ -387,7 +470,9 @@ pub(super) fn parse_addr2line(text: &str, root: &Path) -> BTreeMap<u64, Option<(
 
 #[cfg(test)]
 mod tests {
+    use super::super::known::owners;
     use super::*;
+    use std::collections::BTreeSet;
 
     const NM: &str = "\
 0000000000192a50 000000000000004a t std::thread::functions::spawn
@@ -397,18 +482,39 @@ mod tests {
 000000000019f400 0000000000000010 t core::ptr::drop_in_place<u32>
 000000000019f880 0000000000000015 t double::main
 00000000001a17f0 000000000000000e T helper::double
+00000000001a2000 0000000000000010 t rustix::backend::arch::asm::syscall0_readonly
 0000000000648030 T _Unwind_Resume@plt
 0000000000200000 0000000000000010 T fork
 ";
 
     fn image() -> Image {
         let crates: BTreeSet<String> = ["double", "helper"].iter().map(|s| s.to_string()).collect();
+        let symbols: Vec<Sym> = parse_nm_sized(NM)
+            .into_iter()
+            .map(|(address, size, kind, name)| Sym {
+                address,
+                size,
+                kind,
+                raw: name.clone(),
+                demangled: name,
+            })
+            .collect();
+        let judged = |s: &Sym| -> Option<Owner> {
+            let owners = owners(&s.demangled);
+            if owners.iter().any(|o| crates.contains(o)) {
+                Some(Owner::Workspace)
+            } else if owners.iter().any(|o| o == "rustix") {
+                Some(Owner::Dependency("rustix".into()))
+            } else {
+                None
+            }
+        };
         let slots = parse_dynamic_relocations(
             "0000000000d15ac8 R_X86_64_RELATIVE  *ABS*+0x0000000000192a50\n\
              0000000000d15ad0 R_X86_64_GLOB_DAT  posix_spawnp@GLIBC_2.2.5\n\
              0000000000d15ad8 R_X86_64_RELATIVE  *ABS*+0x0000000000199070\n",
         );
-        Image::new(parse_nm_sized(NM), slots, &crates)
+        Image::new(&symbols, slots, &judged)
     }
 
     #[test]
@@ -424,24 +530,40 @@ mod tests {
             )
         );
         assert_eq!(s[1].3, "std::thread::join_handle::JoinHandle<T>::join");
-        assert_eq!(s[7], (0x648030, None, 'T', "_Unwind_Resume@plt".into()));
+        assert_eq!(s[8], (0x648030, None, 'T', "_Unwind_Resume@plt".into()));
     }
 
     #[test]
-    fn runs_cover_the_workspace_functions_only() {
+    fn runs_cover_the_judged_functions_only() {
         let image = image();
         assert_eq!(
             image.runs(),
-            // `double::main` and `helper::double` have no one else's symbol
-            // between them: one run, whose gap is no one's function.
-            [(0x19f300, 0x19f3f0), (0x19f880, 0x1a17fe)]
+            // `double::main`, `helper::double` and rustix's wrapper have no
+            // one else's symbol between them: one run, whose gaps are no
+            // one's function.
+            [(0x19f300, 0x19f3f0), (0x19f880, 0x1a2010)]
         );
         assert_eq!(
-            image.own_function_at(0x19f30f),
+            image.judged_at(0x19f30f).map(|(f, _)| f),
             Some("double::common::expected")
         );
-        assert_eq!(image.own_function_at(0x19f3f8), None, "a gap is no one's");
-        assert_eq!(image.own_function_at(0x192a60), None, "std's");
+        assert_eq!(
+            image.judged_at(0x19f3f8).map(|(f, _)| f),
+            None,
+            "a gap is no one's"
+        );
+        assert_eq!(image.judged_at(0x192a60).map(|(f, _)| f), None, "std's");
+    }
+
+    #[test]
+    fn close_runs_are_one_range_and_many_are_one_span() {
+        let k = 1024;
+        assert_eq!(
+            ranges(&[(0, 10), (100 * k, 101 * k), (400 * k, 401 * k)]),
+            [(0, 101 * k), (400 * k, 401 * k)]
+        );
+        let many: Vec<(u64, u64)> = (0..40).map(|i| (i * 200 * k, i * 200 * k + 5)).collect();
+        assert_eq!(ranges(&many), [(0, 39 * 200 * k + 5)]);
     }
 
     #[test]
@@ -459,8 +581,13 @@ mod tests {
 000000000019f3c0 <_ZN6double6common5quiet17hE>:
   19f3c0:\tcall   *0xb6712(%rip)        # d15ad8 <_DYNAMIC+0x458>
   19f3c6:\tret
+
+00000000001a2000 <_ZN6rustix7backend4arch3asm17syscall0_readonly17hE>:
+  1a2000:\tmov    %rdi,%rax
+  1a2003:\tsyscall
+  1a2005:\tret
 ";
-        let sites = image().sites(listing);
+        let sites = image().sites(listing.as_bytes()).unwrap();
         let got: Vec<(u64, &str, Family)> = sites
             .iter()
             .map(|s| (s.address, s.callee.as_str(), s.family))
@@ -473,11 +600,17 @@ mod tests {
                 (0x19f326, "posix_spawnp", Family::Processes),
                 (0x19f32f, "the `rdtsc` instruction", Family::Tsc),
                 (0x19f331, "fork", Family::Processes),
+                (0x1a2003, "the `syscall` instruction", Family::Syscalls),
             ]
         );
-        assert!(sites
+        assert!(sites[..5]
             .iter()
-            .all(|s| s.function == "double::common::expected"));
+            .all(|s| s.function == "double::common::expected" && s.owner == Owner::Workspace));
+        assert_eq!(sites[5].owner, Owner::Dependency("rustix".into()));
+        assert_eq!(
+            sites[5].function,
+            "rustix::backend::arch::asm::syscall0_readonly"
+        );
     }
 
     #[test]
@@ -498,13 +631,17 @@ tests/common/mod.rs:9
 ";
         let lines = parse_addr2line(text, root);
         assert_eq!(
-            lines[&0x19f30f],
+            lines[&0x19f30f].line,
             Some((PathBuf::from("/w/helper/tests/common/mod.rs"), 3))
         );
         assert_eq!(
-            lines[&0x19f331],
+            lines[&0x19f30f].source,
+            Some(PathBuf::from("/rustc/abc/library/std/src/thread/mod.rs"))
+        );
+        assert_eq!(
+            lines[&0x19f331].line,
             Some((PathBuf::from("/w/tests/common/mod.rs"), 9))
         );
-        assert_eq!(lines[&0x19f340], None);
+        assert_eq!(lines[&0x19f340], Located::default());
     }
 }
