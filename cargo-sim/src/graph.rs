@@ -123,6 +123,21 @@ impl Metadata {
         self.workspace_members.iter().any(|m| m == id)
     }
 
+    /// The folders of the packages `pick` names (by package name).
+    pub fn dirs_named(&self, pick: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+        self.packages
+            .iter()
+            .filter(|p| p["name"].as_str().is_some_and(&pick))
+            .filter_map(|p| {
+                Some(
+                    Path::new(p["manifest_path"].as_str()?)
+                        .parent()?
+                        .to_path_buf(),
+                )
+            })
+            .collect()
+    }
+
     /// A package's name, from its id.
     pub fn name_of(&self, id: &str) -> Option<&str> {
         self.packages
@@ -346,6 +361,10 @@ mod tests {
         assert!(meta.is_member("app-id"));
         assert!(!meta.is_member("helper-id"));
         assert_eq!(meta.root(), Path::new("/w"));
+        assert_eq!(
+            meta.dirs_named(|n| n == "tokio"),
+            [PathBuf::from("/r/tokio")]
+        );
         assert_eq!(reached[0].dir, PathBuf::from("/r/deep"));
         assert_eq!(reached[0].id, "deep-id");
         // Packages whose tests were not built are not where the walk starts.

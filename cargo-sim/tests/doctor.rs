@@ -283,7 +283,7 @@ fn a_thread_started_in_a_test_helper_is_named_by_file_and_line() {
     assert_eq!(found.len(), 1, "{text}");
     assert!(
         found[0].starts_with(&format!(
-            "blocker: helper/tests/common/mod.rs:{line} (helper): `double::common::expected` \
+            "blocker: helper/tests/common/mod.rs:{line}: `double::common::expected` \
              calls std::thread::"
         )),
         "{text}"

@@ -138,10 +138,10 @@ fn verb(callee: &str) -> &'static str {
     }
 }
 
-/// The workspace's own places, one finding per package, place and family
-/// (a helper compiled into several test binaries is one finding).
+/// The workspace's own places, one finding per place and family (a helper
+/// compiled into several executables is one finding).
 pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<String>) {
-    type Key = (String, String, Family);
+    type Key = (String, Family);
     // Place → (function, callee, every executable it is in).
     let mut places: BTreeMap<Key, (String, String, BTreeSet<String>)> = BTreeMap::new();
     let mut lineless = BTreeSet::new();
@@ -150,7 +150,7 @@ pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<Strin
             let place = match &site.line {
                 Some((file, line)) => {
                     let shown = file.strip_prefix(root).unwrap_or(file);
-                    format!("{}:{line} ({})", shown.display(), code.package)
+                    format!("{}:{line}", shown.display())
                 }
                 None => {
                     lineless.insert(code.label.clone());
@@ -158,14 +158,14 @@ pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<Strin
                 }
             };
             let entry = places
-                .entry((code.package.clone(), place, site.family))
+                .entry((place, site.family))
                 .or_insert_with(|| (site.function.clone(), site.callee.clone(), BTreeSet::new()));
             entry.2.insert(code.label.clone());
         }
     }
     let findings = places
         .into_iter()
-        .map(|((_, place, family), (function, callee, all))| {
+        .map(|((place, family), (function, callee, all))| {
             let first = all.iter().next().cloned().unwrap_or_default();
             Finding {
                 who: place,
@@ -564,7 +564,7 @@ mod tests {
             who,
             [
                 "helper, in `double::common::expected`",
-                "helper/tests/common/mod.rs:3 (helper)",
+                "helper/tests/common/mod.rs:3",
             ]
         );
         assert_eq!(

@@ -46,6 +46,14 @@
 //! simulator's (`OURS`), not the service's; what only the simulator
 //! depends on is not judged either.
 //!
+//! What it cannot see, or cannot tell apart: native (C, C++) code's own
+//! instructions (its calls are read); a vDSO clock looked up by hand; a
+//! call made only through a function pointer computed at run time; and
+//! whether a test runs simulated at all: a thread started in a plain
+//! `#[test]` that builds no runtime is fine under `cargo sim test`, but
+//! doctor lists it like any other (narrow what it builds with `--test`,
+//! `--lib` and the like).
+//!
 //! Exit codes: 0 when there are only notes, 1 when there is a blocker, 2 on
 //! bad usage, 3 when nothing blocks but something could not be built or
 //! read (a stripped executable, a library of LLVM bitcode only): doctor
@@ -231,11 +239,14 @@ fn examine(options: &Options) -> Result<Report, String> {
         );
     }
     // The workspace's crate names: the first segment of its functions'
-    // paths in an executable.
+    // paths in an executable (the simulator's, when it is a member, are
+    // not judged: this project's own workspace).
     let crates: BTreeSet<String> = artifacts
         .crates
         .iter()
-        .filter(|(id, _)| graph.is_member(id))
+        .filter(|(id, _)| {
+            graph.is_member(id) && !graph.name_of(id).is_some_and(|n| OURS.contains(&n))
+        })
         .map(|(_, name)| name.clone())
         .collect();
     let mut unknown = Vec::new();
@@ -301,13 +312,24 @@ fn examine(options: &Options) -> Result<Report, String> {
             .find(|o| dependencies.contains(o.as_str()))
             .map(Owner::Dependency)
     };
+    // A test target may share the simulator's crate name (a `tests/sim.rs`
+    // beside sim-harness's `sim`): its functions' source says whose they
+    // are.
+    let ours = graph.dirs_named(|n| OURS.contains(&n));
+    let simulator = |s: &own::Site| {
+        let file = s.line.as_ref().map(|(f, _)| f);
+        s.owner == Owner::Workspace && file.is_some_and(|f| ours.iter().any(|d| f.starts_with(d)))
+    };
     let mut placed = Vec::new();
     for (label, package, path, symbols) in &images {
         match own::sites(&tools, path, symbols, &judged, graph.root()) {
-            Ok(sites) => placed.push(Placed {
+            Ok(mut sites) => placed.push(Placed {
+                sites: {
+                    sites.retain(|s| !simulator(s));
+                    sites
+                },
                 label: label.clone(),
                 package: package.clone(),
-                sites,
             }),
             Err(e) => unknown.push(format!(
                 "{label} ({}): its own code could not be read: {e}",
