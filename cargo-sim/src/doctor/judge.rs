@@ -317,6 +317,16 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Place
         if families.is_empty() {
             continue;
         }
+        if let Some(k) = k.filter(|k| k.shown == Shown::Tool) {
+            report.notes.push(format!(
+                "{} {} {} ({})",
+                p.name,
+                p.version,
+                k.what,
+                evidence.join("; ")
+            ));
+            continue;
+        }
         let (what, advice) = match k {
             Some(k) => (k.what.to_string(), k.advice.to_string()),
             None => (
@@ -510,6 +520,24 @@ mod tests {
         // The workspace's own findings take none of it.
         let (own, _) = judge_own(&[], Path::new("/w"));
         assert!(own.is_empty());
+    }
+
+    #[test]
+    fn a_test_tools_processes_are_a_note() {
+        let code = "RELOCATION RECORDS FOR [.text._ZN8trybuild3run17hE]:\n\
+                    000000000000000e R_X86_64_PLT32    std::process::Command::output-0x4\n";
+        let report = judge(
+            &[examined("trybuild", code)],
+            &[binary(&["_ZN8trybuild3run17hE"])],
+            &[],
+        );
+        assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
+        assert_eq!(report.notes.len(), 1, "{report:?}");
+        assert!(
+            report.notes[0].starts_with("trybuild 1.0.0 runs cargo and rustc as processes"),
+            "{report:?}"
+        );
+        assert!(report.notes[0].contains("calls std::process::Command::output"));
     }
 
     #[test]

@@ -117,6 +117,10 @@ pub(super) enum Shown {
     /// attribute: counted when it is linked (or built, if it has no
     /// function sections to tell by).
     Native(Family),
+    /// A test tool whose escape a test asks for by using it (trybuild runs
+    /// cargo): in a plain `#[test]`, outside any simulation, that is its
+    /// job. What its code reaches is a note, not a blocker.
+    Tool,
 }
 
 pub(super) struct Known {
@@ -211,6 +215,42 @@ pub(super) const KNOWN: &[Known] = &[
         shown: Shown::Linked(Family::Tsc),
         what: "reads the CPU's timestamp counter: real time, not the seed's",
         advice: "read time through std::time::Instant or tokio::time in code under simulated tests",
+    },
+    Known {
+        name: "trybuild",
+        shown: Shown::Tool,
+        what:
+            "runs cargo and rustc as processes (a test tool: in a plain #[test] that is its job; \
+               in a simulated test it would be a blocker)",
+        advice: "",
+    },
+    Known {
+        name: "assert_cmd",
+        shown: Shown::Tool,
+        what: "runs the program under test as a process (a test tool: in a plain #[test] that is \
+               its job; in a simulated test it would be a blocker)",
+        advice: "",
+    },
+    Known {
+        name: "escargot",
+        shown: Shown::Tool,
+        what: "builds and runs programs as processes (a test tool: in a plain #[test] that is its \
+               job; in a simulated test it would be a blocker)",
+        advice: "",
+    },
+    Known {
+        name: "rusty-fork",
+        shown: Shown::Tool,
+        what: "runs a test case in a child process when the test asks (proptest's `fork` and \
+               `timeout`); leave those off in simulated tests",
+        advice: "",
+    },
+    Known {
+        name: "criterion",
+        shown: Shown::Tool,
+        what: "a benchmark harness, which measures real time by design; benchmarks are not \
+               simulated",
+        advice: "",
     },
     Known {
         name: "librocksdb-sys",
@@ -615,6 +655,8 @@ mod tests {
         assert_eq!(names.len(), KNOWN.len(), "one entry per crate");
         for k in KNOWN {
             assert!(!OURS.contains(&k.name), "{}", k.name);
+            // A blocker always says what to do; a tool's note needs not.
+            assert_eq!(k.advice.is_empty(), k.shown == Shown::Tool, "{}", k.name);
         }
     }
 

@@ -37,8 +37,10 @@
 //!    CPU's counters, its instructions are read too (`objdump -d`). Such a
 //!    function counts when it is linked into an executable judged here
 //!    (`nm`). A few crates are known cases (`known::KNOWN`): their entry
-//!    words the finding, or counts what the code cannot show (quanta's TSC
-//!    mode, RocksDB's C++ threads).
+//!    words the finding, counts what the code cannot show (quanta's TSC
+//!    mode, RocksDB's C++ threads), or makes what a test tool does on
+//!    request a note (trybuild and assert_cmd run processes: their job in
+//!    a plain `#[test]`).
 //!
 //! Attributing calls to the calling crate is what keeps the expected ones
 //! out: libtest starts a thread per test, the real Tokio under the
