@@ -317,7 +317,7 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Place
         if families.is_empty() {
             continue;
         }
-        if let Some(k) = k.filter(|k| k.shown == Shown::Tool) {
+        if let Some(k) = k.filter(|k| k.shown == Shown::OnRequest) {
             report.notes.push(format!(
                 "{} {} {} ({})",
                 p.name,

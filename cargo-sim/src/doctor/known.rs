@@ -117,10 +117,12 @@ pub(super) enum Shown {
     /// attribute: counted when it is linked (or built, if it has no
     /// function sections to tell by).
     Native(Family),
-    /// A test tool whose escape a test asks for by using it (trybuild runs
-    /// cargo): in a plain `#[test]`, outside any simulation, that is its
-    /// job. What its code reaches is a note, not a blocker.
-    Tool,
+    /// Its code reaches something only when the caller asks for it: a test
+    /// tool run by a plain `#[test]`, outside any simulation (trybuild runs
+    /// cargo: that is its job), or a library whose escape is opt-in
+    /// (SQLite's sorter threads, after `PRAGMA threads`). A note, not a
+    /// blocker.
+    OnRequest,
 }
 
 pub(super) struct Known {
@@ -218,7 +220,7 @@ pub(super) const KNOWN: &[Known] = &[
     },
     Known {
         name: "trybuild",
-        shown: Shown::Tool,
+        shown: Shown::OnRequest,
         what:
             "runs cargo and rustc as processes (a test tool: in a plain #[test] that is its job; \
                in a simulated test it would be a blocker)",
@@ -226,30 +228,37 @@ pub(super) const KNOWN: &[Known] = &[
     },
     Known {
         name: "assert_cmd",
-        shown: Shown::Tool,
+        shown: Shown::OnRequest,
         what: "runs the program under test as a process (a test tool: in a plain #[test] that is \
                its job; in a simulated test it would be a blocker)",
         advice: "",
     },
     Known {
         name: "escargot",
-        shown: Shown::Tool,
+        shown: Shown::OnRequest,
         what: "builds and runs programs as processes (a test tool: in a plain #[test] that is its \
                job; in a simulated test it would be a blocker)",
         advice: "",
     },
     Known {
         name: "rusty-fork",
-        shown: Shown::Tool,
+        shown: Shown::OnRequest,
         what: "runs a test case in a child process when the test asks (proptest's `fork` and \
                `timeout`); leave those off in simulated tests",
         advice: "",
     },
     Known {
         name: "criterion",
-        shown: Shown::Tool,
+        shown: Shown::OnRequest,
         what: "a benchmark harness, which measures real time by design; benchmarks are not \
                simulated",
+        advice: "",
+    },
+    Known {
+        name: "libsqlite3-sys",
+        shown: Shown::OnRequest,
+        what: "links SQLite's sorter threads, which start only after `PRAGMA threads = N` (0 by \
+               default); leave it at 0 in simulated tests (a simulation refuses the threads)",
         advice: "",
     },
     Known {
@@ -633,16 +642,11 @@ mod tests {
 
     #[test]
     fn the_table_is_small_true_and_leaves_out_what_the_interposers_serve() {
-        for served in [
-            "mio",
-            "socket2",
-            "hyper-util",
-            "libsqlite3-sys",
-            "redb",
-            "tempfile",
-        ] {
+        for served in ["mio", "socket2", "hyper-util", "redb", "tempfile"] {
             assert!(known(served).is_none(), "{served} is served now");
         }
+        // SQLite's files are served; its sorter threads are a note.
+        assert_eq!(known("libsqlite3-sys").unwrap().shown, Shown::OnRequest);
         assert!(
             known("crossbeam-channel").is_none(),
             "channels start no thread"
@@ -655,8 +659,13 @@ mod tests {
         assert_eq!(names.len(), KNOWN.len(), "one entry per crate");
         for k in KNOWN {
             assert!(!OURS.contains(&k.name), "{}", k.name);
-            // A blocker always says what to do; a tool's note needs not.
-            assert_eq!(k.advice.is_empty(), k.shown == Shown::Tool, "{}", k.name);
+            // A blocker always says what to do; a note on request needs not.
+            assert_eq!(
+                k.advice.is_empty(),
+                k.shown == Shown::OnRequest,
+                "{}",
+                k.name
+            );
         }
     }
 

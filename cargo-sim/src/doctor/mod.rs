@@ -27,10 +27,13 @@
 //! The tests are built as `cargo sim test --no-run` builds them, and two
 //! kinds of code are read:
 //!
-//! 1. **The workspace's own code** (own.rs): its libraries, test targets
-//!    and examples, in the executables themselves (`nm`, `objdump -d` of
-//!    its functions only, `objdump -R`), each blocker named by file and
-//!    line from the debug information (`addr2line`).
+//! 1. **The code in the executables** (own.rs): the workspace's own (its
+//!    libraries, test targets, their helpers and examples), and the
+//!    dependencies' generic or inline functions instantiated by their
+//!    callers (rustix's `syscall` wrappers), which no library holds; read
+//!    with `nm`, `objdump -d` of those functions only and `objdump -R`. A
+//!    blocker in the workspace's code is named by file and line from the
+//!    debug information (`addr2line`).
 //! 2. **The libraries outside it**: each library's relocations (`objdump
 //!    -r`, one section per function) say which of its functions call a
 //!    watched function; where its source hints at inline assembly or the
@@ -38,9 +41,10 @@
 //!    function counts when it is linked into an executable judged here
 //!    (`nm`). A few crates are known cases (`known::KNOWN`): their entry
 //!    words the finding, counts what the code cannot show (quanta's TSC
-//!    mode, RocksDB's C++ threads), or makes what a test tool does on
-//!    request a note (trybuild and assert_cmd run processes: their job in
-//!    a plain `#[test]`).
+//!    mode, RocksDB's C++ threads), or makes what a crate does only on
+//!    request a note (trybuild and assert_cmd run processes, their job in
+//!    a plain `#[test]`; SQLite starts sorter threads only after `PRAGMA
+//!    threads`).
 //!
 //! Attributing calls to the calling crate is what keeps the expected ones
 //! out: libtest starts a thread per test, the real Tokio under the
