@@ -107,7 +107,7 @@ pub(super) fn parse_artifacts(stdout: &[u8]) -> Artifacts {
     a
 }
 
-/// A test binary's defined symbols.
+/// An executable's defined symbols: what is linked into it.
 pub(super) struct Symbols {
     pub(super) label: String,
     pub(super) defined: HashSet<String>,
