@@ -127,12 +127,13 @@ const OURS: &[&str] = &[
 
 mod judge;
 mod known;
+mod names;
 mod objects;
 mod own;
 
 use judge::{judge, judge_own, Examined, Placed, Report, EXIT_UNREAD};
 use known::hints_instructions;
-use known::owners;
+use names::owners;
 use objects::{parse_artifacts, read_code, read_instructions, Code, Symbols, Tools};
 use own::{read_image, Owner, Sym};
 

@@ -2,7 +2,8 @@
 //! JSON messages, symbols with `nm`, calls with `objdump -r`, the
 //! instructions outside the seed with `objdump -d`.
 
-use super::known::{instruction, watched, Family};
+use super::known::Family;
+use super::names::{instruction, watched};
 use super::own::Sym;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

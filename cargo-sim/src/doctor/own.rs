@@ -26,7 +26,8 @@
 //! gives the line. Without debug information (`debug = false` for the test
 //! profile) the function is still named, without a line.
 
-use super::known::{instruction, watched, Family};
+use super::known::Family;
+use super::names::{instruction, watched};
 use super::objects::{instruction_line, mnemonic, stream, Tools};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -470,7 +471,7 @@ pub(super) fn parse_addr2line(text: &str, root: &Path) -> BTreeMap<u64, Located>
 
 #[cfg(test)]
 mod tests {
-    use super::super::known::owners;
+    use super::super::names::owners;
     use super::*;
     use std::collections::BTreeSet;
 
