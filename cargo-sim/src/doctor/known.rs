@@ -263,6 +263,17 @@ pub(super) const KNOWN: &[Known] = &[
         advice: "",
     },
     Known {
+        name: "aws-lc-sys",
+        shown: Shown::Native(Family::CpuRandom),
+        what: "AWS-LC's generator seeds from CPU jitter timed with `rdtsc` and mixes in `RDRAND` \
+               on every draw, in C code no interposer sees: keys, nonces and session tickets \
+               differ from run to run of a seed (the schedule stays the seed's while record \
+               lengths do)",
+        advice: "install rustls's ring provider in simulated tests \
+                 (`rustls::crypto::ring::default_provider().install_default()`), whose \
+                 randomness is getrandom's, so a seed sends the same bytes",
+    },
+    Known {
         name: "librocksdb-sys",
         shown: Shown::Native(Family::Threads),
         what: "RocksDB's C++ code starts threads of its own, which a simulation refuses",
