@@ -13,6 +13,7 @@ const MIN_TOKIO: (u64, u64) = (1, 54);
 
 pub struct Metadata {
     target_directory: PathBuf,
+    workspace_root: PathBuf,
     packages: Vec<Value>,
     workspace_members: Vec<String>,
     /// `resolve.nodes`: each package's resolved dependencies and features.
@@ -102,6 +103,7 @@ impl Metadata {
         };
         Ok(Metadata {
             target_directory: path("target_directory")?,
+            workspace_root: path("workspace_root")?,
             packages: v["packages"].as_array().cloned().unwrap_or_default(),
             workspace_members: strings(&v["workspace_members"]),
             nodes: v["resolve"]["nodes"]
@@ -109,6 +111,31 @@ impl Metadata {
                 .cloned()
                 .unwrap_or_default(),
         })
+    }
+
+    /// The workspace's folder.
+    pub fn root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// Whether a package (by id) is one of the workspace's members.
+    pub fn is_member(&self, id: &str) -> bool {
+        self.workspace_members.iter().any(|m| m == id)
+    }
+
+    /// The folders of the packages `pick` names (by package name).
+    pub fn dirs_named(&self, pick: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+        self.packages
+            .iter()
+            .filter(|p| p["name"].as_str().is_some_and(&pick))
+            .filter_map(|p| {
+                Some(
+                    Path::new(p["manifest_path"].as_str()?)
+                        .parent()?
+                        .to_path_buf(),
+                )
+            })
+            .collect()
     }
 
     /// A package's name, from its id.
@@ -308,6 +335,7 @@ mod tests {
         let dep = |name: &str, kind: Option<&str>| serde_json::json!({ "pkg": format!("{name}-id"), "dep_kinds": [{ "kind": kind }] });
         let json = serde_json::json!({
             "target_directory": "/t",
+            "workspace_root": "/w",
             "workspace_members": ["app-id"],
             "packages": [
                 pkg("app", "lib"), pkg("tokio", "lib"), pkg("mio", "lib"), pkg("helper", "lib"),
@@ -330,6 +358,13 @@ mod tests {
         let reached = meta.reached_outside(&BTreeSet::from(["app-id"]), |n| n == "tokio");
         let names: Vec<&str> = reached.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["deep", "helper"]);
+        assert!(meta.is_member("app-id"));
+        assert!(!meta.is_member("helper-id"));
+        assert_eq!(meta.root(), Path::new("/w"));
+        assert_eq!(
+            meta.dirs_named(|n| n == "tokio"),
+            [PathBuf::from("/r/tokio")]
+        );
         assert_eq!(reached[0].dir, PathBuf::from("/r/deep"));
         assert_eq!(reached[0].id, "deep-id");
         // Packages whose tests were not built are not where the walk starts.

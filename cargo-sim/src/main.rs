@@ -6,7 +6,7 @@
 //! cargo sim test [cargo test arguments]     # every crate that uses tokio, simulated
 //! cargo sim run --bin server                # the same for a binary
 //! cargo sim clippy --all-targets            # lint the simulated build
-//! cargo sim doctor                          # what in the graph still escapes the seed
+//! cargo sim doctor                          # what still reaches outside the seed
 //! ```
 //!
 //! How: every crate in the graph that depends on `tokio = "1…"` must get the
@@ -45,9 +45,10 @@ commands:
   clippy   cargo clippy, the same: lints the code as the simulation compiles
            it (cfg(simulation) and cfg(sim_graph) are set); lint arguments
            after `--` as with cargo clippy
-  doctor   what in the graph still escapes the seed (OS threads, real sockets,
-           real files, the TSC); exits 1 if something does.
-           cargo sim doctor [--manifest-path P] [-p PKG]...
+  doctor   what still reaches outside the seed, in the workspace's own code
+           (by file and line) and its dependencies: OS threads, processes,
+           blocking std socket I/O, raw system calls, the TSC; exits 1 if
+           something does. cargo sim doctor --help says more.
 
 The SIM_* variables (SIM_SEED, SIM_SEEDS, SIM_SCHEDULE, ...) pass through.
 A failure's replay line is a `cargo sim test ...` command.

@@ -1,21 +1,137 @@
-//! `cargo sim doctor` on a workspace outside this project with two crates:
-//! `escapes` calls into `bg-worker` (a path crate that is not the
-//! workspace's: it starts an OS thread, and has a `std::fs` function no test
-//! reaches) and `tempfile` (real files), and `clean` uses plain Tokio only.
-//! Doctor names the escaping crates and exits 1, passes the clean one with
-//! 0, and leaves the workspace's `Cargo.lock` byte for byte as it was.
+//! `cargo sim doctor` on a workspace outside this project, with three
+//! members that share one build (one target directory, kept between runs
+//! under this workspace's `target/cargo-sim-fixture/doctor`):
+//!
+//! - `web` serves axum on a socket2 listener, calls it with reqwest,
+//!   connects a tonic channel to a tonic server and keeps its data with
+//!   `std::fs`: all simulated now, so doctor finds nothing and exits 0, and
+//!   `cargo sim test` passes it.
+//! - `helper`'s test helper (`tests/common/mod.rs`) starts an OS thread:
+//!   doctor names that file and line and exits 1, and `cargo sim test`
+//!   indeed fails it.
+//! - `jobs` calls `bg-worker`, a path crate outside the workspace that
+//!   starts a thread (doctor names its function), and `tempfile` (real
+//!   files once, simulated now: not named).
+//!
+//! The first run builds the graph (tokio's simulation, hyper, axum, tonic,
+//! reqwest): about 1.5 minutes on two cores; each doctor run after it takes
+//! some seconds.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
 const WORKSPACE: &str = r#"[workspace]
-members = ["escapes", "clean"]
+members = ["web", "helper", "jobs"]
 resolver = "2"
 "#;
 
-const ESCAPES: &str = r#"[package]
-name = "escapes"
+const WEB: &str = r#"[package]
+name = "web"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+axum = { version = "0.8", default-features = false, features = ["http1", "tokio"] }
+reqwest = { version = "0.13", default-features = false }
+tonic = { version = "0.14", default-features = false, features = ["transport", "router"] }
+socket2 = "0.6"
+"#;
+
+const WEB_LIB: &str = r#"
+use std::net::SocketAddr;
+
+/// The notes service: what was saved, read back from the disk.
+pub fn app() -> axum::Router {
+    axum::Router::new().route("/notes", axum::routing::get(notes))
+}
+
+async fn notes() -> String {
+    std::fs::read_to_string("data/notes.txt").unwrap_or_default()
+}
+
+/// Saves the notes where `app` serves them from.
+pub fn save(text: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all("data")?;
+    std::fs::write("data/notes.txt", text)
+}
+
+/// A listener made with socket2, as services that tune their sockets do.
+pub fn listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(128)?;
+    tokio::net::TcpListener::from_std(socket.into())
+}
+"#;
+
+const WEB_TEST: &str = r#"
+use std::time::Duration;
+
+#[tokio::test]
+async fn notes_are_served_over_http_and_a_grpc_channel_connects() {
+    web::save("hello").unwrap();
+    let listener = web::listener("127.0.0.1:8080".parse().unwrap()).unwrap();
+    tokio::spawn(async move { axum::serve(listener, web::app()).await.unwrap() });
+    let body = reqwest::get("http://127.0.0.1:8080/notes")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(body, "hello");
+
+    let grpc = tonic::transport::Server::builder()
+        .add_routes(tonic::service::Routes::default())
+        .serve("127.0.0.1:50051".parse().unwrap());
+    tokio::spawn(async move { grpc.await.unwrap() });
+    // Until the server's task has bound its listener.
+    let endpoint = tonic::transport::Endpoint::from_static("http://127.0.0.1:50051");
+    while endpoint.connect().await.is_err() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+"#;
+
+const HELPER: &str = r#"[package]
+name = "helper"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+"#;
+
+const HELPER_LIB: &str = r#"
+/// Doubles, on the runtime.
+pub async fn double(n: u32) -> u32 {
+    tokio::task::yield_now().await;
+    n * 2
+}
+"#;
+
+const HELPER_COMMON: &str = r#"//! Helpers the tests share.
+
+/// Computes the expected answer off the runtime, as test helpers often do.
+pub fn expected(n: u32) -> u32 {
+    std::thread::spawn(move || n * 2).join().unwrap()
+}
+"#;
+
+const HELPER_TEST: &str = r#"
+mod common;
+
+#[tokio::test]
+async fn doubles() {
+    assert_eq!(helper::double(21).await, common::expected(21));
+}
+"#;
+
+const JOBS: &str = r#"[package]
+name = "jobs"
 version = "0.1.0"
 edition = "2021"
 
@@ -25,7 +141,7 @@ bg-worker = { path = "../../doctor-bg-worker" }
 tempfile = "3"
 "#;
 
-const ESCAPES_LIB: &str = r#"
+const JOBS_LIB: &str = r#"
 /// Hands a job to the background worker, then spools its result.
 pub async fn job() -> u32 {
     tokio::task::yield_now().await;
@@ -35,35 +151,10 @@ pub async fn job() -> u32 {
 }
 "#;
 
-const ESCAPES_TEST: &str = r#"
+const JOBS_TEST: &str = r#"
 #[tokio::test]
 async fn job_runs() {
-    assert_eq!(escapes::job().await, 7);
-}
-"#;
-
-const CLEAN: &str = r#"[package]
-name = "clean"
-version = "0.1.0"
-edition = "2021"
-
-[dependencies]
-tokio = { version = "1", features = ["full"] }
-"#;
-
-const CLEAN_LIB: &str = r#"
-/// Waits for the next tick.
-pub async fn tick() -> std::time::Duration {
-    let t0 = tokio::time::Instant::now();
-    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    t0.elapsed()
-}
-"#;
-
-const CLEAN_TEST: &str = r#"
-#[tokio::test]
-async fn ticks() {
-    assert!(clean::tick().await >= std::time::Duration::from_secs(1));
+    assert_eq!(jobs::job().await, 7);
 }
 "#;
 
@@ -81,11 +172,6 @@ const WORKER_LIB: &str = r#"
 /// Computes on a thread of its own.
 pub fn start() -> u32 {
     std::thread::spawn(|| 7).join().unwrap()
-}
-
-/// Reads a file; no test calls it, so it is never linked.
-pub fn hostname() -> bool {
-    std::fs::File::open("/etc/hostname").is_ok()
 }
 "#;
 
@@ -105,38 +191,40 @@ fn write(path: PathBuf, text: &str) {
 fn fixture() -> PathBuf {
     // Under this workspace's target directory (outside its members), kept
     // between runs so its build is reused.
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cargo-sim-fixture");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let base = here.join("../target/cargo-sim-fixture");
     let dir = base.join("doctor");
     write(dir.join("Cargo.toml"), WORKSPACE);
-    write(dir.join("escapes/Cargo.toml"), ESCAPES);
-    write(dir.join("escapes/src/lib.rs"), ESCAPES_LIB);
-    write(dir.join("escapes/tests/job.rs"), ESCAPES_TEST);
-    write(dir.join("clean/Cargo.toml"), CLEAN);
-    write(dir.join("clean/src/lib.rs"), CLEAN_LIB);
-    write(dir.join("clean/tests/tick.rs"), CLEAN_TEST);
+    write(dir.join("web/Cargo.toml"), WEB);
+    write(dir.join("web/src/lib.rs"), WEB_LIB);
+    write(dir.join("web/tests/serve.rs"), WEB_TEST);
+    write(dir.join("helper/Cargo.toml"), HELPER);
+    write(dir.join("helper/src/lib.rs"), HELPER_LIB);
+    write(dir.join("helper/tests/common/mod.rs"), HELPER_COMMON);
+    write(dir.join("helper/tests/double.rs"), HELPER_TEST);
+    write(dir.join("jobs/Cargo.toml"), JOBS);
+    write(dir.join("jobs/src/lib.rs"), JOBS_LIB);
+    write(dir.join("jobs/tests/job.rs"), JOBS_TEST);
     write(base.join("doctor-bg-worker/Cargo.toml"), WORKER);
     write(base.join("doctor-bg-worker/src/lib.rs"), WORKER_LIB);
-    // Its own lock, as a project has one (resolved from what this
-    // machine's registry cache holds).
-    let status = Command::new(env!("CARGO"))
-        .args(["generate-lockfile", "--offline"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo generate-lockfile");
+    // Its own lock, as a project has one: this workspace's, so its
+    // versions are the ones this workspace's build already fetched (cargo
+    // drops what the fixture does not use).
+    let lock = std::fs::read_to_string(here.join("../Cargo.lock")).unwrap();
+    write(dir.join("Cargo.lock"), &lock);
     dir
 }
 
-fn doctor(dir: &Path, args: &[&str]) -> (Output, String) {
+fn cargo_sim(dir: &Path, args: &[&str]) -> (Output, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-sim"))
         .arg("sim")
-        .arg("doctor")
         .args(args)
         .current_dir(dir)
-        .env("CARGO_NET_OFFLINE", "true")
         // The fixture's own target directory, whatever this build uses.
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("RUSTFLAGS")
+        .env_remove("SIM_SEED")
+        .env_remove("SIM_SEEDS")
         .output()
         .unwrap();
     let text = format!(
@@ -147,57 +235,65 @@ fn doctor(dir: &Path, args: &[&str]) -> (Output, String) {
     (out, text)
 }
 
+fn blockers(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("blocker: "))
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn doctor_names_the_crates_that_escape_and_exits_1() {
+fn a_service_on_axum_reqwest_tonic_socket2_and_std_fs_has_no_blocker() {
+    let _one = FIXTURE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let t0 = std::time::Instant::now();
+    let (out, text) = cargo_sim(&dir, &["doctor", "-p", "web"]);
+    eprintln!("cargo sim doctor -p web took {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(blockers(&out), Vec::<String>::new(), "{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.ends_with(
+            "cargo sim doctor: nothing here reaches outside the seed that doctor knows of\n"
+        ),
+        "{text}"
+    );
+    // What doctor passes runs: the same build, simulated.
+    let (out, text) = cargo_sim(&dir, &["test", "-p", "web"]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+}
+
+#[test]
+fn a_thread_started_in_a_test_helper_is_named_by_file_and_line() {
     let _one = FIXTURE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fixture();
     let lock_before = std::fs::read(dir.join("Cargo.lock")).unwrap();
     let t0 = std::time::Instant::now();
-    let (out, text) = doctor(&dir, &[]);
-    eprintln!("cargo sim doctor (both crates) took {:?}", t0.elapsed());
+    let (out, text) = cargo_sim(&dir, &["doctor", "-p", "helper"]);
+    eprintln!("cargo sim doctor -p helper took {:?}", t0.elapsed());
     assert_eq!(out.status.code(), Some(1), "{text}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = |start: &str| {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(start))
-            .unwrap_or_else(|| panic!("no line starting with `{start}`:\n{text}"))
-            .to_string()
-    };
-    let worker = line("bg-worker 0.2.0: starts OS threads");
+    let line = HELPER_COMMON
+        .lines()
+        .position(|l| l.contains("thread::spawn"))
+        .unwrap()
+        + 1;
+    let found = blockers(&out);
+    assert_eq!(found.len(), 1, "{text}");
     assert!(
-        worker.contains("bg_worker::start calls std::thread::"),
-        "{worker}"
+        found[0].starts_with(&format!(
+            "blocker: helper/tests/common/mod.rs:{line}: `double::common::expected` \
+             calls std::thread::"
+        )),
+        "{text}"
     );
     assert!(
-        worker.contains("linked into escapes test `job`"),
-        "{worker}"
-    );
-    // `hostname` opens a file, but nothing links it.
-    assert!(
-        worker.contains("in the source only: std::fs::, File::open"),
-        "{worker}"
+        found[0].ends_with("linked into helper test `double`"),
+        "{text}"
     );
     assert!(
-        worker.contains(" — run that work on tokio::spawn"),
-        "{worker}"
-    );
-    let tempfile = line("tempfile 3.");
-    assert!(tempfile.contains("real disk through std::fs"), "{tempfile}");
-    assert!(tempfile.contains("calls std::fs::"), "{tempfile}");
-    // The simulator's crates, and what only they depend on, are not judged.
-    for ours in ["tokio ", "mio ", "socket2 ", "sim-"] {
-        assert!(
-            !stdout.lines().any(|l| l.starts_with(ours)),
-            "{ours}is the simulator's:\n{text}"
-        );
-    }
-    assert!(
-        stdout
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .starts_with("cargo sim doctor: 2 crates escape the seed"),
+        text.contains("\n    do:  run that work with tokio::task::spawn_blocking"),
         "{text}"
     );
     assert_eq!(
@@ -205,27 +301,44 @@ fn doctor_names_the_crates_that_escape_and_exits_1() {
         lock_before,
         "cargo sim doctor changed the workspace's Cargo.lock"
     );
+    // What doctor names fails the simulated test, as it said.
+    let (out, text) = cargo_sim(&dir, &["test", "-p", "helper"]);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("sim: a simulated task tried to start an OS thread"),
+        "{text}"
+    );
 }
 
 #[test]
-fn doctor_passes_a_plain_tokio_crate_with_0() {
+fn a_dependency_that_starts_a_thread_is_named_and_tempfile_is_not() {
     let _one = FIXTURE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fixture();
-    let t0 = std::time::Instant::now();
-    let (out, text) = doctor(&dir, &["-p", "clean"]);
-    eprintln!("cargo sim doctor -p clean took {:?}", t0.elapsed());
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (out, text) = cargo_sim(&dir, &["doctor", "-p", "jobs"]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let found = blockers(&out);
+    assert_eq!(found.len(), 1, "{text}");
     assert!(
-        String::from_utf8_lossy(&out.stdout).ends_with(
-            "cargo sim doctor: nothing in this graph escapes the seed that doctor knows of\n"
-        ),
+        found[0].starts_with("blocker: bg-worker 0.2.0: `bg_worker::start` calls std::thread::"),
+        "{text}"
+    );
+    assert!(found[0].contains("linked into jobs test `job`"), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("cargo sim doctor: 1 blocker"),
         "{text}"
     );
 }
 
 #[test]
 fn bad_usage_exits_2_and_says_how() {
-    let (out, text) = doctor(Path::new(env!("CARGO_MANIFEST_DIR")), &["--release"]);
+    let (out, text) = cargo_sim(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["doctor", "--release"],
+    );
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("unexpected argument `--release`"), "{text}");
     assert!(text.contains("usage: cargo sim doctor"), "{text}");

@@ -141,7 +141,7 @@ impl Fs {
                     f.data = data;
                     used += f.data.len() as u64;
                 }
-                Body::Symlink(_) => {}
+                Body::Symlink(_) | Body::Socket => {}
             }
         }
         assert!(entries.is_empty());
@@ -173,6 +173,7 @@ impl Fs {
                     }
                 }
                 Body::Symlink(t) => h = fold(h, t.as_os_str().len() as u64),
+                Body::Socket => {}
             }
         }
         h

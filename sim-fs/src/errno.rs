@@ -8,6 +8,7 @@ use std::io;
 pub const EPERM: i32 = 1;
 pub const ENOENT: i32 = 2;
 pub const EIO: i32 = 5;
+pub const ENXIO: i32 = 6;
 pub const EBADF: i32 = 9;
 pub const EAGAIN: i32 = 11;
 pub const EACCES: i32 = 13;
@@ -21,6 +22,8 @@ pub const ENAMETOOLONG: i32 = 36;
 pub const ENOTEMPTY: i32 = 39;
 pub const ELOOP: i32 = 40;
 pub const EOPNOTSUPP: i32 = 95;
+pub const EADDRINUSE: i32 = 98;
+pub const ECONNREFUSED: i32 = 111;
 
 /// The error a system call failing with `code` returns.
 pub fn err(code: i32) -> io::Error {

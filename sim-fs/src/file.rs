@@ -114,7 +114,7 @@ impl Fs {
                 match i.kind() {
                     FileKind::Symlink => return fail(ELOOP),
                     FileKind::Dir if writable => return fail(EISDIR),
-                    FileKind::File if flags.directory => return fail(ENOTDIR),
+                    FileKind::File | FileKind::Socket if flags.directory => return fail(ENOTDIR),
                     _ => {}
                 }
                 if flags.read && i.meta.mode & 0o400 == 0 {
@@ -122,6 +122,12 @@ impl Fs {
                 }
                 if writable && i.meta.mode & 0o200 == 0 {
                     return fail(EACCES);
+                }
+                if i.kind() == FileKind::Socket {
+                    // A socket file passes the permission checks, then has
+                    // no `open` of its own (Linux's `sock_no_open`); it is
+                    // never truncated.
+                    return fail(ENXIO);
                 }
                 if flags.truncate {
                     self.truncate_ino(ino, 0, now)?;
@@ -594,7 +600,7 @@ impl Fs {
                 d.durable = d.entries.clone();
                 self.collect_garbage();
             }
-            Body::Symlink(_) => {}
+            Body::Symlink(_) | Body::Socket => {}
         }
     }
 

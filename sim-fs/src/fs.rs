@@ -40,6 +40,7 @@ impl Stat {
             FileKind::File => 0o100_000,
             FileKind::Dir => 0o040_000,
             FileKind::Symlink => 0o120_000,
+            FileKind::Socket => 0o140_000,
         };
         kind | self.mode
     }
@@ -252,6 +253,7 @@ impl Fs {
         let (len, nlink) = match &i.body {
             Body::File(f) => (f.data.len() as u64, u64::from(i.links)),
             Body::Symlink(t) => (t.as_os_str().len() as u64, u64::from(i.links)),
+            Body::Socket => (0, u64::from(i.links)),
             Body::Dir(d) => {
                 let subdirs = d
                     .entries
@@ -332,7 +334,7 @@ impl Fs {
         let ino = self.lookup(path, false)?;
         match self.inode(ino).kind() {
             FileKind::Symlink => self.remove_file(path, now),
-            FileKind::File => fail(ENOTDIR),
+            FileKind::File | FileKind::Socket => fail(ENOTDIR),
             FileKind::Dir => {
                 let names: Vec<OsString> = self.dir(ino).entries.keys().cloned().collect();
                 for name in names {
@@ -544,7 +546,7 @@ impl Fs {
             match &mut i.body {
                 Body::File(f) => f.sync(),
                 Body::Dir(d) => d.durable = d.entries.clone(),
-                Body::Symlink(_) => {}
+                Body::Symlink(_) | Body::Socket => {}
             }
         }
     }

@@ -1,5 +1,5 @@
-//! Inodes: what a file, directory or symlink is, in the page cache and on
-//! the durable medium.
+//! Inodes: what a file, directory, symlink or socket file is, in the page
+//! cache and on the durable medium.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,6 +15,9 @@ pub enum FileKind {
     File,
     Dir,
     Symlink,
+    /// A Unix socket's file, made by `bind(2)` (`S_IFSOCK`): a name with
+    /// no data, which the network model's socket holds by inode number.
+    Socket,
 }
 
 /// A change to a file's data not yet made durable, in the order it was made.
@@ -103,6 +106,7 @@ pub(crate) enum Body {
     File(FileData),
     Dir(DirData),
     Symlink(PathBuf),
+    Socket,
 }
 
 /// Metadata that `sync_all` makes durable.
@@ -152,6 +156,7 @@ impl Inode {
             Body::File(_) => FileKind::File,
             Body::Dir(_) => FileKind::Dir,
             Body::Symlink(_) => FileKind::Symlink,
+            Body::Socket => FileKind::Socket,
         }
     }
 

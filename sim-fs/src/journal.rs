@@ -19,6 +19,8 @@ pub enum Op {
     Mkdir(PathBuf),
     /// `symlink`: the link made.
     Symlink(PathBuf),
+    /// A Unix socket's `bind` made its socket file.
+    Bind(PathBuf),
     /// `link`: a second name for `original`.
     Link { original: PathBuf, link: PathBuf },
     /// `rename`.
@@ -45,6 +47,7 @@ impl Op {
             Op::Create(_) => "create",
             Op::Mkdir(_) => "mkdir",
             Op::Symlink(_) => "symlink",
+            Op::Bind(_) => "bind",
             Op::Link { .. } => "link",
             Op::Rename { .. } => "rename",
             Op::Unlink(_) => "unlink",
@@ -63,7 +66,12 @@ impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.name();
         match self {
-            Op::Create(p) | Op::Mkdir(p) | Op::Symlink(p) | Op::Unlink(p) | Op::Rmdir(p) => {
+            Op::Create(p)
+            | Op::Mkdir(p)
+            | Op::Symlink(p)
+            | Op::Bind(p)
+            | Op::Unlink(p)
+            | Op::Rmdir(p) => {
                 write!(f, "{name} {}", p.display())
             }
             Op::Link { original, link } => {
@@ -117,6 +125,7 @@ impl fmt::Display for AtRisk {
                     FileKind::File => "file",
                     FileKind::Dir => "directory",
                     FileKind::Symlink => "symlink",
+                    FileKind::Socket => "socket file",
                 };
                 write!(
                     f,

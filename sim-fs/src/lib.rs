@@ -82,10 +82,19 @@
 //!   modified and changed; a directory's change of entries sets its
 //!   modified and changed. Reads never set accessed (as `noatime`).
 //! - Directory listings are in name order; a directory's length is 4096.
+//! - Socket files: a Unix socket's `bind` to a path creates one
+//!   ([`Fs::bind_socket`]: `S_IFSOCK`, mode `0o777 & !UMASK`, no data),
+//!   which the network model's socket holds by inode number; `connect` and
+//!   `sendto` find it with [`Fs::find_socket`]. It is a directory entry like
+//!   any other (rule 3; a kill keeps it), so it outlives its socket:
+//!   binding its path again is `EADDRINUSE` until it is unlinked, and
+//!   connecting to it `ECONNREFUSED`. Opening one with `open(2)` is
+//!   `ENXIO`.
 //! - An observer may ask for a journal of the operations a crash can undo
-//!   ([`Op`]: create, mkdir, link, symlink, rename, unlink, rmdir, and
-//!   each sync, failed or not) and for what a crash now would take away
-//!   ([`AtRisk`], `Fs::at_risk`). Neither changes the disk or any answer.
+//!   ([`Op`]: create, mkdir, link, symlink, a socket file's bind, rename,
+//!   unlink, rmdir, and each sync, failed or not) and for what a crash now
+//!   would take away ([`AtRisk`], `Fs::at_risk`). Neither changes the disk
+//!   or any answer.
 //!
 //! # Failure modes
 //!
@@ -111,6 +120,7 @@
 //! | `fs.real-disk` | a simulated run writes files | the real disk is never touched |
 //! | `fs.std` | a service or a store writes through `std::fs` or libc | the same disk as `tokio::fs`, with its rules and faults (the runtime's interposers) |
 //! | `fs.dead-process` | a killed or crashed process's destructors write or sync | nothing they do reaches the disk |
+//! | `fs.socket.stale` | a process dies with a Unix socket bound to a path | its socket file stays (after a crash, if its directory was synced): a restart that binds the path again without unlinking it gets `EADDRINUSE` |
 //! | `fs.heal` | the harness heals (`sim::heal_after`) | every disk fault of every node ends |
 
 mod crash;
@@ -121,6 +131,7 @@ mod fs;
 mod inode;
 mod journal;
 mod path;
+mod socket;
 
 pub use crash::CrashReport;
 pub use errno::err;
@@ -134,8 +145,8 @@ pub use path::{absolute, NAME_MAX, SYMLINK_FOLLOW_MAX};
 /// Linux's errno values the model returns.
 pub mod errnos {
     pub use crate::errno::{
-        EACCES, EAGAIN, EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ELOOP, ENAMETOOLONG, ENOENT,
-        ENOSPC, ENOTDIR, ENOTEMPTY, EOPNOTSUPP, EPERM,
+        EACCES, EADDRINUSE, EAGAIN, EBADF, EBUSY, ECONNREFUSED, EEXIST, EINVAL, EIO, EISDIR, ELOOP,
+        ENAMETOOLONG, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY, ENXIO, EOPNOTSUPP, EPERM,
     };
 }
 

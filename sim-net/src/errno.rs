@@ -3,7 +3,6 @@
 use std::io;
 
 pub(crate) const EPERM: i32 = 1;
-pub(crate) const ENOENT: i32 = 2;
 pub(crate) const EAGAIN: i32 = 11;
 pub(crate) const EACCES: i32 = 13;
 pub(crate) const EINVAL: i32 = 22;

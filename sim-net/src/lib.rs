@@ -107,16 +107,21 @@
 //! them: every answer is ready at once or pending (`wake_at` `None`) until
 //! a notification. Errors are Linux's (`af_unix.c`).
 //!
-//! - A name is a key in its host's namespace ([`UnixAddr`]): each host has
-//!   its own, and the file system is never touched. A relative path is
-//!   taken from `/` without resolving `.` or `..`. Binding a name an open
-//!   socket holds is `AddrInUse` (`EADDRINUSE`); binding the unnamed
-//!   address autobinds an abstract name of five hex digits. A path whose
-//!   socket closed stays behind, as the socket file does: connecting to it
-//!   is `ConnectionRefused` (`ECONNREFUSED`), to a path never bound
-//!   `NotFound` (`ENOENT`), to a missing abstract name `ECONNREFUSED`.
-//!   Unlike Linux, a bind takes a stale path over (there is no file to
-//!   unlink). An abstract name goes with its socket.
+//! - A socket's address ([`UnixAddr`]) is what `local_addr` shows; what it
+//!   holds in its host's namespace is a [`UnixName`]: a socket file's
+//!   inode, or an abstract name. Each host has its own. The model never
+//!   touches a file system: the caller makes the socket file on the host's
+//!   disk when it binds a path, and resolves a path to its socket file's
+//!   inode when it connects or sends (the disk's errors, such as `ENOENT`
+//!   for a missing path and `EADDRINUSE` for a bind over an existing one,
+//!   are the caller's). A socket binds once (`EINVAL`); an abstract name
+//!   an open socket holds is `AddrInUse` (`EADDRINUSE`); binding the
+//!   unnamed address autobinds an abstract name of five hex digits.
+//!   Connecting to a name no open socket holds (a socket file whose socket
+//!   closed, a missing abstract name) is `ConnectionRefused`
+//!   (`ECONNREFUSED`). A closed socket's name is free at once: an abstract
+//!   name goes with its socket, and its socket file, which stays on the
+//!   disk until it is unlinked, names no socket.
 //! - A connect completes at once: the server end waits in the listener's
 //!   backlog, which holds [`UNIX_BACKLOG`]` + 1` connections; past it the
 //!   connect is `WouldBlock` (`EAGAIN`), as a non-blocking one on Linux.
@@ -196,7 +201,7 @@
 //! | `net.listener.paused` | a listener is paused | connects complete, `accept` waits |
 //! | `net.udp.loss-dup` | a link loses or duplicates datagrams | each datagram is dropped or doubled with the set probability |
 //! | `net.udp.no-socket` | a datagram reaches a port nobody bound | it is dropped; an unconnected sender is not told |
-//! | `net.unix.death` | a process or machine dies with Unix sockets open | they close in the order they were made: peers read what was sent, then the end (or `ECONNRESET` once where bytes went unread); abstract names vanish, paths stay behind refusing; later calls fail with `EBADF` |
+//! | `net.unix.death` | a process or machine dies with Unix sockets open | they close in the order they were made: peers read what was sent, then the end (or `ECONNRESET` once where bytes went unread); their names are free (abstract names vanish; socket files stay on the disk, refusing connects); later calls fail with `EBADF` |
 //! | `net.unix.reset` | a Unix stream closes with unread bytes, or before it was accepted | the peer reads what was sent, then `ECONNRESET` once, then the end |
 //! | `net.heal` | the harness heals (`sim::heal_after`) | partitions, clogs, connection, port and datagram faults end; crashed nodes restart |
 
@@ -214,4 +219,4 @@ pub use fault::{ConnFault, ConnInfo};
 pub use net::{HostId, Net, Notification, Progress, SocketId, SocketKind, Wakes};
 pub use record::{NetEvent, SegmentKind, MAX_EVENTS, MAX_PAYLOAD_BYTES};
 pub use tcp::Readiness;
-pub use unix::{UnixAddr, UNIX_BACKLOG, UNIX_MAX_DGRAM_QLEN, UNIX_SNDBUF};
+pub use unix::{UnixAddr, UnixName, UNIX_BACKLOG, UNIX_MAX_DGRAM_QLEN, UNIX_SNDBUF};

@@ -15,7 +15,9 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// all of them at once (tonic, axum, reqwest, tokio-tungstenite, tower,
 /// tokio-util, tokio-stream, `tokio::fs`), through crashes and partitions;
 /// `fs-compat` builds fs-err's `tokio` module and axum-server's rustls TLS,
-/// which name std's `Metadata` and `FileType` through `tokio::fs`.
+/// which name std's `Metadata` and `FileType` through `tokio::fs`; `tls`
+/// runs reqwest's default TLS and tonic's with the platform's roots, under
+/// a partition and a crash, on ring (same bytes per seed) and aws-lc-rs.
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -24,6 +26,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "echo",
     "shop",
     "fs-compat",
+    "tls",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this

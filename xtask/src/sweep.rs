@@ -112,6 +112,28 @@ const TESTS: &[Test] = &[
         "the_manifest_crosses_tls_and_follows_the_disk_through_a_crash",
     ),
     graph_test("fs-compat", "sim", "a_missing_key_on_the_node_is_named"),
+    graph_test(
+        "tls",
+        "ring",
+        "reqwest_with_platform_roots_through_a_partition_and_a_crash",
+    ),
+    graph_test(
+        "tls",
+        "ring",
+        "tonic_tls_channel_through_a_partition_and_a_crash",
+    ),
+    graph_test("tls", "ring", "bytes_of_one_seed"),
+    graph_test(
+        "tls",
+        "aws_lc",
+        "reqwest_default_tls_through_a_partition_and_a_crash",
+    ),
+    graph_test(
+        "tls",
+        "aws_lc",
+        "tonic_tls_channel_through_a_partition_and_a_crash",
+    ),
+    graph_test("tls", "aws_lc", "bytes_of_one_seed"),
     test("stores", "lsm", "durable_commits_survive_a_crash"),
     test(
         "stores",

@@ -1,25 +1,42 @@
 //! The rule applied to what was read, and the report it gives.
 
-use super::known::{family_of_pattern, known, Family, Shown};
+use super::known::{known, Family, Shown};
 use super::objects::{Code, Symbols};
+use super::own::{Owner, Site};
 use crate::graph::Package;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-/// One library of the graph, with what was read about it.
+/// One library of the graph outside the workspace, with what was read
+/// about it.
 pub(super) struct Examined {
     pub(super) package: Package,
-    /// Its compiled code, or why it could not be read.
+    /// Its library's crate name (the first segment of its functions'
+    /// paths), for its code instantiated in an executable.
+    pub(super) crate_name: String,
+    /// Its compiled code (relocations, and instructions where its source
+    /// hints at them), or why it could not be read.
     pub(super) code: Result<Code, String>,
-    pub(super) patterns: Vec<&'static str>,
-    /// Why its source could not be searched, if it could not.
+    /// Why its source could not be searched for instruction hints.
     pub(super) source_error: Option<String>,
 }
 
-/// One escaping crate.
+/// What was read in one executable's own code: the workspace's, and the
+/// dependencies' generic or inline functions instantiated there.
+pub(super) struct Placed {
+    /// The executable, as printed (`helper test `double``).
+    pub(super) label: String,
+    /// The workspace package it belongs to.
+    pub(super) package: String,
+    pub(super) sites: Vec<Site>,
+}
+
+/// One blocker: a place that reaches something outside the seed.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Finding {
-    pub(super) name: String,
-    pub(super) version: String,
+    /// The crate and version, or the workspace package and the file and
+    /// line (or function) in it.
+    pub(super) who: String,
     pub(super) what: String,
     pub(super) evidence: Vec<String>,
     pub(super) advice: String,
@@ -30,62 +47,155 @@ pub(super) struct Report {
     pub(super) findings: Vec<Finding>,
     pub(super) notes: Vec<String>,
     pub(super) unknown: Vec<String>,
-    pub(super) binaries: usize,
+    pub(super) executables: usize,
     pub(super) crates: usize,
 }
 
+/// Exit codes: what a script can branch on.
+pub(super) const EXIT_CLEAN: u8 = 0;
+pub(super) const EXIT_BLOCKERS: u8 = 1;
+pub(super) const EXIT_UNREAD: u8 = 3;
+
 impl Report {
-    pub(super) fn clean(&self) -> bool {
-        self.findings.is_empty() && self.unknown.is_empty()
+    /// 0 with nothing but notes, 1 with a blocker, 3 when nothing blocks
+    /// but something could not be read (never called clean).
+    pub(super) fn exit_code(&self) -> u8 {
+        if !self.findings.is_empty() {
+            EXIT_BLOCKERS
+        } else if !self.unknown.is_empty() {
+            EXIT_UNREAD
+        } else {
+            EXIT_CLEAN
+        }
     }
 
     pub(super) fn render(&self) -> String {
         let mut s = String::new();
         for f in &self.findings {
-            s += &format!(
-                "{} {}: {} ({}) — {}\n",
-                f.name,
-                f.version,
-                f.what,
-                f.evidence.join("; "),
-                f.advice
-            );
+            s += &format!("blocker: {}: {}\n", f.who, f.evidence.join("; "));
+            s += &format!("    why: {}\n", f.what);
+            s += &format!("    do:  {}\n", f.advice);
         }
         for u in &self.unknown {
-            s += &format!("unknown: {u} — counted as unknown, not as clean\n");
+            s += &format!("unread: {u}\n");
         }
         for n in &self.notes {
             s += &format!("note: {n}\n");
         }
         let checked = format!(
-            "{} test binar{}, {} crate{} outside the workspace and the simulator",
-            self.binaries,
-            if self.binaries == 1 { "y" } else { "ies" },
+            "{} executable{} of the workspace (its own code read in each), {} crate{} outside \
+             the workspace and the simulator",
+            self.executables,
+            if self.executables == 1 { "" } else { "s" },
             self.crates,
             if self.crates == 1 { "" } else { "s" }
         );
-        if self.clean() {
-            s += &format!("checked: {checked}\n");
-            s += "cargo sim doctor: nothing in this graph escapes the seed that doctor knows of\n";
-        } else {
-            let n = self.findings.len();
-            s += &format!(
-                "cargo sim doctor: {n} crate{} escape{} the seed{} ({checked})\n",
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "s" } else { "" },
-                if self.unknown.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} thing(s) could not be read", self.unknown.len())
-                }
-            );
+        let n = self.findings.len();
+        match self.exit_code() {
+            EXIT_CLEAN => {
+                s += &format!("checked: {checked}\n");
+                s += "cargo sim doctor: nothing here reaches outside the seed that doctor knows \
+                      of\n";
+            }
+            EXIT_BLOCKERS => {
+                let unread = match self.unknown.len() {
+                    0 => String::new(),
+                    u => format!("; {u} thing(s) could not be read"),
+                };
+                s += &format!(
+                    "cargo sim doctor: {n} blocker{} ({checked}{unread}); each says what to do\n",
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            _ => {
+                s += &format!(
+                    "cargo sim doctor: no blocker found, but {} thing(s) could not be read, so \
+                     this is not a clean bill ({checked})\n",
+                    self.unknown.len()
+                );
+            }
         }
         s
     }
 }
 
-/// Applies the rule (see the module's comment) to what was read.
-pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
+/// " (and 2 more executables)" after the first of `all`.
+fn more(all: &BTreeSet<String>) -> String {
+    match all.len() {
+        0 | 1 => String::new(),
+        2 => " (and 1 more executable)".to_string(),
+        n => format!(" (and {} more executables)", n - 1),
+    }
+}
+
+/// What a place does to what it names: an instruction is executed, a
+/// function called.
+fn verb(callee: &str) -> &'static str {
+    if callee.starts_with("the `") {
+        "executes"
+    } else {
+        "calls"
+    }
+}
+
+/// The workspace's own places, one finding per place and family (a helper
+/// compiled into several executables is one finding).
+pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<String>) {
+    type Key = (String, Family);
+    // Place → (function, callee, every executable it is in).
+    let mut places: BTreeMap<Key, (String, String, BTreeSet<String>)> = BTreeMap::new();
+    let mut lineless = BTreeSet::new();
+    for code in own {
+        for site in code.sites.iter().filter(|s| s.owner == Owner::Workspace) {
+            let place = match &site.line {
+                Some((file, line)) => {
+                    let shown = file.strip_prefix(root).unwrap_or(file);
+                    format!("{}:{line}", shown.display())
+                }
+                None => {
+                    lineless.insert(code.label.clone());
+                    format!("{}, in `{}`", code.package, site.function)
+                }
+            };
+            let entry = places
+                .entry((place, site.family))
+                .or_insert_with(|| (site.function.clone(), site.callee.clone(), BTreeSet::new()));
+            entry.2.insert(code.label.clone());
+        }
+    }
+    let findings = places
+        .into_iter()
+        .map(|((place, family), (function, callee, all))| {
+            let first = all.iter().next().cloned().unwrap_or_default();
+            Finding {
+                who: place,
+                evidence: vec![format!(
+                    "`{function}` {} {callee}, linked into {first}{}",
+                    verb(&callee),
+                    more(&all)
+                )],
+                what: format!("it {}", family.what()),
+                advice: family.advice().to_string(),
+            }
+        })
+        .collect();
+    let notes = lineless
+        .into_iter()
+        .map(|label| {
+            format!(
+                "{label} has no line information, so its places are named by function: build the \
+                 tests with debug information (`[profile.test] debug = \"line-tables-only\"` or \
+                 more)"
+            )
+        })
+        .collect();
+    (findings, notes)
+}
+
+/// Applies the rule (see the module's comment) to the libraries outside
+/// the workspace: their linked functions' calls (`binaries` says what is
+/// linked), and their code instantiated in the executables (`placed`).
+pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Placed]) -> Report {
     let mut report = Report {
         crates: examined.len(),
         ..Report::default()
@@ -102,14 +212,21 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
                 continue;
             }
         };
+        if let Some(err) = &e.source_error {
+            report.notes.push(format!(
+                "{} {}: its source could not be searched ({err}), so its instructions were not \
+                 read: a raw system call or TSC read of its own would go unseen",
+                p.name, p.version
+            ));
+        }
         let own = format!("{}::", p.name.replace('-', "_"));
         // Where any of its code is linked.
         let linked_in: Vec<&Symbols> = binaries
             .iter()
             .filter(|b| code.functions.iter().any(|f| b.defined.contains(f)))
             .collect();
-        // Family → (caller, callee, binary, every binary it is linked into).
-        type Linked = (String, String, String, BTreeSet<String>);
+        // Family → (caller, callee, every executable it is linked into).
+        type Linked = (String, String, BTreeSet<String>);
         let mut linked: BTreeMap<Family, Linked> = BTreeMap::new();
         for call in &code.calls {
             for b in binaries {
@@ -124,120 +241,98 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
                     Some(f) => b.demangled.get(f).cloned().unwrap_or_else(|| f.clone()),
                     None => format!("{}'s native code", p.name),
                 };
-                let entry = linked.entry(call.family).or_insert_with(|| {
-                    (
-                        caller.clone(),
-                        call.callee.clone(),
-                        b.label.clone(),
-                        BTreeSet::new(),
-                    )
-                });
-                entry.3.insert(b.label.clone());
+                let entry = linked
+                    .entry(call.family)
+                    .or_insert_with(|| (caller.clone(), call.callee.clone(), BTreeSet::new()));
+                entry.2.insert(b.label.clone());
                 // A caller of the crate's own name says more than a std
                 // generic instantiated in it.
                 if !entry.0.contains(&own) && caller.contains(&own) {
                     entry.0 = caller;
                     entry.1 = call.callee.clone();
-                    entry.2 = b.label.clone();
                 }
             }
         }
+        let mine = Owner::Dependency(e.crate_name.clone());
+        // Two versions of a crate share its name: then the site's source
+        // file says whose it is.
+        let alone = examined
+            .iter()
+            .filter(|o| o.crate_name == e.crate_name)
+            .count()
+            == 1;
+        let ours = |s: &&Site| {
+            s.owner == mine && (alone || s.source.as_ref().is_some_and(|f| f.starts_with(&p.dir)))
+        };
+        for placed in placed {
+            for site in placed.sites.iter().filter(ours) {
+                let entry = linked.entry(site.family).or_insert_with(|| {
+                    (site.function.clone(), site.callee.clone(), BTreeSet::new())
+                });
+                entry.2.insert(placed.label.clone());
+            }
+        }
+        let mut evidence: Vec<String> = linked
+            .iter()
+            .map(|(_, (caller, callee, all))| {
+                let first = all.iter().next().cloned().unwrap_or_default();
+                format!(
+                    "`{caller}` {} {callee}, linked into {first}{}",
+                    verb(callee),
+                    more(all)
+                )
+            })
+            .collect();
+        let mut families: Vec<Family> = linked.keys().copied().collect();
         let k = known(&p.name);
-        if let Some(err) = &e.source_error {
-            report.notes.push(format!(
-                "{} {}: its source could not be searched ({err}); a TSC read there would go \
-                 unseen",
-                p.name, p.version
-            ));
-        }
-        let tsc_source = e
-            .patterns
-            .iter()
-            .any(|q| family_of_pattern(q) == Family::Tsc);
-        let mut evidence: Vec<String> = Vec::new();
-        let mut families: Vec<Family> = Vec::new();
-        for (family, (caller, callee, label, all)) in &linked {
-            families.push(*family);
-            let more = match all.len() {
-                0 | 1 => String::new(),
-                2 => " (and 1 more test binary)".to_string(),
-                n => format!(" (and {} more test binaries)", n - 1),
-            };
-            evidence.push(format!(
-                "{caller} calls {callee}, linked into {label}{more}"
-            ));
-        }
-        if !families.contains(&Family::Tsc)
-            && (tsc_source || k.is_some_and(|k| k.shown == Shown::Tsc))
-        {
-            if let Some(b) = linked_in.first() {
-                families.push(Family::Tsc);
-                evidence.push(format!(
-                    "{}, and its code is linked into {}",
-                    if tsc_source {
-                        "its source reads the TSC"
-                    } else {
-                        "a known TSC reader"
-                    },
-                    b.label
-                ));
-            }
-        }
-        // Native code built without function sections (or linked from a
-        // system library) leaves nothing to tell by: built in is enough.
-        let native = k
-            .filter(|k| k.shown == Shown::Native)
-            .and_then(|_| match linked_in.first() {
-                Some(b) => Some(format!("known native code, linked into {}", b.label)),
-                None if code.functions.is_empty() => {
-                    Some("known native code, built into the tests".to_string())
+        match k.map(|k| k.shown) {
+            Some(Shown::Linked(f)) if !families.contains(&f) => {
+                if let Some(b) = linked_in.first() {
+                    families.push(f);
+                    evidence.push(format!(
+                        "a known case ({}), and its code is linked into {}",
+                        f.name(),
+                        b.label
+                    ));
                 }
-                None => None,
-            });
-        let only_source: Vec<&str> = e
-            .patterns
-            .iter()
-            .copied()
-            .filter(|q| !families.contains(&family_of_pattern(q)))
-            .collect();
-        let source: Vec<&str> = e
-            .patterns
-            .iter()
-            .copied()
-            .filter(|q| families.contains(&family_of_pattern(q)))
-            .collect();
-        if families.is_empty() && native.is_none() {
-            if !only_source.is_empty() {
-                report.notes.push(format!(
-                    "{} {}: {} in the source only (no function of it that calls one is linked \
-                     into a test binary)",
-                    p.name,
-                    p.version,
-                    only_source.join(", ")
-                ));
             }
-            if let (Some(k), Some(b)) = (k, linked_in.first()) {
-                report.notes.push(format!(
-                    "{} {}: known: {}; but no function of it that does so is linked into {} \
-                     (or another test binary)",
-                    p.name, p.version, k.what, b.label
-                ));
+            // Native code built without function sections (or linked from
+            // a system library) leaves nothing to tell by: built in is
+            // enough.
+            Some(Shown::Native(f)) if !families.contains(&f) => {
+                let built = match linked_in.first() {
+                    Some(b) => Some(format!("known native code, linked into {}", b.label)),
+                    None if code.functions.is_empty() => {
+                        Some("known native code, built into the tests".to_string())
+                    }
+                    None => None,
+                };
+                if let Some(b) = built {
+                    families.push(f);
+                    evidence.push(b);
+                }
             }
+            _ => {}
+        }
+        if families.is_empty() {
             continue;
         }
-        evidence.extend(native);
-        if !source.is_empty() {
-            evidence.push(format!("source: {}", source.join(", ")));
-        }
-        if !only_source.is_empty() {
-            evidence.push(format!("in the source only: {}", only_source.join(", ")));
+        if let Some(k) = k.filter(|k| k.shown == Shown::OnRequest) {
+            report.notes.push(format!(
+                "{} {} {} ({})",
+                p.name,
+                p.version,
+                k.what,
+                evidence.join("; ")
+            ));
+            continue;
         }
         let (what, advice) = match k {
             Some(k) => (k.what.to_string(), k.advice.to_string()),
             None => (
                 families
                     .iter()
-                    .map(|f| f.what())
+                    .map(|f| format!("it {}", f.what()))
                     .collect::<Vec<_>>()
                     .join("; "),
                 families
@@ -248,8 +343,7 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
             ),
         };
         report.findings.push(Finding {
-            name: p.name.clone(),
-            version: p.version.clone(),
+            who: format!("{} {}", p.name, p.version),
             what,
             evidence,
             advice,
@@ -260,7 +354,7 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols]) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::super::objects::{parse_relocations, OBJDUMP};
+    use super::super::objects::{parse_instructions, parse_relocations, OBJDUMP};
     use super::*;
     use std::path::PathBuf;
 
@@ -284,103 +378,104 @@ mod tests {
         }
     }
 
-    fn examined(name: &str, code: &str, patterns: &[&'static str]) -> Examined {
+    fn examined(name: &str, code: &str) -> Examined {
         Examined {
             package: package(name),
+            crate_name: name.replace('-', "_"),
             code: Ok(parse_relocations(code.as_bytes()).unwrap()),
-            patterns: patterns.to_vec(),
             source_error: None,
         }
     }
 
     #[test]
-    fn a_crate_escapes_only_through_its_own_linked_calls() {
-        let spawner = examined(
-            "spawner",
-            OBJDUMP,
-            &["thread::spawn", "std::fs::", "std::net::"],
-        );
-        // `start` is linked, `unused_open` is not: threads count, files
-        // are in the source only.
-        let report = judge(
+    fn a_crate_blocks_only_through_its_own_linked_calls() {
+        let spawner = examined("spawner", OBJDUMP);
+        // `start` is linked (a thread, and socket2's `Socket::new`, which
+        // the interposers serve), `unused_exec` is not.
+        let mut report = judge(
             std::slice::from_ref(&spawner),
             &[binary(&["_ZN7spawner5start17hE"])],
+            &[],
         );
+        report.executables = 1;
         assert_eq!(report.findings.len(), 1, "{report:?}");
         let f = &report.findings[0];
-        assert_eq!(f.name, "spawner");
-        assert_eq!(f.what, Family::Threads.what());
-        assert!(
-            f.evidence[0].starts_with(
-                "demangled(_ZN7spawner5start17hE) calls std::thread::functions::spawn, linked \
-                 into app test `t`"
-            ),
-            "{f:?}"
+        assert_eq!(f.who, "spawner 1.0.0");
+        assert_eq!(f.what, format!("it {}", Family::Threads.what()));
+        assert_eq!(
+            f.evidence,
+            ["`demangled(_ZN7spawner5start17hE)` calls std::thread::functions::spawn, linked into \
+              app test `t`"],
         );
+        let text = report.render();
         assert!(
-            f.evidence.contains(&"source: thread::spawn".to_string()),
-            "{f:?}"
+            text.starts_with("blocker: spawner 1.0.0: `demangled("),
+            "{text}"
         );
+        assert!(text.contains("\n    why: it starts an OS thread"), "{text}");
         assert!(
-            f.evidence
-                .contains(&"in the source only: std::fs::, std::net::".to_string()),
-            "{f:?}"
+            text.contains("\n    do:  run that work with tokio::task::spawn_blocking"),
+            "{text}"
         );
-        let line = report.render();
-        assert!(
-            line.starts_with("spawner 1.0.0: starts OS threads"),
-            "{line}"
-        );
-        assert!(line.contains(" — run that work on tokio::spawn"), "{line}");
-        assert!(
-            line.contains("cargo sim doctor: 1 crate escapes the seed"),
-            "{line}"
-        );
-        // Nothing of it linked: a note, and a clean exit.
-        let report = judge(&[spawner], &[binary(&["_ZN5other1f17hE"])]);
-        assert!(report.clean(), "{report:?}");
-        assert!(
-            report.notes[0].contains("thread::spawn, std::fs::, std::net:: in the source only"),
-            "{report:?}"
-        );
+        assert!(text.ends_with("1 blocker (1 executable of the workspace (its own code read in each), 1 crate outside the workspace and the simulator); each says what to do\n"), "{text}");
+        assert_eq!(report.exit_code(), EXIT_BLOCKERS);
+        // Nothing of it linked: nothing said, and a clean exit.
+        let report = judge(&[spawner], &[binary(&["_ZN5other1f17hE"])], &[]);
+        assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
+        assert!(report.notes.is_empty(), "{report:?}");
         assert!(report
             .render()
-            .ends_with("nothing in this graph escapes the seed that doctor knows of\n"));
+            .ends_with("nothing here reaches outside the seed that doctor knows of\n"));
     }
 
     #[test]
-    fn tsc_readers_count_when_linked_and_known_native_code_when_built() {
+    fn instructions_known_readers_and_native_code_count_when_linked() {
+        let ticks = "\
+0000000000000000 <_ZN5ticks3now17hE>:
+   0:\trdtsc
+";
+        let mut by_instruction = examined("ticks", "");
+        if let Ok(code) = &mut by_instruction.code {
+            code.calls = parse_instructions(ticks.as_bytes()).unwrap();
+            code.functions.insert("_ZN5ticks3now17hE".into());
+        }
         let quanta_code = "RELOCATION RECORDS FOR [.text._ZN6quanta3now17hE]:\n\
                            0000000000000003 R_X86_64_PC32     .rodata..Lanon.1.0-0x4\n";
-        let quanta = examined("quanta", quanta_code, &[]);
-        let by_source = examined(
-            "ticks",
-            &quanta_code.replace("6quanta", "5ticks"),
-            &["_rdtsc"],
-        );
-        let sqlite = examined("libsqlite3-sys", "", &[]);
+        let quanta = examined("quanta", quanta_code);
+        let rocks = examined("librocksdb-sys", "");
         let linked = binary(&["_ZN6quanta3now17hE", "_ZN5ticks3now17hE"]);
-        let report = judge(&[quanta, by_source, sqlite], &[linked]);
-        let names: Vec<&str> = report.findings.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["quanta", "ticks", "libsqlite3-sys"], "{report:?}");
-        assert!(report.findings[0].evidence[0].contains("a known TSC reader"));
-        assert!(report.findings[1].evidence[0].contains("its source reads the TSC"));
-        assert_eq!(report.findings[1].what, Family::Tsc.what());
+        let report = judge(&[by_instruction, quanta, rocks], &[linked], &[]);
+        let who: Vec<&str> = report.findings.iter().map(|f| f.who.as_str()).collect();
         assert_eq!(
-            report.findings[2].evidence[0],
-            "known native code, built into the tests"
+            who,
+            ["ticks 1.0.0", "quanta 1.0.0", "librocksdb-sys 1.0.0"],
+            "{report:?}"
+        );
+        assert_eq!(
+            report.findings[0].evidence,
+            ["`demangled(_ZN5ticks3now17hE)` executes the `rdtsc` instruction, linked into app test \
+              `t`"]
+        );
+        assert_eq!(
+            report.findings[0].what,
+            format!("it {}", Family::Tsc.what())
+        );
+        assert!(report.findings[1].evidence[0].contains("a known case (the timestamp counter)"));
+        assert_eq!(
+            report.findings[2].evidence,
+            ["known native code, built into the tests"]
         );
         // Their code built but none of it linked: nothing can run, nothing
-        // counts (a known crate says so in a note only if linked).
+        // counts.
         let rocks = "RELOCATION RECORDS FOR [.text.rocksdb_open]:\n\
                      0000000000000003 R_X86_64_PLT32    open64-0x4\n";
         let mut unlinked = vec![
-            examined("quanta", quanta_code, &[]),
-            examined("librocksdb-sys", rocks, &[]),
+            examined("quanta", quanta_code),
+            examined("librocksdb-sys", rocks),
         ];
-        unlinked[0].source_error = Some("/r/quanta/src: not found".into());
-        let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])]);
-        assert!(report.clean(), "{report:?}");
+        unlinked[0].source_error = Some("/r/quanta: not found".into());
+        let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])], &[]);
+        assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
         assert_eq!(report.notes.len(), 1, "{report:?}");
         assert!(
             report.notes[0].contains("could not be searched"),
@@ -389,20 +484,124 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_code_is_unknown_not_clean() {
+    fn a_dependencys_code_instantiated_in_an_executable_is_its_own() {
+        // rustix 0.38's inline `syscall` wrapper, instantiated in the test
+        // crate; rustix 1 (libc backend) shares the crate's name.
+        let mut old = examined("rustix", "");
+        old.package.version = "0.38.44".into();
+        old.package.dir = PathBuf::from("/r/rustix-0.38.44");
+        let mut new = examined("rustix", "");
+        new.package.dir = PathBuf::from("/r/rustix-1.0.0");
+        let placed = Placed {
+            label: "misc test `raw`".into(),
+            package: "misc".into(),
+            sites: vec![Site {
+                owner: Owner::Dependency("rustix".into()),
+                function: "rustix::backend::arch::asm::syscall0_readonly".into(),
+                callee: "the `syscall` instruction".into(),
+                family: Family::Syscalls,
+                address: 0x1a28ce,
+                line: None,
+                source: Some(PathBuf::from(
+                    "/r/rustix-0.38.44/src/backend/linux_raw/arch/x86_64.rs",
+                )),
+            }],
+        };
+        let report = judge(&[old, new], &[binary(&[])], &[placed]);
+        assert_eq!(report.findings.len(), 1, "{report:?}");
+        let f = &report.findings[0];
+        assert_eq!(f.who, "rustix 0.38.44");
+        assert_eq!(
+            f.evidence,
+            ["`rustix::backend::arch::asm::syscall0_readonly` executes the `syscall` instruction, \
+              linked into misc test `raw`"]
+        );
+        assert!(f.what.contains("linux_raw"), "{f:?}");
+        // The workspace's own findings take none of it.
+        let (own, _) = judge_own(&[], Path::new("/w"));
+        assert!(own.is_empty());
+    }
+
+    #[test]
+    fn a_test_tools_processes_are_a_note() {
+        let code = "RELOCATION RECORDS FOR [.text._ZN8trybuild3run17hE]:\n\
+                    000000000000000e R_X86_64_PLT32    std::process::Command::output-0x4\n";
+        let report = judge(
+            &[examined("trybuild", code)],
+            &[binary(&["_ZN8trybuild3run17hE"])],
+            &[],
+        );
+        assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
+        assert_eq!(report.notes.len(), 1, "{report:?}");
+        assert!(
+            report.notes[0].starts_with("trybuild 1.0.0 runs cargo and rustc as processes"),
+            "{report:?}"
+        );
+        assert!(report.notes[0].contains("calls std::process::Command::output"));
+    }
+
+    #[test]
+    fn unreadable_code_is_unread_not_clean_and_not_a_blocker() {
         let broken = Examined {
             package: package("lto"),
+            crate_name: "lto".into(),
             code: Err("objdump -r could not read it".into()),
-            patterns: vec![],
             source_error: None,
         };
-        let report = judge(&[broken], &[binary(&[])]);
-        assert!(!report.clean());
+        let report = judge(&[broken], &[binary(&[])], &[]);
+        assert_eq!(report.exit_code(), EXIT_UNREAD);
         let text = report.render();
         assert!(
-            text.contains("unknown: lto 1.0.0: cannot read its code"),
+            text.contains("unread: lto 1.0.0: cannot read its code"),
             "{text}"
         );
-        assert!(text.contains("could not be read"), "{text}");
+        assert!(text.contains("not a clean bill"), "{text}");
+    }
+
+    #[test]
+    fn own_places_are_one_finding_per_line_across_executables() {
+        let site = |line: Option<u32>| Site {
+            owner: Owner::Workspace,
+            function: "double::common::expected".into(),
+            callee: "std::thread::functions::spawn".into(),
+            family: Family::Threads,
+            address: 0x19f30f,
+            line: line.map(|l| (PathBuf::from("/w/helper/tests/common/mod.rs"), l)),
+            source: None,
+        };
+        let own = [
+            Placed {
+                label: "helper test `double`".into(),
+                package: "helper".into(),
+                sites: vec![site(Some(3))],
+            },
+            Placed {
+                label: "helper test `triple`".into(),
+                package: "helper".into(),
+                sites: vec![site(Some(3))],
+            },
+            Placed {
+                label: "helper test `stripped`".into(),
+                package: "helper".into(),
+                sites: vec![site(None)],
+            },
+        ];
+        let (findings, notes) = judge_own(&own, Path::new("/w"));
+        let who: Vec<&str> = findings.iter().map(|f| f.who.as_str()).collect();
+        assert_eq!(
+            who,
+            [
+                "helper, in `double::common::expected`",
+                "helper/tests/common/mod.rs:3",
+            ]
+        );
+        assert_eq!(
+            findings[1].evidence,
+            ["`double::common::expected` calls std::thread::functions::spawn, linked into helper \
+              test `double` (and 1 more executable)"]
+        );
+        assert_eq!(findings[1].advice, Family::Threads.advice());
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("helper test `stripped` has no line information"));
     }
 }

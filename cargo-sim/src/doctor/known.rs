@@ -1,34 +1,62 @@
-//! What escapes the seed: the families of escape, the crates known to
-//! escape, the functions and source patterns watched for.
+//! What is still outside the seed: the families of escape, the crates known
+//! to reach one, and the source hints that make a library worth
+//! disassembling (names.rs recognises a watched function or instruction).
+//!
+//! What is *not* here is as deliberate. The libc interposers serve
+//! `std::fs` and every libc file call (C stores such as SQLite included) on
+//! the node's simulated disk, make a std or socket2 socket a stub that
+//! Tokio's `from_std` turns into a simulated one, answer `getaddrinfo` from
+//! the simulated network, and answer clocks and randomness from the seed.
+//! So opening files, making and binding sockets, hyper-util's
+//! `HttpConnector`, reqwest's and tonic's clients and `std::time` are not
+//! watched.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-/// What a watched function does that the seed does not decide.
+/// What a watched function or instruction does that the seed does not
+/// decide. Every family is a blocker: code that does it either cannot run
+/// in a simulation or runs outside the seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum Family {
     Threads,
+    Processes,
+    /// Blocking I/O on a std or socket2 socket (connect, accept, send,
+    /// receive), and std's Unix-domain sockets.
     Sockets,
-    Files,
+    /// The `syscall` instruction: past libc, where the simulation answers.
+    Syscalls,
     Tsc,
+    CpuRandom,
 }
 
 impl Family {
     pub(super) fn what(self) -> &'static str {
         match self {
             Family::Threads => {
-                "starts OS threads: a simulation refuses them, and the run fails as a forbidden \
-                 operation"
+                "starts an OS thread: a simulation refuses it (pthread_create fails with EAGAIN) \
+                 and the run fails as a forbidden operation"
+            }
+            Family::Processes => {
+                "starts a process, which would run on the real machine outside the seed: a \
+                 simulation does not let it start, and the call fails"
             }
             Family::Sockets => {
-                "opens real sockets: a simulation refuses them, socket(2) fails with EACCES"
+                "does blocking I/O on a std or socket2 socket (connect, accept, send, receive) \
+                 or makes a std Unix-domain socket: a simulation refuses it and the run fails as \
+                 a forbidden operation (making, binding and handing a socket to Tokio is \
+                 simulated)"
             }
-            Family::Files => {
-                "reads or writes the real disk through std::fs, not the node's simulated disk: \
-                 nothing resets it between seeds, no crash or fault reaches it"
+            Family::Syscalls => {
+                "makes system calls itself (the `syscall` instruction), past libc where the \
+                 simulation answers: they reach the real kernel, its files and clocks"
             }
             Family::Tsc => {
-                "reads the CPU's timestamp counter: real time, which the seed does not decide"
+                "reads the CPU's timestamp counter (rdtsc): real time, which the seed does not \
+                 decide"
+            }
+            Family::CpuRandom => {
+                "reads the CPU's random number generator (rdrand, rdseed): randomness the seed \
+                 does not decide"
             }
         }
     }
@@ -36,20 +64,42 @@ impl Family {
     pub(super) fn advice(self) -> &'static str {
         match self {
             Family::Threads => {
-                "run that work on tokio::spawn or tokio::task::spawn_blocking, or keep the crate \
-                 out of simulated tests"
+                "run that work with tokio::task::spawn_blocking (in a simulation it runs inline, \
+                 as a task) or tokio::spawn, or put the thread behind a trait that simulated \
+                 tests implement with a task"
+            }
+            Family::Processes => {
+                "put the process behind a trait of the service, and give simulated tests a fake \
+                 that answers from the node's state"
             }
             Family::Sockets => {
-                "connect through tokio::net (simulated), e.g. sim-runtime's `hyper` Connector in \
-                 place of hyper-util's HttpConnector"
+                "do the I/O through tokio::net (the simulated network): hand the socket to \
+                 Tokio's from_std (TcpStream, TcpSocket::from_std_stream, TcpListener, \
+                 UdpSocket), or connect with Tokio itself"
             }
-            Family::Files => {
-                "use tokio::fs (the node's simulated disk) in code under test, or keep the crate \
-                 out of simulated tests"
+            Family::Syscalls => {
+                "go through libc, where the simulation answers (rustix: its `use-libc` feature, \
+                 which cargo sim turns on for rustix 1.x), or keep that code out of simulated \
+                 tests"
             }
             Family::Tsc => {
                 "read time through std::time::Instant or tokio::time, which follow the seed"
             }
+            Family::CpuRandom => {
+                "take randomness from getrandom, rand or std, which follow the seed"
+            }
+        }
+    }
+
+    /// A short name, for the summary and the evidence.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Family::Threads => "an OS thread",
+            Family::Processes => "a process",
+            Family::Sockets => "blocking socket I/O",
+            Family::Syscalls => "a raw system call",
+            Family::Tsc => "the timestamp counter",
+            Family::CpuRandom => "the CPU's random numbers",
         }
     }
 }
@@ -57,13 +107,23 @@ impl Family {
 /// How a known crate's escape shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Shown {
-    /// Through calls the relocations show (threads, sockets, std::fs): the
-    /// entry only adds its sentence of advice.
+    /// Through calls or instructions that are read anyway: the entry only
+    /// words the finding better.
     Calls,
-    /// It reads the TSC: counted when any of its code is linked.
-    Tsc,
-    /// In native code: counted when the crate is built into the tests.
-    Native,
+    /// Counted when any of its code is linked into a judged executable: the
+    /// escape is decided at run time (quanta reads the TSC when the CPU's is
+    /// invariant) or hides behind a plain libc call (io_uring's `syscall`).
+    Linked(Family),
+    /// In native code built into the crate, which relocations do not
+    /// attribute: counted when it is linked (or built, if it has no
+    /// function sections to tell by).
+    Native(Family),
+    /// Its code reaches something only when the caller asks for it: a test
+    /// tool run by a plain `#[test]`, outside any simulation (trybuild runs
+    /// cargo: that is its job), or a library whose escape is opt-in
+    /// (SQLite's sorter threads, after `PRAGMA threads`). A note, not a
+    /// blocker.
+    OnRequest,
 }
 
 pub(super) struct Known {
@@ -73,103 +133,152 @@ pub(super) struct Known {
     pub(super) advice: &'static str,
 }
 
-/// Crates known to escape the seed. A list of known cases, not a proof
-/// (see the module's comment); each entry says what escapes and what to do.
-/// mio is not here: it is under the real Tokio, which the simulation
-/// replaces.
+/// Crates known to reach something outside the seed. A list of known
+/// cases, not a proof: the calls and instructions read from the built code
+/// are the rule, and an entry here words the finding or adds what they
+/// cannot show. mio is not here: it is under the real Tokio, which the
+/// simulation replaces.
 pub(super) const KNOWN: &[Known] = &[
     Known {
         name: "rayon-core",
         shown: Shown::Calls,
-        what: "rayon's thread pool starts OS threads",
+        what: "rayon's thread pool starts OS threads, which a simulation refuses",
         advice:
             "keep parallel iterators out of code under simulated tests (a plain iterator there)",
     },
     Known {
         name: "threadpool",
         shown: Shown::Calls,
-        what: "its pool starts OS threads",
+        what: "its pool starts OS threads, which a simulation refuses",
         advice: "use tokio::task::spawn_blocking in code under simulated tests",
     },
     Known {
         name: "notify",
         shown: Shown::Calls,
-        what: "watches the real disk from an OS thread of its own",
+        what: "watches files from an OS thread of its own, which a simulation refuses",
         advice: "put file watching behind a trait that simulated tests replace",
     },
     Known {
         name: "coarsetime",
         shown: Shown::Calls,
-        what: "its Updater starts an OS thread; its clock itself follows the seed",
+        what: "its Updater starts an OS thread, which a simulation refuses (its clock itself \
+               follows the seed)",
         advice: "call coarsetime::Instant::now() and start no Updater in simulated tests",
     },
     Known {
         name: "reqwest",
         shown: Shown::Calls,
-        what: "connects through hyper-util's HttpConnector, real sockets below Tokio; its \
-               `blocking` client also runs on an OS thread",
-        advice: "in simulated tests, send requests with hyper's client over sim-runtime's `hyper` \
-                 Connector",
+        what: "its `blocking` client runs a runtime on an OS thread of its own, which a \
+               simulation refuses",
+        advice: "use the async reqwest::Client in simulated code: its connector and resolver run \
+                 on the simulated network",
     },
     Known {
-        name: "hyper-util",
+        name: "sled",
         shown: Shown::Calls,
-        what: "its HttpConnector makes real sockets with socket2, below Tokio",
-        advice: "use sim-runtime's `hyper` Connector (feature `hyper`) in place of HttpConnector",
+        what: "flushes from an OS thread of its own, which a simulation refuses",
+        advice: "put the store behind a trait with a simulated double, or use a store that runs \
+                 on the node's disk (redb, SQLite, lsm-tree)",
     },
     Known {
-        name: "socket2",
+        name: "fjall",
         shown: Shown::Calls,
-        what: "makes real sockets below Tokio, which a simulation refuses with EACCES",
-        advice: "connect through tokio::net, e.g. sim-runtime's `hyper` Connector",
+        what: "starts worker threads when it opens, which a simulation refuses",
+        advice: "use its engine, lsm-tree, which starts none and runs on the node's disk",
+    },
+    Known {
+        name: "rustix",
+        shown: Shown::Calls,
+        what: "this rustix makes system calls itself (its linux_raw backend), past libc where \
+               the simulation answers; cargo sim turns on `use-libc` for rustix 1.x only",
+        advice: "`cargo update` the crates that need it to releases on rustix 1 (`cargo tree -i \
+                 rustix` names them)",
+    },
+    Known {
+        name: "io-uring",
+        shown: Shown::Linked(Family::Syscalls),
+        what: "submits file and socket I/O to the kernel through io_uring, past the libc calls \
+               the simulation answers",
+        advice: "use tokio::fs and tokio::net (simulated) in code under simulated tests",
     },
     Known {
         name: "quanta",
-        shown: Shown::Tsc,
+        shown: Shown::Linked(Family::Tsc),
         what: "reads the CPU's timestamp counter when it is invariant: real time, not the seed's",
         advice: "read time through std::time::Instant or tokio::time in code under simulated tests",
     },
     Known {
         name: "minstant",
-        shown: Shown::Tsc,
+        shown: Shown::Linked(Family::Tsc),
         what: "reads the CPU's timestamp counter: real time, not the seed's",
         advice: "read time through std::time::Instant or tokio::time in code under simulated tests",
     },
     Known {
         name: "tsc-timer",
-        shown: Shown::Tsc,
+        shown: Shown::Linked(Family::Tsc),
         what: "reads the CPU's timestamp counter: real time, not the seed's",
         advice: "read time through std::time::Instant or tokio::time in code under simulated tests",
     },
     Known {
-        name: "sled",
-        shown: Shown::Calls,
-        what: "keeps its data in real files and flushes them from a thread of its own",
-        advice: "put the store behind a trait with an in-memory double for simulated tests",
+        name: "trybuild",
+        shown: Shown::OnRequest,
+        what:
+            "runs cargo and rustc as processes (a test tool: in a plain #[test] that is its job; \
+               in a simulated test it would be a blocker)",
+        advice: "",
     },
     Known {
-        name: "redb",
-        shown: Shown::Calls,
-        what: "keeps its data in a real file",
-        advice: "give simulated tests redb's InMemoryBackend (Builder::create_with_backend)",
+        name: "assert_cmd",
+        shown: Shown::OnRequest,
+        what: "runs the program under test as a process (a test tool: in a plain #[test] that is \
+               its job; in a simulated test it would be a blocker)",
+        advice: "",
     },
     Known {
-        name: "fjall",
-        shown: Shown::Calls,
-        what: "keeps its data in real files",
-        advice: "put the store behind a trait with an in-memory double for simulated tests",
+        name: "escargot",
+        shown: Shown::OnRequest,
+        what: "builds and runs programs as processes (a test tool: in a plain #[test] that is its \
+               job; in a simulated test it would be a blocker)",
+        advice: "",
+    },
+    Known {
+        name: "rusty-fork",
+        shown: Shown::OnRequest,
+        what: "runs a test case in a child process when the test asks (proptest's `fork` and \
+               `timeout`); leave those off in simulated tests",
+        advice: "",
+    },
+    Known {
+        name: "criterion",
+        shown: Shown::OnRequest,
+        what: "a benchmark harness, which measures real time by design; benchmarks are not \
+               simulated",
+        advice: "",
     },
     Known {
         name: "libsqlite3-sys",
-        shown: Shown::Native,
-        what: "SQLite's C code opens real files with open(2), out of the simulation's sight",
-        advice: "use rusqlite's Connection::open_in_memory in simulated tests",
+        shown: Shown::OnRequest,
+        what: "links SQLite's sorter threads, which start only after `PRAGMA threads = N` (0 by \
+               default); leave it at 0 in simulated tests (a simulation refuses the threads)",
+        advice: "",
+    },
+    Known {
+        name: "aws-lc-sys",
+        shown: Shown::Native(Family::CpuRandom),
+        what: "AWS-LC's generator seeds from CPU jitter timed with `rdtsc` and mixes in `RDRAND` \
+               on every draw, in C code no interposer sees: keys, nonces and session tickets \
+               differ from run to run of a seed (the schedule stays the seed's while record \
+               lengths do)",
+        advice: "install rustls's ring provider in simulated tests \
+                 (`rustls::crypto::ring::default_provider().install_default()`), whose \
+                 randomness is getrandom's, so a seed sends the same bytes",
     },
     Known {
         name: "librocksdb-sys",
-        shown: Shown::Native,
-        what: "RocksDB's C++ code keeps real files and starts its own threads",
-        advice: "put the store behind a trait with an in-memory double for simulated tests",
+        shown: Shown::Native(Family::Threads),
+        what: "RocksDB's C++ code starts threads of its own, which a simulation refuses",
+        advice: "put the store behind a trait with a simulated double, or use a store that runs \
+                 on the node's disk (redb, SQLite, lsm-tree)",
     },
 ];
 
@@ -177,173 +286,16 @@ pub(super) fn known(name: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.name == name)
 }
 
-/// The source patterns searched for, and what each one suggests.
-pub(super) const SOURCE_PATTERNS: &[(&str, Family)] = &[
-    ("thread::spawn", Family::Threads),
-    ("thread::Builder", Family::Threads),
-    ("std::net::", Family::Sockets),
-    ("TcpStream::connect", Family::Sockets),
-    ("socket2::", Family::Sockets),
-    ("std::fs::", Family::Files),
-    ("File::open", Family::Files),
-    ("_rdtsc", Family::Tsc),
-    ("\"rdtsc", Family::Tsc),
-];
+/// Source text that makes a crate's code worth disassembling: inline
+/// assembly (a `syscall` of its own) and the CPU's time and randomness
+/// intrinsics. Calls are read from relocations for every crate; the
+/// instructions only for those whose source says one of these.
+pub(super) const INSTRUCTION_HINTS: &[&str] = &["asm!", "rdtsc", "rdrand", "rdseed"];
 
-/// `std::fs`'s free functions that reach the disk.
-pub(super) const FS_FUNCTIONS: &[&str] = &[
-    "read",
-    "read_to_string",
-    "read_dir",
-    "read_link",
-    "write",
-    "create_dir",
-    "create_dir_all",
-    "remove_file",
-    "remove_dir",
-    "remove_dir_all",
-    "rename",
-    "copy",
-    "metadata",
-    "symlink_metadata",
-    "canonicalize",
-    "hard_link",
-    "soft_link",
-    "set_permissions",
-    "exists",
-];
-
-/// Which family a (demangled) symbol a function refers to belongs to, if
-/// any. Legacy and v0 demangled forms are both understood.
-pub(super) fn watched(symbol: &str) -> Option<Family> {
-    match symbol {
-        "pthread_create" => return Some(Family::Threads),
-        "socket" => return Some(Family::Sockets),
-        _ => {}
-    }
-    let path = plain_path(symbol)?;
-    let p: Vec<&str> = path
-        .split("::")
-        .map(str::trim)
-        .filter(|s| !s.is_empty() && !s.starts_with('{'))
-        .collect();
-    let after =
-        |a: &str, next: &dyn Fn(&str) -> bool| p.windows(2).any(|w| w[0] == a && next(w[1]));
-    let hit = |yes: bool, f: Family| yes.then_some(f);
-    let sockets = || {
-        after("TcpStream", &|s| s.starts_with("connect"))
-            || after("UnixStream", &|s| s.starts_with("connect"))
-            || ["TcpListener", "UdpSocket", "UnixListener", "UnixDatagram"]
-                .iter()
-                .any(|t| after(t, &|s| s == "bind"))
-    };
-    match p.as_slice() {
-        ["std", "thread", rest @ ..] => hit(
-            rest.iter()
-                .any(|s| (s.starts_with("spawn") && *s != "spawnhook") || *s == "scope"),
-            Family::Threads,
-        ),
-        ["std", "net", ..] | ["std", "os", "unix", "net", ..] => hit(sockets(), Family::Sockets),
-        // std's internals, which a caller refers to directly when a test
-        // profile with optimizations inlines std's wrappers into it.
-        ["std", "sys", rest @ ..] => {
-            if rest.contains(&"thread") && after("Thread", &|s| s == "new") {
-                Some(Family::Threads)
-            } else if sockets() {
-                Some(Family::Sockets)
-            } else {
-                hit(after("File", &|s| s.starts_with("open")), Family::Files)
-            }
-        }
-        ["socket2", ..] => hit(after("Socket", &|s| s.starts_with("new")), Family::Sockets),
-        ["std", "fs", first, rest @ ..] => {
-            let next = rest.first().copied().unwrap_or("");
-            let disk = match *first {
-                "File" => next.starts_with("open") || next.starts_with("create"),
-                "OpenOptions" => next == "open" || next == "_open",
-                "DirBuilder" => next == "create" || next == "_create",
-                f => FS_FUNCTIONS.contains(&f),
-            };
-            hit(disk, Family::Files)
-        }
-        _ => hit(
-            p.iter().any(|s| *s == "_rdtsc" || *s == "__rdtscp"),
-            Family::Tsc,
-        ),
-    }
-}
-
-/// A demangled name as a plain path: `<T>::f` (v0's inherent methods) as
-/// `T::f`, generic arguments and `<impl ..>` segments dropped. `None` for a
-/// trait method (`<T as Trait>::f`): those act on what is already open.
-pub(super) fn plain_path(symbol: &str) -> Option<String> {
-    let s = symbol.trim();
-    let joined;
-    let s = if s.starts_with('<') {
-        let close = closing(s)?;
-        let inner = &s[1..close];
-        if top_level_as(inner) {
-            return None;
-        }
-        joined = format!("{inner}{}", &s[close + 1..]);
-        joined.as_str()
-    } else {
-        s
-    };
-    let mut out = String::new();
-    let mut depth = 0usize;
-    let mut prev = ' ';
-    for c in s.chars() {
-        match c {
-            '<' => depth += 1,
-            '>' if prev != '-' && depth > 0 => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-        prev = c;
-    }
-    Some(out)
-}
-
-/// The index of the `>` closing the `<` that starts `s` (`->` is not one).
-pub(super) fn closing(s: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut prev = ' ';
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' if prev != '-' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        prev = c;
-    }
-    None
-}
-
-pub(super) fn top_level_as(s: &str) -> bool {
-    let mut depth = 0usize;
-    let mut prev = ' ';
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' if prev != '-' => depth = depth.saturating_sub(1),
-            ' ' if depth == 0 && s[i..].starts_with(" as ") => return true,
-            _ => {}
-        }
-        prev = c;
-    }
-    false
-}
-
-/// The source patterns in a package's `src/`.
-pub(super) fn source_patterns(dir: &Path) -> Result<Vec<&'static str>, String> {
-    let mut found = BTreeSet::new();
-    let mut stack = vec![dir.join("src")];
+/// Whether a package's Rust sources (anywhere in its folder but `target/`
+/// and hidden folders) contain one of [`INSTRUCTION_HINTS`].
+pub(super) fn hints_instructions(dir: &Path) -> Result<bool, String> {
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
         for entry in entries.flatten() {
@@ -351,26 +303,21 @@ pub(super) fn source_patterns(dir: &Path) -> Result<Vec<&'static str>, String> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
             if kind.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
-                for (i, (pattern, _)) in SOURCE_PATTERNS.iter().enumerate() {
-                    if text.contains(pattern) {
-                        found.insert(i);
-                    }
+                if INSTRUCTION_HINTS.iter().any(|h| text.contains(h)) {
+                    return Ok(true);
                 }
             }
         }
     }
-    Ok(found.into_iter().map(|i| SOURCE_PATTERNS[i].0).collect())
-}
-
-pub(super) fn family_of_pattern(p: &str) -> Family {
-    SOURCE_PATTERNS
-        .iter()
-        .find(|(q, _)| *q == p)
-        .map_or(Family::Files, |(_, f)| *f)
+    Ok(false)
 }
 
 #[cfg(test)]
@@ -379,94 +326,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn watched_functions_are_recognized_in_both_manglings() {
-        let t = Some(Family::Threads);
-        let s = Some(Family::Sockets);
-        let f = Some(Family::Files);
-        for (name, want) in [
-            ("std::thread::functions::spawn", t),
-            ("std::thread::spawn", t),
-            (
-                "<std::thread::builder::Builder>::spawn_unchecked::<app::f::{closure#0}, ()>",
-                t,
-            ),
-            (
-                "std::thread::scoped::<impl std::thread::builder::Builder>::spawn_scoped",
-                t,
-            ),
-            ("std::thread::scoped::scope", t),
-            ("pthread_create", t),
-            ("std::thread::spawnhook::run_spawn_hooks", None),
-            ("std::thread::sleep", None),
-            ("<std::sys::thread::unix::Thread>::new", t),
-            ("std::sys::thread_local::native::eager::destroy", None),
-            ("std::net::tcp::TcpStream::connect", s),
-            ("<std::net::tcp::TcpStream>::connect_timeout", s),
-            ("std::net::udp::UdpSocket::bind::<&str>", s),
-            ("std::os::unix::net::stream::UnixStream::connect", s),
-            ("std::net::tcp::TcpStream::peer_addr", None),
-            (
-                "<std::sys::net::connection::socket::TcpStream>::connect::inner",
-                s,
-            ),
-            ("socket2::socket::Socket::new", s),
-            ("socket", s),
-            ("<std::fs::OpenOptions>::_open", f),
-            ("std::fs::File::open", f),
-            ("std::fs::File::create_new", f),
-            ("std::fs::read_to_string::inner", f),
-            ("std::fs::Metadata::len", None),
-            ("<std::sys::fs::unix::File>::open_c", f),
-            ("<std::sys::fs::unix::File>::fsync", None),
-            ("<std::fs::File as std::io::Read>::read", None),
-            ("core::core_arch::x86::rdtsc::_rdtsc", Some(Family::Tsc)),
-            ("tokio::spawn", None),
-            ("core::result::Result<T,E>::is_ok", None),
-            (".rodata..Lanon.12.0", None),
-            ("my::f::<fn() -> u32>", None),
-        ] {
-            assert_eq!(watched(name), want, "{name}");
+    fn the_table_is_small_true_and_leaves_out_what_the_interposers_serve() {
+        for served in ["mio", "socket2", "hyper-util", "redb", "tempfile"] {
+            assert!(known(served).is_none(), "{served} is served now");
         }
-    }
-
-    #[test]
-    fn the_table_is_small_true_and_leaves_mio_out() {
-        assert!(known("mio").is_none(), "mio is under the real Tokio");
+        // SQLite's files are served; its sorter threads are a note.
+        assert_eq!(known("libsqlite3-sys").unwrap().shown, Shown::OnRequest);
         assert!(
             known("crossbeam-channel").is_none(),
             "channels start no thread"
         );
         assert_eq!(known("rayon-core").unwrap().shown, Shown::Calls);
-        assert_eq!(known("minstant").unwrap().shown, Shown::Tsc);
+        assert_eq!(known("minstant").unwrap().shown, Shown::Linked(Family::Tsc));
         let mut names: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), KNOWN.len(), "one entry per crate");
         for k in KNOWN {
             assert!(!OURS.contains(&k.name), "{}", k.name);
+            // A blocker always says what to do; a note on request needs not.
+            assert_eq!(
+                k.advice.is_empty(),
+                k.shown == Shown::OnRequest,
+                "{}",
+                k.name
+            );
         }
     }
 
     #[test]
-    fn source_patterns_are_found_under_src() {
+    fn instruction_hints_are_found_anywhere_but_target() {
         let dir = std::env::temp_dir().join(format!("cargo-sim-doctor-src-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("src/deep")).unwrap();
+        std::fs::create_dir_all(dir.join("target")).unwrap();
+        std::fs::write(dir.join("lib.rs"), "pub fn f() {}").unwrap();
+        std::fs::write(dir.join("target/x.rs"), "core::arch::asm!(\"syscall\")").unwrap();
+        std::fs::write(dir.join("README.md"), "asm! rdtsc").unwrap();
+        assert!(!hints_instructions(&dir).unwrap());
         std::fs::write(
-            dir.join("src/lib.rs"),
-            "pub fn f() { std::thread::spawn(|| ()); }",
+            dir.join("src/deep/t.rs"),
+            "pub fn t() -> u64 { unsafe { core::arch::x86_64::_rdtsc() } }",
         )
         .unwrap();
-        std::fs::write(
-            dir.join("src/deep/io.rs"),
-            "pub fn g() { let _ = std::fs::File::open(\"x\"); }",
-        )
-        .unwrap();
-        std::fs::write(dir.join("README.md"), "std::net:: _rdtsc").unwrap();
-        assert_eq!(
-            source_patterns(&dir).unwrap(),
-            ["thread::spawn", "std::fs::", "File::open"]
-        );
-        assert!(source_patterns(&dir.join("missing")).is_err());
+        assert!(hints_instructions(&dir).unwrap());
+        assert!(hints_instructions(&dir.join("missing")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,65 +1,116 @@
-//! `cargo sim doctor`: what in a crate's graph still escapes the seed.
+//! `cargo sim doctor`: what in a workspace, its tests and its dependency
+//! graph still reaches outside the seed.
 //!
-//! Inside a simulation the runtime refuses OS threads (`pthread_create`:
-//! the run fails as a forbidden operation) and real sockets (`socket(2)`:
-//! EACCES), and answers clocks and randomness from the seed. Two things get
-//! past it silently: files opened with `std::fs` are the real disk's, and a
-//! read of the CPU's timestamp counter (`rdtsc`) is real time. Doctor lists
-//! the crates of the graph that do one of these, from three kinds of
-//! evidence:
+//! Inside a simulation the libc interposers serve a great deal: `std::fs`
+//! and every libc file call (SQLite's C included) on the node's simulated
+//! disk; std and socket2 sockets made and bound as stubs that Tokio's
+//! `from_std` turns into simulated ones (hyper-util's `HttpConnector`,
+//! under reqwest and tonic, works this way); `getaddrinfo` from the
+//! simulated network; clocks and randomness from the seed. Doctor does not
+//! list any of that. What is still outside, each a *blocker*
+//! (`known::Family`):
 //!
-//! 1. **The graph.** `KNOWN` below names crates known to escape, with one
-//!    sentence of advice each. It is a list of known cases, not a proof:
-//!    a crate that is not in it can still escape, and one that is in it
-//!    may be used in a way that does not.
-//! 2. **The built tests.** The tests are built as `cargo sim test
-//!    --no-run` builds them. For every library in the graph that is
-//!    neither the workspace's own nor the simulator's, its relocations
-//!    (`objdump -r`, one section per function) say which of its functions
-//!    call a watched function: starting a thread (`std::thread::spawn`,
-//!    `Builder::spawn*`, `thread::scope`, `pthread_create`), making a real
-//!    socket (`TcpStream::connect`, `TcpListener::bind`,
-//!    `UdpSocket::bind`, socket2's `Socket::new`, `socket`), opening real
-//!    files (`File::open`/`create`, `OpenOptions::open`, `std::fs::read`,
-//!    `write`, `create_dir`, ...). A test binary's symbol table (`nm`)
-//!    says whether such a function was linked in.
-//! 3. **The sources.** Each such library's `src/` is searched for
-//!    `thread::spawn`, `thread::Builder`, `std::net::`,
-//!    `TcpStream::connect`, `socket2::`, `std::fs::`, `File::open`,
-//!    `_rdtsc` and `"rdtsc`.
+//! - starting an OS thread (`pthread_create` is refused: the run fails);
+//! - starting a process (`std::process::Command`, `fork`, `posix_spawn`);
+//! - blocking I/O on a std or socket2 socket (`connect`, `accept`, `send`,
+//!   `recv`: refused, the run fails), and std's Unix-domain sockets;
+//! - system calls made without libc (the `syscall` instruction, e.g.
+//!   rustix's linux_raw backend; cargo sim turns on rustix 1.x's
+//!   `use-libc`, so only older rustix shows here);
+//! - the CPU's timestamp counter (`rdtsc`) and random numbers (`rdrand`).
 //!
-//! The rule: a crate escapes when one of *its own* functions that calls a
-//! watched function is linked into a test binary; or when it reads the TSC
-//! (its source says `rdtsc`, or it is a known TSC crate) and any of its
-//! code is linked; or when it is a known crate whose escape is in native
-//! code (SQLite's C, RocksDB's C++), which relocations do not attribute,
-//! and its code is linked into a test binary (or it is built into the
-//! tests, when it has no code of its own to tell by: a system library).
+//! Spin loops are not judged: a `pause` loop that waits for another thread
+//! cannot be told from the uncontended fast paths of locks and channels
+//! that never spin in a one-thread simulation, and one that never ends is
+//! caught at run time by the watchdog (`SIM_HANG_TIMEOUT`).
+//!
+//! The tests are built as `cargo sim test --no-run` builds them, and two
+//! kinds of code are read:
+//!
+//! 1. **The code in the executables** (own.rs): the workspace's own (its
+//!    libraries, test targets, their helpers and examples), and the
+//!    dependencies' generic or inline functions instantiated by their
+//!    callers (rustix's `syscall` wrappers), which no library holds; read
+//!    with `nm`, `objdump -d` of those functions only and `objdump -R`. A
+//!    blocker in the workspace's code is named by file and line from the
+//!    debug information (`addr2line`).
+//! 2. **The libraries outside it**: each library's relocations (`objdump
+//!    -r`, one section per function) say which of its functions call a
+//!    watched function; where its source hints at inline assembly or the
+//!    CPU's counters, its instructions are read too (`objdump -d`). Such a
+//!    function counts when it is linked into an executable judged here
+//!    (`nm`). A few crates are known cases (`known::KNOWN`): their entry
+//!    words the finding, counts what the code cannot show (quanta's TSC
+//!    mode, RocksDB's C++ threads), or makes what a crate does only on
+//!    request a note (trybuild and assert_cmd run processes, their job in
+//!    a plain `#[test]`; SQLite starts sorter threads only after `PRAGMA
+//!    threads`).
+//!
 //! Attributing calls to the calling crate is what keeps the expected ones
-//! out: libtest starts a thread per test and opens files, the real Tokio
-//! under the simulation has a blocking pool, and those are the harness's
-//! and the simulator's, not the service's. The
-//! workspace's own crates are not judged: their escapes are the tests'
-//! business. Patterns found in a crate's source whose calls are not linked
-//! are printed as notes ("in the source only"), and count for nothing.
+//! out: libtest starts a thread per test, the real Tokio under the
+//! simulation has a blocking pool, and those are the harness's and the
+//! simulator's (`OURS`), not the service's; what only the simulator
+//! depends on is not judged either.
 //!
-//! What cannot be read (a stripped test binary, a library of LLVM bitcode
-//! only) is printed as unknown, and makes the exit code 1 like an escape:
-//! doctor never calls a graph clean that it could not read.
+//! What it cannot see, or cannot tell apart: native (C, C++) code's own
+//! instructions (its calls are read); a vDSO clock looked up by hand; a
+//! call made only through a function pointer computed at run time; and
+//! whether a test runs simulated at all: a thread started in a plain
+//! `#[test]` that builds no runtime is fine under `cargo sim test`, but
+//! doctor lists it like any other (narrow what it builds with `--test`,
+//! `--lib` and the like).
+//!
+//! Exit codes: 0 when there are only notes, 1 when there is a blocker, 2 on
+//! bad usage, 3 when nothing blocks but something could not be built or
+//! read (a stripped executable, a library of LLVM bitcode only): doctor
+//! never calls a graph clean that it could not read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
 usage: cargo sim doctor [--manifest-path <Cargo.toml>] [-p <package>]...
+                        [cargo test's target and feature selection]
 
-Builds the tests as `cargo sim test --no-run` does and lists the crates of
-the graph that still escape the seed: OS threads, real sockets, real files,
-the CPU's timestamp counter. Exits 0 when none does, 1 when one does (or
-when something could not be read), 2 on bad usage.
-Needs `nm` and `objdump` (GNU binutils); NM and OBJDUMP name others.
+Builds the tests as `cargo sim test --no-run` does and names what still
+reaches outside the seed, in the workspace's own code (file and line) and in
+its dependencies: OS threads, processes, blocking I/O on std sockets, raw
+system calls, the CPU's timestamp counter and random numbers. Files, socket
+creation and name lookups are simulated and not listed. Each blocker says
+what to do.
+Target and feature selection, as cargo test takes them: --lib, --bins,
+--bin N, --tests, --test N, --examples, --example N, --benches, --bench N,
+--all-targets, --workspace, --exclude P, --features F, --all-features,
+--no-default-features.
+Exits 0 when nothing blocks (notes only), 1 when something does, 2 on bad
+usage, 3 when something could not be built or read.
+Needs GNU binutils' nm, objdump and addr2line; NM, OBJDUMP and ADDR2LINE
+name others.
 ";
+
+/// cargo test's flags that select targets and features, passed through:
+/// those that take no value, and those that take one.
+const PASS_FLAGS: &[&str] = &[
+    "--lib",
+    "--bins",
+    "--tests",
+    "--examples",
+    "--benches",
+    "--all-targets",
+    "--workspace",
+    "--all-features",
+    "--no-default-features",
+];
+const PASS_VALUES: &[&str] = &[
+    "--bin",
+    "--test",
+    "--example",
+    "--bench",
+    "--exclude",
+    "--features",
+    "-F",
+];
 
 /// The simulator's own packages: what they do is the simulation, and what
 /// only they depend on (mio, socket2 under the real Tokio) is theirs.
@@ -76,17 +127,23 @@ const OURS: &[&str] = &[
 
 mod judge;
 mod known;
+mod names;
 mod objects;
+mod own;
 
-use judge::{judge, Examined, Report};
-use known::source_patterns;
-use objects::{parse_artifacts, read_code, read_symbols, Code, Tools};
+use judge::{judge, judge_own, Examined, Placed, Report, EXIT_UNREAD};
+use known::hints_instructions;
+use names::owners;
+use objects::{parse_artifacts, read_code, read_instructions, Code, Symbols, Tools};
+use own::{read_image, Owner, Sym};
 
 /// What the command line asked for.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Options {
     manifest: Option<PathBuf>,
     packages: Vec<String>,
+    /// Target and feature selection, for cargo as given.
+    cargo: Vec<String>,
 }
 
 /// `Ok(None)` asks for the help text; `Err` is bad usage.
@@ -103,6 +160,11 @@ fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
             "-h" | "--help" => return Ok(None),
             "--manifest-path" => o.manifest = Some(PathBuf::from(value(a)?)),
             "-p" | "--package" => o.packages.push(value(a)?),
+            f if PASS_FLAGS.contains(&f) => o.cargo.push(a.clone()),
+            f if PASS_VALUES.contains(&f) => {
+                let v = value(a)?;
+                o.cargo.extend([a.clone(), v]);
+            }
             _ => {
                 if let Some(v) = a.strip_prefix("--manifest-path=") {
                     o.manifest = Some(PathBuf::from(v));
@@ -110,9 +172,12 @@ fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
                     o.packages.push(v.to_string());
                 } else if let Some(v) = a.strip_prefix("-p").filter(|v| !v.is_empty()) {
                     o.packages.push(v.to_string());
+                } else if PASS_VALUES.iter().any(|f| a.starts_with(&format!("{f}="))) {
+                    o.cargo.push(a.clone());
                 } else {
                     return Err(format!(
-                        "unexpected argument `{a}` (doctor takes --manifest-path and -p only)"
+                        "unexpected argument `{a}` (doctor takes --manifest-path, -p and cargo \
+                         test's target and feature selection; see --help)"
                     ));
                 }
             }
@@ -136,15 +201,11 @@ pub fn main(args: &[String]) -> ExitCode {
     match examine(&options) {
         Ok(report) => {
             print!("{}", report.render());
-            if report.clean() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::from(report.exit_code())
         }
         Err(e) => {
             eprintln!("cargo sim doctor: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_UNREAD)
         }
     }
 }
@@ -164,6 +225,7 @@ fn examine(options: &Options) -> Result<Report, String> {
         args.push("-p".into());
         args.push(p.clone());
     }
+    args.extend(options.cargo.iter().cloned());
     let built = crate::run_patched(&args, true)?;
     if !built.status.success() {
         return Err(format!(
@@ -176,64 +238,136 @@ fn examine(options: &Options) -> Result<Report, String> {
         .graph
         .ok_or("the patched graph was not read (cargo-sim bug)")?;
     let artifacts = parse_artifacts(&built.stdout);
-    if artifacts.tests.is_empty() {
+    if artifacts.executables.is_empty() {
         return Err(
-            "cargo built no test binary here, so there is nothing to scan; add a test (or pick \
-             a package that has some with -p)"
+            "cargo built no test or example here, so there is nothing to judge; add a test (or \
+             pick a package that has some with -p)"
                 .into(),
         );
     }
+    // The workspace's crate names: the first segment of its functions'
+    // paths in an executable (the simulator's, when it is a member, are
+    // not judged: this project's own workspace).
+    let crates: BTreeSet<String> = artifacts
+        .crates
+        .iter()
+        .filter(|(id, _)| {
+            graph.is_member(id) && !graph.name_of(id).is_some_and(|n| OURS.contains(&n))
+        })
+        .map(|(_, name)| name.clone())
+        .collect();
     let mut unknown = Vec::new();
-    let mut binaries = Vec::new();
-    for t in &artifacts.tests {
-        let label = format!(
-            "{} {} `{}`",
-            graph.name_of(&t.package_id).unwrap_or("?"),
-            t.kind,
-            t.target
-        );
-        match read_symbols(&tools.nm, &t.path, label.clone()) {
-            Ok(s) => binaries.push(s),
+    let mut images: Vec<(String, String, &PathBuf, Vec<Sym>)> = Vec::new();
+    for t in &artifacts.executables {
+        let package = graph.name_of(&t.package_id).unwrap_or("?").to_string();
+        let label = format!("{package} {} `{}`", t.kind, t.target);
+        match read_image(&tools.nm, &t.path) {
+            Ok(symbols) => images.push((label, package, &t.path, symbols)),
             Err(e) => unknown.push(format!("{label} ({}): {e}", t.path.display())),
         }
     }
-    let mut examined = Vec::new();
+    let binaries: Vec<Symbols> = images
+        .iter()
+        .map(|(label, _, _, symbols)| Symbols::new(label.clone(), symbols))
+        .collect();
     let roots: BTreeSet<&str> = artifacts
-        .tests
+        .executables
         .iter()
         .map(|t| t.package_id.as_str())
         .collect();
+    let mut examined = Vec::new();
     for package in graph.reached_outside(&roots, |n| OURS.contains(&n)) {
         // Only what was compiled for these tests can run in them.
         let Some(libs) = artifacts.libs.get(&package.id) else {
             continue;
         };
-        let mut code = Ok(Code::default());
-        for lib in libs {
-            match (read_code(&tools.objdump, lib), &mut code) {
-                (Ok(c), Ok(all)) => {
-                    all.calls.extend(c.calls);
-                    all.functions.extend(c.functions);
-                }
-                (Err(e), Ok(_)) => code = Err(format!("{}: {e}", lib.display())),
-                (_, Err(_)) => {}
-            }
-        }
-        let (patterns, source_error) = match source_patterns(&package.dir) {
-            Ok(p) => (p, None),
-            Err(e) => (Vec::new(), Some(e)),
+        let Some((_, crate_name)) = artifacts.crates.iter().find(|(id, _)| *id == package.id)
+        else {
+            continue;
         };
+        let (hinted, source_error) = match hints_instructions(&package.dir) {
+            Ok(h) => (h, None),
+            Err(e) => (false, Some(e)),
+        };
+        let code = read_libraries(&tools, libs, hinted);
         examined.push(Examined {
+            crate_name: crate_name.clone(),
             package,
             code,
-            patterns,
             source_error,
         });
     }
-    let mut report = judge(&examined, &binaries);
+    // What the executables hold that no library read does: the
+    // workspace's functions, and the dependencies' generic or inline
+    // functions instantiated there.
+    let dependencies: BTreeSet<&str> = examined.iter().map(|e| e.crate_name.as_str()).collect();
+    let in_libraries: HashSet<&str> = examined
+        .iter()
+        .filter_map(|e| e.code.as_ref().ok())
+        .flat_map(|c| c.functions.iter().map(String::as_str))
+        .collect();
+    let judged = |s: &Sym| -> Option<Owner> {
+        let owners = owners(&s.demangled);
+        if owners.iter().any(|o| crates.contains(o)) {
+            return Some(Owner::Workspace);
+        }
+        if in_libraries.contains(s.raw.as_str()) {
+            return None;
+        }
+        owners
+            .into_iter()
+            .find(|o| dependencies.contains(o.as_str()))
+            .map(Owner::Dependency)
+    };
+    // A test target may share the simulator's crate name (a `tests/sim.rs`
+    // beside sim-harness's `sim`): its functions' source says whose they
+    // are.
+    let ours = graph.dirs_named(|n| OURS.contains(&n));
+    let simulator = |s: &own::Site| {
+        let file = s.line.as_ref().map(|(f, _)| f);
+        s.owner == Owner::Workspace && file.is_some_and(|f| ours.iter().any(|d| f.starts_with(d)))
+    };
+    let mut placed = Vec::new();
+    for (label, package, path, symbols) in &images {
+        match own::sites(&tools, path, symbols, &judged, graph.root()) {
+            Ok(mut sites) => placed.push(Placed {
+                sites: {
+                    sites.retain(|s| !simulator(s));
+                    sites
+                },
+                label: label.clone(),
+                package: package.clone(),
+            }),
+            Err(e) => unknown.push(format!(
+                "{label} ({}): its own code could not be read: {e}",
+                path.display()
+            )),
+        }
+    }
+    let mut report = judge(&examined, &binaries, &placed);
+    let (own_findings, own_notes) = judge_own(&placed, graph.root());
+    report.findings.splice(0..0, own_findings);
+    report.notes.splice(0..0, own_notes);
     report.unknown.splice(0..0, unknown);
-    report.binaries = artifacts.tests.len();
+    report.executables = artifacts.executables.len();
     Ok(report)
+}
+
+/// A package's libraries (one per platform it was built for) read as one:
+/// their relocations, and their instructions when `hinted`.
+fn read_libraries(tools: &Tools, libs: &[PathBuf], hinted: bool) -> Result<Code, String> {
+    let mut all = Code::default();
+    for lib in libs {
+        let c = read_code(&tools.objdump, lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+        all.calls.extend(c.calls);
+        all.functions.extend(c.functions);
+        if hinted {
+            let calls = read_instructions(&tools.objdump, lib)
+                .map_err(|e| format!("{}: {e}", lib.display()))?;
+            all.calls.extend(calls);
+        }
+    }
+    Ok(all)
 }
 
 #[cfg(test)]
@@ -245,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_the_manifest_and_packages_and_nothing_else() {
+    fn arguments_are_the_manifest_packages_and_target_selection() {
         let o = parse_args(&strings(&[
             "--manifest-path",
             "a/Cargo.toml",
@@ -253,15 +387,23 @@ mod tests {
             "x",
             "--package=y",
             "-pz",
+            "--all-targets",
+            "--test",
+            "t",
+            "--features=a,b",
         ]))
         .unwrap()
         .unwrap();
         assert_eq!(o.manifest, Some(PathBuf::from("a/Cargo.toml")));
         assert_eq!(o.packages, ["x", "y", "z"]);
+        assert_eq!(o.cargo, ["--all-targets", "--test", "t", "--features=a,b"]);
         assert_eq!(parse_args(&strings(&["--help"])), Ok(None));
         assert!(parse_args(&strings(&["--release"]))
             .unwrap_err()
             .contains("--release"));
         assert!(parse_args(&strings(&["-p"])).unwrap_err().contains("value"));
+        assert!(parse_args(&strings(&["--bench"]))
+            .unwrap_err()
+            .contains("value"));
     }
 }

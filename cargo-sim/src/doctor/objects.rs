@@ -1,18 +1,22 @@
-//! Reading what cargo built: the test executables and libraries from
-//! cargo's JSON messages, symbols with `nm`, calls with `objdump -r`.
+//! Reading what cargo built: the executables and libraries from cargo's
+//! JSON messages, symbols with `nm`, calls with `objdump -r`, the
+//! instructions outside the seed with `objdump -d`.
 
-use super::known::{watched, Family};
+use super::known::Family;
+use super::names::{instruction, watched};
+use super::own::Sym;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// `nm` and `objdump`, checked before the build so a missing one costs
-/// no time.
+/// `nm`, `objdump` and `addr2line`, checked before the build so a missing
+/// one costs no time.
 pub(super) struct Tools {
     pub(super) nm: String,
     pub(super) objdump: String,
+    pub(super) addr2line: String,
 }
 
 impl Tools {
@@ -35,13 +39,15 @@ impl Tools {
         Ok(Tools {
             nm: pick("NM", "nm")?,
             objdump: pick("OBJDUMP", "objdump")?,
+            addr2line: pick("ADDR2LINE", "addr2line")?,
         })
     }
 }
 
-/// A test executable cargo built.
+/// An executable cargo built that doctor judges: a test (of a library,
+/// binary, integration test, bench or example), or an example.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct TestBinary {
+pub(super) struct Executable {
     pub(super) path: PathBuf,
     pub(super) package_id: String,
     pub(super) target: String,
@@ -51,7 +57,10 @@ pub(super) struct TestBinary {
 /// What `cargo test --no-run --message-format=json` built.
 #[derive(Debug, Default)]
 pub(super) struct Artifacts {
-    pub(super) tests: Vec<TestBinary>,
+    pub(super) executables: Vec<Executable>,
+    /// Every compiled target: its package and crate name (the first
+    /// segment of its functions' paths).
+    pub(super) crates: Vec<(String, String)>,
     /// Each package's compiled libraries (a package built for the host and
     /// for the target has two).
     pub(super) libs: BTreeMap<String, Vec<PathBuf>>,
@@ -69,13 +78,23 @@ pub(super) fn parse_artifacts(stdout: &[u8]) -> Artifacts {
             continue;
         }
         let id = v["package_id"].as_str().unwrap_or_default().to_string();
-        if let (Some(exe), true) = (v["executable"].as_str(), v["profile"]["test"] == true) {
-            a.tests.push(TestBinary {
+        let target = v["target"]["name"].as_str().unwrap_or_default();
+        let kinds = v["target"]["kind"].as_array().cloned().unwrap_or_default();
+        // A build script runs in the build, never in an executable.
+        if !kinds.iter().any(|k| k == "custom-build") {
+            a.crates.push((id.clone(), target.replace('-', "_")));
+        }
+        // Examples are built by `cargo test` as programs, not tests: they
+        // are run with `cargo sim run --example`, so they are judged too.
+        let judged = v["profile"]["test"] == true || kinds.iter().any(|k| k == "example");
+        if let (Some(exe), true) = (v["executable"].as_str(), judged) {
+            a.executables.push(Executable {
                 path: PathBuf::from(exe),
                 package_id: id.clone(),
-                target: v["target"]["name"].as_str().unwrap_or_default().to_string(),
-                kind: v["target"]["kind"][0]
-                    .as_str()
+                target: target.to_string(),
+                kind: kinds
+                    .first()
+                    .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string(),
             });
@@ -89,7 +108,7 @@ pub(super) fn parse_artifacts(stdout: &[u8]) -> Artifacts {
     a
 }
 
-/// A test binary's defined symbols.
+/// An executable's defined symbols: what is linked into it.
 pub(super) struct Symbols {
     pub(super) label: String,
     pub(super) defined: HashSet<String>,
@@ -97,50 +116,18 @@ pub(super) struct Symbols {
     pub(super) demangled: HashMap<String, String>,
 }
 
-pub(super) fn nm_names(nm: &str, args: &[&str], path: &Path) -> Result<Vec<String>, String> {
-    let out = Command::new(nm)
-        .args(args)
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run {nm}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{nm} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+impl Symbols {
+    /// The defined symbols of an executable read with `own::read_image`.
+    pub(super) fn new(label: String, symbols: &[Sym]) -> Symbols {
+        Symbols {
+            label,
+            defined: symbols.iter().map(|s| s.raw.clone()).collect(),
+            demangled: symbols
+                .iter()
+                .map(|s| (s.raw.clone(), s.demangled.clone()))
+                .collect(),
+        }
     }
-    Ok(nm_lines(&String::from_utf8_lossy(&out.stdout)))
-}
-
-/// The names in `nm` output (`address type name`; the name may hold spaces).
-pub(super) fn nm_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.splitn(3, ' ').nth(2).map(str::to_string))
-        .collect()
-}
-
-pub(super) fn read_symbols(nm: &str, path: &Path, label: String) -> Result<Symbols, String> {
-    // `-p` keeps nm's order, so the raw and demangled lists line up.
-    let raw = nm_names(nm, &["-p", "--defined-only"], path)?;
-    if raw.is_empty() {
-        return Err(
-            "it has no symbol table (stripped? set `strip = false` for the test \
-                    profile)"
-                .into(),
-        );
-    }
-    let demangled = nm_names(nm, &["-p", "-C", "--defined-only"], path)?;
-    let demangled = if demangled.len() == raw.len() {
-        raw.iter().cloned().zip(demangled).collect()
-    } else {
-        HashMap::new()
-    };
-    Ok(Symbols {
-        label,
-        defined: raw.into_iter().collect(),
-        demangled,
-    })
 }
 
 /// A function of a library that refers to a watched function.
@@ -247,14 +234,23 @@ pub(super) fn strip_addend(v: &str) -> &str {
     }
 }
 
-pub(super) fn read_code(objdump: &str, rlib: &Path) -> Result<Code, String> {
-    let mut child = Command::new(objdump)
-        .args(["-r", "-C"])
-        .arg(rlib)
+/// Runs `tool args path`, parsing its standard output as it comes (an
+/// rlib's listing can be large), its standard error kept for the message.
+/// An object it cannot read (LLVM bitcode, in LTO builds) would hide its
+/// code: that is an error, never an empty answer.
+pub(super) fn stream<T>(
+    tool: &str,
+    args: &[&str],
+    path: &Path,
+    parse: impl FnOnce(BufReader<std::process::ChildStdout>) -> std::io::Result<T>,
+) -> Result<T, String> {
+    let mut child = Command::new(tool)
+        .args(args)
+        .arg(path)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {objdump}: {e}"))?;
+        .map_err(|e| format!("cannot run {tool}: {e}"))?;
     let stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     // stderr on a thread of its own, so neither pipe can fill and block.
@@ -263,19 +259,97 @@ pub(super) fn read_code(objdump: &str, rlib: &Path) -> Result<Code, String> {
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let parsed = parse_relocations(BufReader::new(stdout));
-    let status = child.wait().map_err(|e| format!("{objdump}: {e}"))?;
+    let parsed = parse(BufReader::new(stdout));
+    let status = child.wait().map_err(|e| format!("{tool}: {e}"))?;
     let errors = errors.join().unwrap_or_default();
-    let code = parsed.map_err(|e| format!("reading {objdump}'s output: {e}"))?;
-    // An object objdump cannot read (LLVM bitcode, in LTO builds) would
-    // hide its calls: not clean, unknown.
+    let parsed = parsed.map_err(|e| format!("reading {tool}'s output: {e}"))?;
     if !status.success() || errors.contains("not recognized") {
         return Err(format!(
-            "{objdump} -r could not read it ({status}): {}",
+            "{tool} {} could not read it ({status}): {}",
+            args.join(" "),
             errors.trim()
         ));
     }
-    Ok(code)
+    Ok(parsed)
+}
+
+pub(super) fn read_code(objdump: &str, rlib: &Path) -> Result<Code, String> {
+    stream(objdump, &["-r", "-C"], rlib, parse_relocations)
+}
+
+/// The instructions outside the seed in a library's functions, as calls
+/// to the instruction.
+pub(super) fn read_instructions(objdump: &str, rlib: &Path) -> Result<Vec<Call>, String> {
+    stream(
+        objdump,
+        &["-d", "--no-show-raw-insn"],
+        rlib,
+        parse_instructions,
+    )
+}
+
+/// An instruction line of `objdump -d` (`  4f:\trdtsc`): its address and
+/// its text after the address.
+pub(super) fn instruction_line(line: &str) -> Option<(u64, &str)> {
+    let (address, rest) = line.split_once(":\t")?;
+    let address = address.trim_start();
+    if address.is_empty() || !address.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some((u64::from_str_radix(address, 16).ok()?, rest))
+}
+
+/// An instruction's mnemonic, past objdump's prefixes.
+pub(super) fn mnemonic(text: &str) -> &str {
+    text.split_whitespace()
+        .find(|w| {
+            !matches!(
+                *w,
+                "notrack"
+                    | "bnd"
+                    | "lock"
+                    | "rep"
+                    | "repz"
+                    | "repnz"
+                    | "data16"
+                    | "addr32"
+                    | "cs"
+                    | "ds"
+            )
+        })
+        .unwrap_or("")
+}
+
+/// Parses `objdump -d --no-show-raw-insn` output: each function label
+/// (`0000000000000000 <_ZN..E>:`) starts a function, and each instruction
+/// in [`instruction`]'s list is a call to `` `rdtsc` instruction ``.
+pub(super) fn parse_instructions(text: impl BufRead) -> std::io::Result<Vec<Call>> {
+    let mut calls = Vec::new();
+    let mut seen: HashSet<(Option<String>, String)> = HashSet::new();
+    let mut function: Option<String> = None;
+    for line in text.lines() {
+        let line = line?;
+        if let Some(label) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")) {
+            function = Some(label.1.to_string());
+            continue;
+        }
+        let Some((_, rest)) = instruction_line(&line) else {
+            continue;
+        };
+        let m = mnemonic(rest);
+        let Some(family) = instruction(m) else {
+            continue;
+        };
+        let callee = format!("the `{m}` instruction");
+        if seen.insert((function.clone(), callee.clone())) {
+            calls.push(Call {
+                function: function.clone(),
+                callee,
+                family,
+            });
+        }
+    }
+    Ok(calls)
 }
 
 /// `objdump -r` output for the tests here and in `judge`.
@@ -285,9 +359,10 @@ In archive libspawner-1.rlib:
 
 spawner-1.spawner.0.rcgu.o:     file format elf64-x86-64
 
-RELOCATION RECORDS FOR [.text._ZN7spawner11unused_open17hE]:
+RELOCATION RECORDS FOR [.text._ZN7spawner11unused_exec17hE]:
 OFFSET           TYPE              VALUE
-000000000000000e R_X86_64_GOTPCREL  std::fs::File::open-0x0000000000000004
+000000000000000e R_X86_64_GOTPCREL  std::process::Command::spawn-0x0000000000000004
+0000000000000019 R_X86_64_GOTPCREL  std::fs::File::open-0x0000000000000004
 000000000000002b R_X86_64_GOTPCREL  core::result::Result<T,E>::is_ok-0x0000000000000004
 
 
@@ -295,6 +370,7 @@ RELOCATION RECORDS FOR [.text._ZN7spawner5start17hE]:
 OFFSET           TYPE              VALUE
 000000000000000b R_X86_64_GOTPCREL  std::thread::functions::spawn-0x0000000000000004
 000000000000001b R_X86_64_PLT32    std::thread::functions::spawn-0x0000000000000004
+0000000000000023 R_X86_64_PLT32    socket2::socket::Socket::new-0x0000000000000004
 
 
 RELOCATION RECORDS FOR [.text._ZN7spawner4pure17hE]:
@@ -322,9 +398,9 @@ mod tests {
             code.calls,
             vec![
                 Call {
-                    function: Some("_ZN7spawner11unused_open17hE".into()),
-                    callee: "std::fs::File::open".into(),
-                    family: Family::Files,
+                    function: Some("_ZN7spawner11unused_exec17hE".into()),
+                    callee: "std::process::Command::spawn".into(),
+                    family: Family::Processes,
                 },
                 Call {
                     function: Some("_ZN7spawner5start17hE".into()),
@@ -342,7 +418,7 @@ mod tests {
         assert_eq!(
             functions,
             [
-                "_ZN7spawner11unused_open17hE",
+                "_ZN7spawner11unused_exec17hE",
                 "_ZN7spawner4pure17hE",
                 "_ZN7spawner5start17hE"
             ]
@@ -350,38 +426,87 @@ mod tests {
     }
 
     #[test]
-    fn nm_names_may_hold_spaces() {
-        let names = nm_lines(
-            "0000000000126160 T _ZN7spawner5start17hE\n\
-             00000000001198d0 t <std::fs::File as std::io::Read>::read\n",
+    fn instructions_outside_the_seed_are_found_per_function() {
+        let listing = "\
+In archive libraw-1.rlib:
+
+raw-1.raw.0.rcgu.o:     file format elf64-x86-64
+
+
+Disassembly of section .text._ZN3raw7syscall17hE:
+
+0000000000000000 <_ZN3raw7syscall17hE>:
+   0:\tmov    %rdi,%rax
+   3:\tsyscall
+   5:\tsyscall
+   7:\tret
+
+Disassembly of section .text._ZN3raw5ticks17hE:
+
+0000000000000000 <_ZN3raw5ticks17hE>:
+   0:\trdtsc
+   2:\tshl    $0x20,%rdx
+   6:\tpause
+   8:\tret
+";
+        let calls = parse_instructions(listing.as_bytes()).unwrap();
+        assert_eq!(
+            calls,
+            vec![
+                Call {
+                    function: Some("_ZN3raw7syscall17hE".into()),
+                    callee: "the `syscall` instruction".into(),
+                    family: Family::Syscalls,
+                },
+                Call {
+                    function: Some("_ZN3raw5ticks17hE".into()),
+                    callee: "the `rdtsc` instruction".into(),
+                    family: Family::Tsc,
+                },
+            ]
+        );
+        assert_eq!(mnemonic("notrack call   *%rax"), "call");
+        assert_eq!(
+            instruction_line("  19f30f:\tcall   192a50 <_ZN3std6thread5spawn17hE>"),
+            Some((0x19f30f, "call   192a50 <_ZN3std6thread5spawn17hE>"))
         );
         assert_eq!(
-            names,
-            [
-                "_ZN7spawner5start17hE",
-                "<std::fs::File as std::io::Read>::read"
-            ]
+            instruction_line("0000000000000000 <_ZN3raw5ticks17hE>:"),
+            None
         );
     }
 
     #[test]
-    fn artifacts_give_test_executables_and_libraries() {
+    fn artifacts_give_test_executables_examples_crates_and_libraries() {
         let out = br#"{"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["test"],"name":"t"},"profile":{"test":true},"filenames":["/d/t-1"],"executable":"/d/t-1","fresh":true}
+{"reason":"compiler-artifact","package_id":"registry+x#spawner@0.3.0","target":{"kind":["custom-build"],"name":"build-script-build"},"profile":{"test":false},"filenames":["/d/build-script-build"],"executable":null,"fresh":false}
 {"reason":"compiler-artifact","package_id":"registry+x#spawner@0.3.0","target":{"kind":["lib"],"name":"spawner"},"profile":{"test":false},"filenames":["/d/libspawner-1.rlib","/d/libspawner-1.rmeta"],"executable":null,"fresh":false}
 {"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["bin"],"name":"s"},"profile":{"test":false},"filenames":["/d/s"],"executable":"/d/s","fresh":false}
+{"reason":"compiler-artifact","package_id":"path+file:///s#0.1.0","target":{"kind":["example"],"name":"demo-one"},"profile":{"test":false},"filenames":["/d/demo-one"],"executable":"/d/demo-one","fresh":false}
 {"reason":"build-finished","success":true}
 not json
 "#;
         let a = parse_artifacts(out);
+        // The production binary is not judged: only tests and examples.
         assert_eq!(
-            a.tests,
-            vec![TestBinary {
-                path: PathBuf::from("/d/t-1"),
-                package_id: "path+file:///s#0.1.0".into(),
-                target: "t".into(),
-                kind: "test".into(),
-            }]
+            a.executables,
+            vec![
+                Executable {
+                    path: PathBuf::from("/d/t-1"),
+                    package_id: "path+file:///s#0.1.0".into(),
+                    target: "t".into(),
+                    kind: "test".into(),
+                },
+                Executable {
+                    path: PathBuf::from("/d/demo-one"),
+                    package_id: "path+file:///s#0.1.0".into(),
+                    target: "demo-one".into(),
+                    kind: "example".into(),
+                }
+            ]
         );
+        let crates: Vec<&str> = a.crates.iter().map(|(_, c)| c.as_str()).collect();
+        assert_eq!(crates, ["t", "spawner", "s", "demo_one"]);
         assert_eq!(
             a.libs["registry+x#spawner@0.3.0"],
             vec![PathBuf::from("/d/libspawner-1.rlib")]

@@ -29,12 +29,12 @@ impl Net {
         (a, b)
     }
 
-    /// Connects a datagram socket to the one named `addr`: sends without an
-    /// address go there. A socket connected elsewhere refuses it (`EPERM`),
-    /// as it refuses any datagram not from its peer.
-    pub fn unix_datagram_connect(&mut self, sock: SocketId, addr: &UnixAddr) -> io::Result<()> {
+    /// Connects a datagram socket to the one holding `to`: sends without
+    /// an address go there. A socket connected elsewhere refuses it
+    /// (`EPERM`), as it refuses any datagram not from its peer.
+    pub fn unix_datagram_connect(&mut self, sock: SocketId, to: &UnixName) -> io::Result<()> {
         let host = self.unix(sock)?.host;
-        let target = self.unix_lookup(host, addr)?;
+        let target = self.unix_lookup(host, to)?;
         let t = self.unix(target)?;
         let UnixKind::Dgram { peer, .. } = &t.kind else {
             return Err(err(EPROTOTYPE));
@@ -49,7 +49,7 @@ impl Net {
         Ok(())
     }
 
-    /// Sends a datagram to the socket named `to` (`None`: the connected
+    /// Sends a datagram to the socket holding `to` (`None`: the connected
     /// peer). Pending while the receiver's queue is full: the sender then
     /// waits among the receiver's waiting senders (its writers are
     /// notified when there is room).
@@ -57,7 +57,7 @@ impl Net {
         &mut self,
         sock: SocketId,
         data: &[u8],
-        to: Option<&UnixAddr>,
+        to: Option<&UnixName>,
         now: u64,
     ) -> Progress<usize> {
         let s = match self.unix(sock) {
@@ -72,7 +72,7 @@ impl Net {
         }
         let from = s.local.clone();
         let target = match to {
-            Some(addr) => match self.unix_lookup(s.host, addr) {
+            Some(name) => match self.unix_lookup(s.host, name) {
                 Ok(t) => t,
                 Err(e) => return Progress::Ready(Err(e)),
             },

@@ -40,27 +40,32 @@ pub enum UnixAddr {
     Abstract(Vec<u8>),
 }
 
-/// A name in a host's namespace: an absolute path, or an abstract name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Key {
-    Path(Vec<u8>),
+/// What a socket is bound to in its host's namespace, and what a connect
+/// or a send looks up.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum UnixName {
+    /// A socket file on the host's disk, by inode number: the caller made
+    /// it when it bound a path, or found it by the path it connects or
+    /// sends to. The model never touches a file system; a socket holds the
+    /// inode, not the path, as on Linux.
+    File(u64),
+    /// A name in Linux's abstract namespace (without the leading NUL).
     Abstract(Vec<u8>),
 }
 
-impl UnixAddr {
-    /// The name the address takes in a namespace (`None`: unnamed). A
-    /// relative path is taken from `/`, the simulated working directory,
-    /// without resolving `.` or `..`.
-    fn key(&self) -> Option<Key> {
-        match self {
-            UnixAddr::Unnamed => None,
-            UnixAddr::Abstract(name) => Some(Key::Abstract(name.clone())),
-            UnixAddr::Path(p) if p.starts_with(b"/") => Some(Key::Path(p.clone())),
-            UnixAddr::Path(p) => {
-                let mut v = b"/".to_vec();
-                v.extend_from_slice(p);
-                Some(Key::Path(v))
-            }
+impl UnixName {
+    /// The name a bind of `addr` takes, given the inode of the socket file
+    /// a path address was given (`None`: the unnamed address, which
+    /// autobinds).
+    fn of(addr: &UnixAddr, file: Option<u64>) -> Option<UnixName> {
+        match (addr, file) {
+            (UnixAddr::Unnamed, None) => None,
+            (UnixAddr::Abstract(name), None) => Some(UnixName::Abstract(name.clone())),
+            (UnixAddr::Path(_), Some(ino)) => Some(UnixName::File(ino)),
+            (addr, file) => panic!(
+                "sim-net: a path address binds with the inode of its socket file, and only a \
+                 path address does (got {addr:?} with {file:?})"
+            ),
         }
     }
 }
@@ -102,7 +107,8 @@ pub(crate) struct UnixSock {
     /// Creation order: a host's death closes its sockets in it.
     seq: u64,
     local: UnixAddr,
-    key: Option<Key>,
+    /// The name it holds in its host's namespace.
+    name: Option<UnixName>,
     /// `RCV`/`SEND` bits.
     shut: u8,
     /// The pending error (`SO_ERROR`).
@@ -113,9 +119,9 @@ pub(crate) struct UnixSock {
 /// The namespaces of every host (the sockets are in [`Net`]'s slab).
 #[derive(Default)]
 pub(crate) struct UnixSockets {
-    /// Per host: name → the socket holding it (`None`: a path whose socket
-    /// closed, as the socket file stays behind).
-    names: BTreeMap<(HostId, Key), Option<SocketId>>,
+    /// Per host: name → the open socket holding it. A socket file whose
+    /// socket closed stays on the disk, but names no socket here.
+    names: BTreeMap<(HostId, UnixName), SocketId>,
     /// Autobind's counter (`bind` to the unnamed address).
     autobind: u32,
     /// Sockets made so far (the next one's `seq`).
@@ -153,7 +159,7 @@ impl Net {
             host,
             seq,
             local,
-            key: None,
+            name: None,
             shut: 0,
             error: None,
             kind,
@@ -211,71 +217,95 @@ impl Net {
                 );
             }
         }
-        if let Some(key) = &s.key {
-            assert!(
-                self.unix.names.contains_key(&(s.host, key.clone())),
-                "sim-net: a bound Unix socket's name is in its host's namespace"
+        if let Some(name) = &s.name {
+            assert_eq!(
+                self.unix.names.get(&(s.host, name.clone())),
+                Some(&id),
+                "sim-net: a bound Unix socket holds its name in its host's namespace"
             );
         }
     }
 
-    /// A name held by an open socket is held on that socket's host. (A
-    /// name may outlive its socket: a datagram socket bound twice, which
-    /// Linux refuses, keeps only its last name, and leaves the first one
-    /// naming a closed socket once it closes.)
+    /// Every name is held by an open socket of its host, which knows it.
     pub(crate) fn unix_check_names(&self) {
-        for ((host, _), id) in &self.unix.names {
-            if let Some(s) = id.and_then(|id| self.unix(id).ok()) {
-                assert_eq!(s.host, *host, "sim-net: a name is its host's");
-            }
+        for ((host, name), &id) in &self.unix.names {
+            let s = self
+                .unix(id)
+                .expect("sim-net: a name is held by an open Unix socket");
+            assert_eq!(s.host, *host, "sim-net: a name is its host's");
+            assert_eq!(
+                s.name.as_ref(),
+                Some(name),
+                "sim-net: a socket knows its name"
+            );
         }
     }
 
     // ----- names ------------------------------------------------------------
 
-    /// Binds `sock` to `addr` in its host's namespace (the unnamed address:
-    /// an abstract name of Linux's autobind).
-    pub fn unix_bind(&mut self, sock: SocketId, addr: UnixAddr) -> io::Result<()> {
-        let host = self.unix(sock)?.host;
-        let addr = match addr {
-            UnixAddr::Unnamed => self.unix_autobind(),
-            named => named,
+    /// Binds `sock` to `addr` in its host's namespace. A path address
+    /// comes with `file`, the inode of the socket file the caller made for
+    /// it on the host's disk (where a name in use was refused); an
+    /// abstract one without. The unnamed address autobinds an abstract
+    /// name (a bound socket keeps its name). A socket binds once
+    /// (`EINVAL`); an abstract name an open socket holds is `EADDRINUSE`.
+    pub fn unix_bind(
+        &mut self,
+        sock: SocketId,
+        addr: UnixAddr,
+        file: Option<u64>,
+    ) -> io::Result<()> {
+        let s = self.unix(sock)?;
+        let host = s.host;
+        let bound = s.name.is_some();
+        let name = UnixName::of(&addr, file);
+        if bound {
+            // Linux's autobind leaves a bound socket as it is.
+            return if name.is_none() {
+                Ok(())
+            } else {
+                Net::einval()
+            };
+        }
+        let (addr, name) = match name {
+            Some(name) => (addr, name),
+            None => self.unix_autobind(host),
         };
-        self.unix_check_free(host, &addr)?;
-        let key = addr.key().expect("a named address");
-        self.unix.names.insert((host, key.clone()), Some(sock));
+        self.unix_check_free(host, &name)?;
+        self.unix.names.insert((host, name.clone()), sock);
         let s = self.unix_mut(sock)?;
-        s.key = Some(key);
+        s.name = Some(name);
         s.local = addr;
         Ok(())
     }
 
-    /// `EADDRINUSE` if an open socket of `host` holds `addr`'s name.
-    pub fn unix_check_free(&self, host: HostId, addr: &UnixAddr) -> io::Result<()> {
-        let Some(key) = addr.key() else {
-            return Ok(());
-        };
-        match self.unix.names.get(&(host, key)) {
-            Some(Some(_)) => Err(err(EADDRINUSE)),
-            _ => Ok(()),
+    /// `EADDRINUSE` if an open socket of `host` holds `name`.
+    pub fn unix_check_free(&self, host: HostId, name: &UnixName) -> io::Result<()> {
+        match self.unix.names.contains_key(&(host, name.clone())) {
+            true => Err(err(EADDRINUSE)),
+            false => Ok(()),
         }
     }
 
-    /// Linux's autobind: an abstract name of five hex digits.
-    fn unix_autobind(&mut self) -> UnixAddr {
-        self.unix.autobind += 1;
-        UnixAddr::Abstract(format!("{:05x}", self.unix.autobind).into_bytes())
+    /// Linux's autobind: an abstract name of five hex digits, the next one
+    /// free on `host`.
+    fn unix_autobind(&mut self, host: HostId) -> (UnixAddr, UnixName) {
+        loop {
+            self.unix.autobind += 1;
+            let name = format!("{:05x}", self.unix.autobind).into_bytes();
+            let key = UnixName::Abstract(name.clone());
+            if self.unix_check_free(host, &key).is_ok() {
+                return (UnixAddr::Abstract(name), key);
+            }
+        }
     }
 
-    /// The socket holding `addr`'s name on `host`.
-    fn unix_lookup(&self, host: HostId, addr: &UnixAddr) -> io::Result<SocketId> {
-        let key = addr.key().ok_or_else(|| err(EINVAL))?;
-        let abstract_name = matches!(key, Key::Abstract(_));
-        match self.unix.names.get(&(host, key)) {
-            Some(Some(id)) => Ok(*id),
-            Some(None) => Err(err(ECONNREFUSED)),
-            None if abstract_name => Err(err(ECONNREFUSED)),
-            None => Err(err(ENOENT)),
+    /// The open socket holding `name` on `host`: `ECONNREFUSED` if none
+    /// (a socket file whose socket closed, or that none holds any more).
+    fn unix_lookup(&self, host: HostId, name: &UnixName) -> io::Result<SocketId> {
+        match self.unix.names.get(&(host, name.clone())) {
+            Some(&id) => Ok(id),
+            None => Err(err(ECONNREFUSED)),
         }
     }
 
@@ -410,16 +440,11 @@ impl Net {
         let Some(Sock::Unix(s)) = self.remove_sock(sock) else {
             unreachable!("a Unix socket was found above")
         };
-        if let Some(key) = s.key {
-            let name = (s.host, key);
-            if self.unix.names.get(&name) == Some(&Some(sock)) {
-                if matches!(name.1, Key::Path(_)) {
-                    // The socket file stays behind.
-                    self.unix.names.insert(name, None);
-                } else {
-                    self.unix.names.remove(&name);
-                }
-            }
+        if let Some(name) = s.name {
+            // The name is free again; a socket file stays on the disk,
+            // refusing connects, until it is unlinked.
+            let held = self.unix.names.remove(&(s.host, name));
+            assert_eq!(held, Some(sock), "sim-net: a socket held its name");
         }
         match s.kind {
             UnixKind::Listener { backlog } => {

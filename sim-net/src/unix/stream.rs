@@ -5,9 +5,15 @@
 use super::*;
 
 impl Net {
-    /// A listener bound to `addr` on `host` (the unnamed address: an
-    /// autobound abstract name).
-    pub fn unix_listen(&mut self, host: HostId, addr: UnixAddr) -> io::Result<SocketId> {
+    /// A listener bound to `addr` on `host` (a path with `file`, its socket
+    /// file's inode; the unnamed address: an autobound abstract name), as
+    /// [`Net::unix_bind`].
+    pub fn unix_listen(
+        &mut self,
+        host: HostId,
+        addr: UnixAddr,
+        file: Option<u64>,
+    ) -> io::Result<SocketId> {
         let id = self.unix_insert(
             host,
             UnixAddr::Unnamed,
@@ -15,7 +21,7 @@ impl Net {
                 backlog: VecDeque::new(),
             },
         );
-        if let Err(e) = self.unix_bind(id, addr) {
+        if let Err(e) = self.unix_bind(id, addr, file) {
             self.remove_sock(id);
             return Err(e);
         }
@@ -55,16 +61,11 @@ impl Net {
         (a, b)
     }
 
-    /// Connects a stream of `host` to the listener named `addr`: done at
+    /// Connects a stream of `host` to the listener holding `to`: done at
     /// once (the server end waits in the listener's backlog until
     /// accepted). Returns the client end, unnamed.
-    pub fn unix_connect(
-        &mut self,
-        host: HostId,
-        addr: &UnixAddr,
-        now: u64,
-    ) -> io::Result<SocketId> {
-        let target = self.unix_lookup(host, addr)?;
+    pub fn unix_connect(&mut self, host: HostId, to: &UnixName, now: u64) -> io::Result<SocketId> {
+        let target = self.unix_lookup(host, to)?;
         let l = self.unix(target)?;
         let UnixKind::Listener { backlog } = &l.kind else {
             return Err(err(match l.kind {
@@ -86,10 +87,15 @@ impl Net {
         Ok(client)
     }
 
-    /// Names a connected client (bound before it connected): its local
-    /// address, and its peer's peer address.
-    pub fn unix_bind_client(&mut self, sock: SocketId, addr: UnixAddr) -> io::Result<()> {
-        self.unix_bind(sock, addr)?;
+    /// Names a connected client (bound before it connected, `file` as for
+    /// [`Net::unix_bind`]): its local address, and its peer's peer address.
+    pub fn unix_bind_client(
+        &mut self,
+        sock: SocketId,
+        addr: UnixAddr,
+        file: Option<u64>,
+    ) -> io::Result<()> {
+        self.unix_bind(sock, addr, file)?;
         let local = self.unix(sock)?.local.clone();
         let UnixKind::Stream { peer, .. } = self.unix(sock)?.kind else {
             return Ok(());

@@ -7,6 +7,8 @@
 //!   everywhere else (x86_64 Linux with glibc, under `--cfg simulation`);
 //! - `std_fs`: `std::fs` and libc file calls on a node reach its simulated
 //!   disk (one disk with `tokio::fs`, crash and kill, faults, per node);
+//! - `host_files`: the host's CA bundle, read-only on every node, the
+//!   same for every seed and outside the fingerprint;
 //! - `std_bridges`: a directory made through `std::fs` is usable with
 //!   `tokio::fs` (both modes), a signal a process sends itself is the
 //!   calling node's, and one open file passes between tokio and std.
@@ -17,6 +19,13 @@
 //! down with it. `intercept::values_are_identical_across_processes` runs
 //! this binary again as its child.
 
+#[cfg(all(
+    simulation,
+    target_os = "linux",
+    target_arch = "x86_64",
+    target_env = "gnu"
+))]
+mod host_files;
 mod intercept;
 mod std_bridges;
 #[cfg(all(

@@ -5,9 +5,10 @@
 //! - In a production build, `sim_runtime::net` is real Tokio and every test
 //!   runs on real Unix sockets in a real temporary directory (`tempfile`).
 //!   This is the reference: what the tests assert is what Linux does.
-//! - Under `--cfg simulation`, the same tests run on the simulated sockets
-//!   (names are keys in the node's namespace under `/tmp/uds`; the disk is
-//!   never touched), with the seed from `SIM_SEED` or the fixed default.
+//! - Under `--cfg simulation`, the same tests run on the simulated sockets,
+//!   whose path names are socket files on the node's simulated disk (in
+//!   `/tmp/uds`, made for each test), with the seed from `SIM_SEED` or the
+//!   fixed default.
 //!
 //! ```text
 //! cargo test -p sim-runtime --test uds
@@ -18,15 +19,11 @@
 //! deliberately differs, the difference is a named exception, and these are
 //! all of them:
 //!
-//! - `EXCEPTION_BIND_OVER_STALE_PATH` ([`exception_bind_over_stale_path`]):
-//!   on Linux a closed socket's file stays until it is unlinked, so binding
-//!   its path again fails with `EADDRINUSE`; the simulation has no file to
-//!   unlink (and `std::fs::remove_file` never reaches its namespace), so a
-//!   bind takes the stale name over. Connecting to it is refused in both.
-//! - `EXCEPTION_PARENT_DIR_NOT_CHECKED` ([`exception_parent_dir_not_checked`]):
-//!   on Linux `bind` under a directory that does not exist fails with
-//!   `ENOENT`; a simulated task does no real I/O, so the simulation accepts
-//!   any path.
+//! - `EXCEPTION_ROOT_BYPASSES_PERMISSIONS`
+//!   ([`exception_root_bypasses_permissions`]): a real process running as
+//!   root may bind in a read-only directory and connect to a socket file it
+//!   may not write; the simulated process is never root, so it always gets
+//!   `EACCES`.
 //! - `EXCEPTION_SIMULATED_CREDENTIALS` (`conformance::peer_cred_is_this_process`):
 //!   `peer_cred` reports the real process's uid, gid and pid; the simulated
 //!   process is uid 1000, gid 1000, pid `1000 + node index` (the main node
@@ -38,10 +35,21 @@
 //!   is bounded by the send buffer only (a few hundred small datagrams);
 //!   the simulation bounds every datagram queue at 11.
 //!
+//! `files` checks the socket files a path bind makes against the file
+//! system calls (`stat`, `read_dir`, `remove_file`, `open`) in both modes.
 //! `sim_only` (simulation only) tests what has no production counterpart:
-//! per-node namespaces, node kills and determinism.
+//! per-node namespaces and disks, node kills and crashes, and determinism.
+
+/// Names the failure-mode rows (the tables in sim-net's and sim-fs's crate
+/// docs) a test checks; `cargo xtask tidy` reads the claims from the source.
+/// (Only the simulation-only suite claims rows.)
+#[cfg_attr(not(simulation), allow(unused_macros))]
+macro_rules! claims {
+    ($($id:literal),+ $(,)?) => {};
+}
 
 mod conformance;
+mod files;
 mod pipe;
 #[cfg(simulation)]
 mod sim_only;
@@ -54,6 +62,10 @@ use std::time::Duration;
 /// Linux's errno values the suite expects (x86_64).
 pub mod errno {
     pub const ENOENT: i32 = 2;
+    pub const ENXIO: i32 = 6;
+    pub const EACCES: i32 = 13;
+    pub const ENOTDIR: i32 = 20;
+    pub const EINVAL: i32 = 22;
     pub const EPIPE: i32 = 32;
     pub const EMSGSIZE: i32 = 90;
     pub const EPROTOTYPE: i32 = 91;
@@ -63,15 +75,15 @@ pub mod errno {
     pub const ECONNREFUSED: i32 = 111;
 }
 
-/// Whether binding the path of a closed socket succeeds: on Linux it does
-/// not (the socket file is still there).
-pub fn exception_bind_over_stale_path() -> bool {
-    cfg!(simulation)
-}
-
-/// Whether `bind` under a missing directory succeeds: on Linux it does not.
-pub fn exception_parent_dir_not_checked() -> bool {
-    cfg!(simulation)
+/// Whether a real process here passes permission checks it should fail:
+/// as root it does (`CAP_DAC_OVERRIDE`); the simulated process never is
+/// root.
+pub fn exception_root_bypasses_permissions() -> bool {
+    !cfg!(simulation)
+        && std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        })
 }
 
 /// How long anything that must happen may take before the test fails
@@ -86,8 +98,8 @@ pub fn rt() -> sim_runtime::runtime::Runtime {
         .unwrap()
 }
 
-/// Runs `test` with a fresh directory for socket paths: a real temporary
-/// directory in production, `/tmp/uds` (a name prefix only) in simulation.
+/// Runs `test` with a fresh, empty directory for socket paths: a real
+/// temporary directory in production, `/tmp/uds` on the simulated disk.
 pub fn with_dir<F, Fut>(test: F)
 where
     F: FnOnce(PathBuf) -> Fut,
@@ -99,7 +111,11 @@ where
     let base = tmp.path().to_path_buf();
     #[cfg(simulation)]
     let base = PathBuf::from("/tmp/uds");
-    rt().block_on(test(base));
+    rt().block_on(async move {
+        // A no-op for the real temporary directory.
+        sim_runtime::fs::create_dir_all(&base).await.unwrap();
+        test(base).await
+    });
 }
 
 /// Awaits `f`, failing the test if it does not finish within [`BOUND`].

@@ -1,7 +1,9 @@
-//! What has no production counterpart: each node's own namespace, a node's
-//! death closing the sockets made on it, and determinism.
+//! What has no production counterpart: each node's own namespace and disk,
+//! a node's death closing the sockets made on it and leaving their socket
+//! files, and determinism.
 
 use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,8 +27,9 @@ fn run<F: std::future::Future>(seed: u64, f: F) -> F::Output {
         .block_on(f)
 }
 
+/// A path in `/tmp`, which every node's fresh disk has.
 fn path(name: &str) -> PathBuf {
-    PathBuf::from("/tmp/uds").join(name)
+    PathBuf::from("/tmp").join(name)
 }
 
 #[test]
@@ -181,15 +184,30 @@ fn a_killed_node_closes_its_sockets() {
             // Dropping the dead handles is harmless.
             drop((from_a, dgram_from_a));
 
-            // After a revive, node a's path is a closed socket's name:
-            // refused, and free to bind again (EXCEPTION_BIND_OVER_STALE_PATH).
+            // After a revive: a kill left node a's socket file behind, which
+            // refuses connects and binds until it is unlinked; a crash lost
+            // it (its directory was never synced).
             sim::revive(a);
-            sim::spawn_on(a, async {
-                assert_err(
-                    UnixStream::connect(path("a.sock")).await,
-                    ErrorKind::ConnectionRefused,
-                    errno::ECONNREFUSED,
-                );
+            sim::spawn_on(a, async move {
+                if crash {
+                    assert_err(
+                        UnixStream::connect(path("a.sock")).await,
+                        ErrorKind::NotFound,
+                        errno::ENOENT,
+                    );
+                } else {
+                    assert_err(
+                        UnixStream::connect(path("a.sock")).await,
+                        ErrorKind::ConnectionRefused,
+                        errno::ECONNREFUSED,
+                    );
+                    assert_err(
+                        UnixListener::bind(path("a.sock")),
+                        ErrorKind::AddrInUse,
+                        errno::EADDRINUSE,
+                    );
+                    sim_runtime::fs::remove_file(path("a.sock")).await.unwrap();
+                }
                 let l = UnixListener::bind(path("a.sock")).unwrap();
                 let c = UnixStream::connect(path("a.sock")).await.unwrap();
                 let (s, _) = l.accept().await.unwrap();
@@ -201,6 +219,82 @@ fn a_killed_node_closes_its_sockets() {
             .await
             .unwrap();
         });
+    }
+}
+
+/// A service on a Unix socket: binds `/tmp/svc.sock` (first unlinking what
+/// an earlier process left there, if `unlink_first`), makes the entry
+/// durable, and answers each connection with `up`. Returns only if it
+/// cannot bind.
+async fn service(unlink_first: bool) -> std::io::Error {
+    let p = path("svc.sock");
+    if unlink_first {
+        match sim_runtime::fs::remove_file(&p).await {
+            Err(e) if e.kind() != ErrorKind::NotFound => return e,
+            _ => {}
+        }
+    }
+    let l = match UnixListener::bind(&p) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    // Durable across a crash too, like any directory entry.
+    let dir = sim_runtime::fs::File::open("/tmp").await.unwrap();
+    dir.sync_all().await.unwrap();
+    loop {
+        let (mut s, _) = l.accept().await.unwrap();
+        s.write_all(b"up").await.unwrap();
+    }
+}
+
+/// Connects to the service from its node: what it answers.
+async fn ask(node: sim::Node) -> std::io::Result<String> {
+    sim::spawn_on(node, async {
+        let mut c = UnixStream::connect(path("svc.sock")).await?;
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).await?;
+        Ok(answer)
+    })
+    .await
+    .unwrap()
+}
+
+/// The classic stale-socket bug: a killed or crashed service leaves its
+/// socket file behind, and a restart that binds without unlinking it
+/// fails with `EADDRINUSE`; the fixed service unlinks first.
+#[test]
+fn a_restarted_service_must_unlink_its_stale_socket_file() {
+    claims!("fs.socket.stale");
+    for crash in [false, true] {
+        for unlink_first in [false, true] {
+            run(5, async move {
+                let node = sim::node("svc").build();
+                sim::spawn_on(node, service(unlink_first));
+                time::sleep(Duration::from_millis(1)).await;
+                let first = ask(node).await;
+                assert_eq!(first.unwrap(), "up");
+                if crash {
+                    sim::crash(node);
+                } else {
+                    sim::kill(node);
+                }
+                sim::revive(node);
+                // The socket is gone, its file is not.
+                assert_err(
+                    ask(node).await,
+                    ErrorKind::ConnectionRefused,
+                    errno::ECONNREFUSED,
+                );
+                let restarted = sim::spawn_on(node, service(unlink_first));
+                time::sleep(Duration::from_millis(1)).await;
+                if unlink_first {
+                    assert_eq!(ask(node).await.unwrap(), "up");
+                } else {
+                    let e = bounded("the failed bind", restarted).await.unwrap();
+                    assert_eq!(e.raw_os_error(), Some(errno::EADDRINUSE), "{e}");
+                }
+            });
+        }
     }
 }
 
@@ -229,7 +323,12 @@ fn workload(seed: u64) -> (u64, Vec<String>) {
                     })
                 })
                 .collect::<Vec<_>>();
+            // The socket files' inode numbers are the seed's too.
             let mut transcript = Vec::new();
+            for name in ["log.sock", "log.dgram"] {
+                let m = sim_runtime::fs::metadata(path(name)).await.unwrap();
+                transcript.push(format!("{name} ino {}", m.ino()));
+            }
             let mut readers = Vec::new();
             for _ in 0..4 {
                 let (mut s, _) = l.accept().await.unwrap();
@@ -265,7 +364,7 @@ fn workload(seed: u64) -> (u64, Vec<String>) {
 #[test]
 fn the_same_seed_gives_the_same_unix_socket_run() {
     let first = workload(7);
-    assert_eq!(first.1.len(), 8);
+    assert_eq!(first.1.len(), 10);
     assert_eq!(workload(7), first);
     // The schedule follows the seed: some other seed orders the clients
     // differently (the fingerprint differs for every one).

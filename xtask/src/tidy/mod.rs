@@ -106,8 +106,11 @@ const RULES: &[Rule] = &[
             // failing seed's tape after its rerun, on the runner's thread.
             "sim-harness/src/simulation/tape.rs",
             // Maps the executable once per process, inside
-            // `filefd::on_real_disk`, for its symbol table.
+            // `hooks::on_real_disk`, for its symbol table.
             "sim-runtime/src/simulation/libc/cstate.rs",
+            // Reads the host's CA bundle once per process, inside
+            // `hooks::on_real_disk`, to serve it read-only on every node.
+            "sim-runtime/src/simulation/fs/host.rs",
         ],
         harmless: &["std::fs::Permissions"],
     },

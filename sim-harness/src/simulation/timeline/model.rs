@@ -444,6 +444,7 @@ fn disk_event(text: &str) -> Option<(&str, &'static str, String)> {
         "create" => "create",
         "mkdir" => "mkdir",
         "symlink" => "symlink",
+        "bind" => "bind",
         "link" => "link",
         "rename" => "rename",
         "unlink" => "unlink",

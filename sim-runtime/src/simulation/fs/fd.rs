@@ -22,7 +22,8 @@
 //!
 //! Three device files are served without a disk: `/dev/urandom` and
 //! `/dev/random` read from the seeded stream (as `getrandom` does),
-//! `/dev/null` and `/dev/zero` behave as Linux's.
+//! `/dev/null` and `/dev/zero` behave as Linux's. The host's CA roots are
+//! served read-only where the node's disk has no such name (host.rs).
 //!
 //! Outside a simulation, on another thread, or inside [`hooks::on_real_disk`],
 //! every call is the real one.
@@ -57,6 +58,8 @@ pub(crate) enum Kind {
     Null,
     /// `/dev/zero`.
     Zero,
+    /// A host file or directory (host.rs): its open file description.
+    Host(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -302,11 +305,22 @@ impl Ctx {
             return insert(self.node, 0, kind, cloexec);
         }
         let oflags = open_flags(flags, mode)?;
-        let (mfd, incarnation) = on_disk(&self.exec, self.node, |life, fs, now| match life {
+        let (opened, incarnation) = on_disk(&self.exec, self.node, |life, fs, now| match life {
             Life::Dead => Err(libc::EIO),
-            Life::Alive(inc) => Ok((fs.open(path, oflags, now).map_err(errno)?, inc)),
+            Life::Alive(inc) => Ok((fs.open(path, oflags, now).map_err(errno), inc)),
         })?;
-        insert(self.node, incarnation, Kind::File(mfd), cloexec)
+        match opened {
+            Ok(mfd) => insert(self.node, incarnation, Kind::File(mfd), cloexec),
+            // What the node's disk does not have, the host's read-only
+            // files may (host.rs).
+            Err(libc::ENOENT) => match super::host::open(path, flags) {
+                Some(Ok(id)) => insert(self.node, incarnation, Kind::Host(id), cloexec)
+                    .inspect_err(|_| super::host::close(id)),
+                Some(Err(e)) => Err(e),
+                None => Err(libc::ENOENT),
+            },
+            Err(e) => Err(e),
+        }
     }
 
     /// The `st_dev` of this node's disk: a function of the seed and the
@@ -339,8 +353,12 @@ pub(crate) enum Dead<R> {
 
 /// A simulated descriptor's target, for an operation on it.
 pub(crate) enum Target {
-    File { node: NodeId },
+    File {
+        node: NodeId,
+    },
     Device(Kind),
+    /// A host file's open file description (host.rs).
+    Host(u32),
 }
 
 /// Runs `f` on the model's descriptor behind `fd`, on the disk of the node
@@ -371,6 +389,7 @@ pub(crate) fn target(fd: i32) -> Res<Target> {
     let h = handle(fd)?;
     match h.kind {
         Kind::File(_) => Ok(Target::File { node: h.node }),
+        Kind::Host(id) => Ok(Target::Host(id)),
         k => Ok(Target::Device(k)),
     }
 }
@@ -396,6 +415,7 @@ pub(crate) fn read(fd: i32, buf: &mut [u8], at: Option<u64>) -> Res<usize> {
             Ok(buf.len())
         }
         Target::Device(_) => Ok(0),
+        Target::Host(id) => super::host::read(id, buf, at),
         Target::File { .. } => with_file(fd, Dead::Err(libc::EIO), |fs, mfd, _| match at {
             None => fs.read(mfd, buf),
             Some(off) => fs.read_at(mfd, buf, off),
@@ -407,6 +427,8 @@ pub(crate) fn read(fd: i32, buf: &mut [u8], at: Option<u64>) -> Res<usize> {
 pub(crate) fn write(fd: i32, data: &[u8], at: Option<u64>) -> Res<usize> {
     match target(fd)? {
         Target::Device(_) => Ok(data.len()),
+        // Opened for reading only (host.rs refuses any other open).
+        Target::Host(_) => Err(libc::EBADF),
         Target::File { .. } => with_file(fd, Dead::Ok(data.len()), |fs, mfd, now| match at {
             None => fs.write(mfd, data, now),
             Some(off) => fs.write_at(mfd, data, off, now),
@@ -421,6 +443,9 @@ pub(crate) fn close(fd: i32) -> Res<()> {
     let _ = TABLE.try_with(|t| t.borrow_mut().remove(&fd));
     if h.borrowed {
         return Ok(());
+    }
+    if let Kind::Host(id) = h.kind {
+        super::host::close(id);
     }
     if let Kind::File(mfd) = h.kind {
         let Some(exec) = current() else {
@@ -477,6 +502,10 @@ pub(crate) fn dup(fd: i32, cloexec: bool) -> Res<i32> {
             let mfd = with_file(fd, Dead::Err(libc::EBADF), |fs, mfd, _| fs.dup(mfd))?;
             insert(h.node, h.incarnation, Kind::File(mfd), cloexec)
         }
+        Kind::Host(id) => {
+            super::host::dup(id)?;
+            insert(h.node, h.incarnation, h.kind, cloexec).inspect_err(|_| super::host::close(id))
+        }
         k => insert(h.node, h.incarnation, k, cloexec),
     }
 }
@@ -506,6 +535,7 @@ pub(crate) fn set_cloexec(fd: i32, on: bool) -> Res<()> {
 pub(crate) fn status_flags(fd: i32) -> Res<i32> {
     match target(fd)? {
         Target::Device(_) => Ok(libc::O_RDWR),
+        Target::Host(_) => Ok(libc::O_RDONLY),
         Target::File { .. } => {
             let a = with_file(fd, Dead::Err(libc::EBADF), |fs, mfd, _| fs.access(mfd))?;
             let mode = match (a.read, a.write) {

@@ -1,5 +1,6 @@
 //! The disk in the trace: every operation a crash can undo (create, mkdir,
-//! link, rename, unlink, rmdir, and each sync of a file or a directory) as
+//! link, symlink, a Unix socket's bind, rename, unlink, rmdir, and each
+//! sync of a file or a directory) as
 //! a `sim::fs` event at DEBUG, and at a crash what it took away (names
 //! never made durable, removed names that come back, unsynced bytes) at
 //! INFO, each with the node and the paths.
@@ -97,6 +98,7 @@ fn emit(h: Held) {
             Op::Create(path)
             | Op::Mkdir(path)
             | Op::Symlink(path)
+            | Op::Bind(path)
             | Op::Unlink(path)
             | Op::Rmdir(path) => tracing::debug!(
                 target: "sim::fs",

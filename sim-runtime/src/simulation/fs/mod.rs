@@ -18,6 +18,7 @@ pub mod control;
 mod dir;
 pub(crate) mod fd;
 mod file;
+pub(crate) mod host;
 pub(crate) mod journal;
 mod metadata;
 mod ops;

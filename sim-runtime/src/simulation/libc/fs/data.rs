@@ -401,6 +401,7 @@ pub unsafe extern "C" fn lseek64(fd: c_int, off: off64_t, whence: c_int) -> off6
         };
         return match filefd::target(fd) {
             Ok(Target::Device(_)) => 0,
+            Ok(Target::Host(id)) => num(host::seek(id, to)),
             _ => num(filefd::with_file(fd, Dead::Ok(0), |fs, mfd, _| {
                 fs.seek(mfd, to)
             })),
@@ -421,7 +422,7 @@ pub unsafe extern "C" fn lseek(fd: c_int, off: off64_t, whence: c_int) -> off64_
 
 /// A sync of a simulated file (devices: nothing to do).
 fn sync(fd: c_int, data_only: bool) -> c_int {
-    if let Ok(Target::Device(_)) = filefd::target(fd) {
+    if let Ok(Target::Device(_) | Target::Host(_)) = filefd::target(fd) {
         return 0;
     }
     int(filefd::with_file(fd, Dead::Ok(()), |fs, mfd, _| {

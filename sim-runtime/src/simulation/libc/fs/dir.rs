@@ -36,6 +36,9 @@ fn ours(dir: *mut libc::DIR) -> bool {
 
 /// The listing of the simulated directory `fd`, `.` and `..` first.
 fn listing(fd: c_int) -> Res<Vec<(OsString, u64, u8)>> {
+    if let Target::Host(id) = filefd::target(fd)? {
+        return host_listing(id);
+    }
     let (ino, entries) = filefd::with_file(fd, Dead::Err(libc::EIO), |fs, mfd, _| {
         Ok((fs.fd_ino(mfd)?, fs.read_dir_fd(mfd)?))
     })?;
@@ -48,9 +51,34 @@ fn listing(fd: c_int) -> Res<Vec<(OsString, u64, u8)>> {
             sim_fs::FileKind::File => libc::DT_REG,
             sim_fs::FileKind::Dir => libc::DT_DIR,
             sim_fs::FileKind::Symlink => libc::DT_LNK,
+            sim_fs::FileKind::Socket => libc::DT_SOCK,
         };
         (e.name, e.ino, t)
     }));
+    Ok(v)
+}
+
+/// The listing of a host directory (fs/host.rs): each name's inode and
+/// type from the host tree.
+fn host_listing(id: u32) -> Res<Vec<(OsString, u64, u8)>> {
+    let e = host::entry(id)?;
+    let host::What::Dir(names) = &e.what else {
+        return Err(libc::ENOTDIR);
+    };
+    let h = host::host();
+    let mut v = vec![
+        (OsString::from("."), e.ino, libc::DT_DIR),
+        (OsString::from(".."), e.ino, libc::DT_DIR),
+    ];
+    // Every name a host directory lists is itself a host entry.
+    for name in names {
+        let child = h.child(e, name).ok_or(libc::EIO)?;
+        let t = match child.what {
+            host::What::Dir(_) => libc::DT_DIR,
+            host::What::File => libc::DT_REG,
+        };
+        v.push((name.clone(), child.ino, t));
+    }
     Ok(v)
 }
 

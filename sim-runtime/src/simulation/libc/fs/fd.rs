@@ -40,7 +40,7 @@ pub(crate) fn fcntl_sim(fd: c_int, cmd: c_int, arg: libc::c_long) -> c_int {
         )),
         libc::F_GETFL => num(filefd::status_flags(fd)) as c_int,
         libc::F_SETFL => match filefd::target(fd) {
-            Ok(Target::Device(_)) => 0,
+            Ok(Target::Device(_) | Target::Host(_)) => 0,
             _ => int(filefd::with_file(fd, Dead::Ok(()), |fs, mfd, _| {
                 fs.set_append(mfd, arg as c_int & libc::O_APPEND != 0)
             })),

@@ -29,6 +29,20 @@ fn answer_of(st: &sim_fs::Stat, dev: u64) -> Answer {
     }
 }
 
+/// What `stat` of a host file answers: constants, the same on every node
+/// and seed (fs/host.rs).
+fn host_answer(e: &host::Entry) -> Answer {
+    Answer {
+        dev: host::HOST_DEV,
+        ino: e.ino,
+        mode: host::mode(e),
+        nlink: host::nlink(e),
+        rdev: 0,
+        size: host::host().size(e),
+        times: [SystemTime::UNIX_EPOCH; 4],
+    }
+}
+
 fn device_answer(kind: Kind) -> Answer {
     let (mode, rdev) = filefd::device_stat(kind);
     Answer {
@@ -128,6 +142,7 @@ unsafe fn put_statx(a: &Answer, out: *mut libc::statx) -> c_int {
 fn fd_answer(fd: c_int) -> Res<Answer> {
     match filefd::target(fd)? {
         Target::Device(k) => Ok(device_answer(k)),
+        Target::Host(id) => Ok(host_answer(host::entry(id)?)),
         Target::File { .. } => {
             let st = filefd::with_file(fd, Dead::Err(libc::EIO), |fs, mfd, _| fs.fstat(mfd))?;
             Ok(answer_of(&st, filefd::dev(fd)?))
@@ -140,8 +155,14 @@ fn path_answer(ctx: &Ctx, path: &Path, follow: bool) -> Res<Answer> {
     if let Some(k) = filefd::device(path) {
         return Ok(device_answer(k));
     }
-    let st = ctx.path_op(|fs, _| fs.stat(path, follow))?;
-    Ok(answer_of(&st, ctx.dev()))
+    match ctx.path_op(|fs, _| fs.stat(path, follow)) {
+        Ok(st) => Ok(answer_of(&st, ctx.dev())),
+        Err(libc::ENOENT) => match host::host().find(path) {
+            Some(e) => Ok(host_answer(e)),
+            None => Err(libc::ENOENT),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 /// The answer for `(dirfd, path, flags)` of `fstatat`/`statx`, or

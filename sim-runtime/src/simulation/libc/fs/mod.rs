@@ -30,6 +30,7 @@ use super::sys::{set_errno, Real};
 use crate::simulation::core::hooks;
 use crate::simulation::fs::fd as filefd;
 use crate::simulation::fs::fd::{Ctx, Dead, Kind, Res, Target};
+use crate::simulation::fs::host;
 use libc::{c_char, c_int, c_uint, c_void, iovec, mode_t, off64_t, size_t, ssize_t};
 use std::ffi::{CStr, OsStr};
 use std::io::SeekFrom;

@@ -19,8 +19,10 @@ static REAL_SYMLINKAT: Real = Real::new(c"symlinkat");
 static REAL_UNLINKAT: Real = Real::new(c"unlinkat");
 static REAL_UTIMENSAT: Real = Real::new(c"utimensat");
 
-/// Runs a namespace call: on the node's disk when the path is
-/// simulated, else the real function.
+/// Runs a namespace call that changes the namespace: on the node's disk
+/// when the path is simulated, else the real function. A name the disk
+/// does not have but the host's read-only files do (or would, in a host
+/// directory) is `EROFS` (fs/host.rs).
 ///
 /// # Safety
 ///
@@ -33,7 +35,10 @@ unsafe fn ns(
 ) -> c_int {
     // SAFETY: the caller's contract.
     match unsafe { at(dirfd, path) } {
-        Some(Ok((ctx, p))) => int(sim_op(&ctx, p)),
+        Some(Ok((ctx, p))) => int(match sim_op(&ctx, p.clone()) {
+            Err(libc::ENOENT) if host::host().covers(&p) => Err(libc::EROFS),
+            r => r,
+        }),
         Some(Err(e)) => int(Err(e)),
         None => real_op(),
     }
@@ -150,7 +155,12 @@ pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
 /// The C contract of `mkdirat`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mkdirat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int {
-    let sim_op = |ctx: &Ctx, p: PathBuf| ctx.path_op(|fs, now| fs.create_dir(&p, mode, now));
+    let sim_op = |ctx: &Ctx, p: PathBuf| match ctx.path_op(|fs, now| fs.create_dir(&p, mode, now)) {
+        // A host directory exists (fs/host.rs), as Linux answers on a
+        // read-only file system too.
+        Err(libc::ENOENT) if host::host().find(&p).is_some() => Err(libc::EEXIST),
+        r => r,
+    };
     // SAFETY: the caller's contract; glibc's `mkdirat` otherwise.
     unsafe {
         ns(dirfd, path, sim_op, || {
@@ -296,24 +306,37 @@ pub unsafe extern "C" fn faccessat(
 ) -> c_int {
     let sim_op = |ctx: &Ctx, p: PathBuf| {
         let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
-        let st = ctx.path_op(|fs, _| fs.stat(&p, follow))?;
+        let st_mode = match ctx.path_op(|fs, _| fs.stat(&p, follow)) {
+            Ok(st) => st.mode,
+            // The host's read-only files (fs/host.rs), where the disk
+            // has no such name.
+            Err(libc::ENOENT) => match host::host().find(&p) {
+                Some(_) if mode & libc::W_OK != 0 => return Err(libc::EROFS),
+                Some(e) => host::mode(e),
+                None => return Err(libc::ENOENT),
+            },
+            Err(e) => return Err(e),
+        };
         // The process owns every file and is not root (sim-fs).
-        let denied = (mode & libc::R_OK != 0 && st.mode & 0o400 == 0)
-            || (mode & libc::W_OK != 0 && st.mode & 0o200 == 0)
-            || (mode & libc::X_OK != 0 && st.mode & 0o100 == 0);
+        let denied = (mode & libc::R_OK != 0 && st_mode & 0o400 == 0)
+            || (mode & libc::W_OK != 0 && st_mode & 0o200 == 0)
+            || (mode & libc::X_OK != 0 && st_mode & 0o100 == 0);
         if denied {
             Err(libc::EACCES)
         } else {
             Ok(())
         }
     };
-    // SAFETY: the caller's contract; glibc's `faccessat` otherwise.
-    unsafe {
-        ns(dirfd, path, sim_op, || {
+    // SAFETY: the caller's contract.
+    match unsafe { at(dirfd, path) } {
+        Some(Ok((ctx, p))) => int(sim_op(&ctx, p)),
+        Some(Err(e)) => int(Err(e)),
+        // SAFETY: glibc's `faccessat`, the arguments pass through.
+        None => unsafe {
             real!(REAL_FACCESSAT as fn(c_int, *const c_char, c_int, c_int) -> c_int)(
                 dirfd, path, mode, flags,
             )
-        })
+        },
     }
 }
 

@@ -1,5 +1,6 @@
 //! `UnixDatagram` under simulation.
 
+use super::name::{bind_with_file, socket_host, target};
 use super::{
     addr_of, local_addr, model_addr, peer_addr, poll_ready, poll_unix, take_error, tokio_addr,
     try_unix, SocketAddr,
@@ -7,7 +8,7 @@ use super::{
 use crate::io::{Interest, Ready};
 use crate::simulation::net::shared::{datagram_bufs, debug_addrs, refuse_std};
 use crate::simulation::net::{check_running, with_net, Dir, Handle};
-use sim_net::{SocketId, UnixAddr};
+use sim_net::{SocketId, UnixName};
 use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
@@ -27,10 +28,20 @@ impl UnixDatagram {
         self.handle.id
     }
 
-    /// Binds this socket to `addr` (`UnixSocket::bind`).
+    /// Binds this socket to `addr` (`UnixSocket::bind`), making a path's
+    /// socket file on the socket's node's disk.
     pub(super) fn bind_to(&self, addr: std::os::unix::net::SocketAddr) -> io::Result<()> {
         let (id, addr) = (self.id(), model_addr(&addr));
-        with_net(|net, _, _| net.unix_bind(id, addr))
+        bind_with_file(socket_host(id)?, &addr, |file| {
+            with_net(|net, _, _| net.unix_bind(id, addr.clone(), file))
+        })
+    }
+
+    /// What a connect or a send to `path` looks up (on the socket's node's
+    /// disk, for a path).
+    fn target(&self, path: &Path) -> io::Result<UnixName> {
+        let addr = model_addr(&addr_of(path)?);
+        target(socket_host(self.id())?, &addr)
     }
 
     fn new() -> io::Result<UnixDatagram> {
@@ -67,8 +78,8 @@ impl UnixDatagram {
         poll_ready(cx, self.id(), Interest::READABLE).map(|_| Ok(()))
     }
 
-    /// Creates a new `UnixDatagram` bound to the specified path (a name in
-    /// the current node's namespace; the file system is not touched).
+    /// Creates a new `UnixDatagram` bound to the specified path (its socket
+    /// file is made on the current node's simulated disk).
     pub fn bind<P>(path: P) -> io::Result<UnixDatagram>
     where
         P: AsRef<Path>,
@@ -101,9 +112,9 @@ impl UnixDatagram {
     /// Connects the socket to the specified address: `send` goes there and
     /// only its datagrams are received.
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
-        let addr = model_addr(&addr_of(path.as_ref())?);
+        let to = self.target(path.as_ref())?;
         let id = self.id();
-        with_net(|net, _, _| net.unix_datagram_connect(id, &addr))
+        with_net(|net, _, _| net.unix_datagram_connect(id, &to))
     }
 
     /// Sends data on the socket to the socket's peer.
@@ -122,7 +133,7 @@ impl UnixDatagram {
     where
         P: AsRef<Path>,
     {
-        let to = model_addr(&addr_of(target.as_ref())?);
+        let to = self.target(target.as_ref())?;
         let id = self.id();
         try_unix(id, Dir::Write, |net, now| {
             net.unix_send(id, buf, Some(&to), now)
@@ -134,7 +145,7 @@ impl UnixDatagram {
     where
         P: AsRef<Path>,
     {
-        let to = model_addr(&addr_of(target.as_ref())?);
+        let to = self.target(target.as_ref())?;
         poll_fn(|cx| self.poll_send_model(cx, buf, Some(&to))).await
     }
 
@@ -148,8 +159,8 @@ impl UnixDatagram {
     where
         P: AsRef<Path>,
     {
-        let to = match addr_of(target.as_ref()) {
-            Ok(to) => model_addr(&to),
+        let to = match self.target(target.as_ref()) {
+            Ok(to) => to,
             Err(e) => return Poll::Ready(Err(e)),
         };
         self.poll_send_model(cx, buf, Some(&to))
@@ -164,7 +175,7 @@ impl UnixDatagram {
         &self,
         cx: &mut Context<'_>,
         buf: &[u8],
-        to: Option<&UnixAddr>,
+        to: Option<&UnixName>,
     ) -> Poll<io::Result<usize>> {
         let id = self.id();
         poll_unix(cx, id, Dir::Write, |net, now| {

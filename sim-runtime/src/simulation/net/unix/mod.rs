@@ -7,7 +7,8 @@
 //! closes it, the waiter lists, the notifications that wake them, and
 //! Tokio's readiness and I/O methods and stream halves (`super::shared`).
 //! What is Unix-only is here: addresses (std's `SocketAddr` for the
-//! model's `UnixAddr`), credentials, the check that the runtime still runs
+//! model's `UnixAddr`), path names as socket files on the node's simulated
+//! disk (`name.rs`), credentials, the check that the runtime still runs
 //! before each wait, and Tokio's cached readiness as Unix sockets keep it
 //! (`Cache::ClearOnWait`).
 //!
@@ -15,6 +16,7 @@
 //! of every simulated file), pid `1000 + node index`.
 
 mod dgram;
+mod name;
 pub mod pipe;
 mod socket;
 mod split;

@@ -1,8 +1,10 @@
 //! `UnixSocket` under simulation: a Unix socket configured (bound) before
 //! it becomes a listener, a connected stream or a datagram socket.
 
-use super::{addr_of, model_addr, SocketAddr, UnixDatagram, UnixListener, UnixStream};
+use super::name::{bind_with_file, current_host};
+use super::{addr_of, model_addr, UnixDatagram, UnixListener, UnixStream};
 use crate::simulation::net::with_net;
+use sim_net::{UnixAddr, UnixName};
 use std::fmt;
 use std::io;
 use std::os::unix::net::SocketAddr as StdSocketAddr;
@@ -13,9 +15,10 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// [`UnixDatagram`], or [`UnixListener`] (on the simulated node's
 /// namespace).
 ///
-/// A stream socket's name is taken when it becomes a listener or connects
+/// As on Linux, `bind` to a path makes the socket file at once. A stream
+/// socket's abstract name is taken when it becomes a listener or connects
 /// (Linux takes it at `bind`; `bind` checks that it is free); a datagram
-/// socket's at `bind`, as on Linux. The `listen` backlog is the model's.
+/// socket's at `bind`. The `listen` backlog is the model's.
 pub struct UnixSocket {
     inner: Inner,
     /// A stream socket's live descriptor, once asked for (net/fd.rs).
@@ -23,10 +26,18 @@ pub struct UnixSocket {
 }
 
 enum Inner {
-    /// The address `bind` gave, if any.
+    /// What `bind` gave, if anything.
     /// (A mutex, not a cell: Tokio's socket is `Sync` and unwind-safe.)
-    Stream(Mutex<Option<StdSocketAddr>>),
+    Stream(Mutex<Option<Bound>>),
     Datagram(UnixDatagram),
+}
+
+/// A stream socket's `bind`: its address, and for a path the socket file
+/// made for it.
+#[derive(Debug)]
+struct Bound {
+    addr: StdSocketAddr,
+    file: Option<u64>,
 }
 
 impl fmt::Debug for UnixSocket {
@@ -70,13 +81,18 @@ impl UnixSocket {
         match &self.inner {
             Inner::Datagram(d) => d.bind_to(addr),
             Inner::Stream(local) => {
-                if lock(local).is_some() {
-                    // Linux: a socket binds once (`EINVAL`).
-                    return Err(io::Error::from_raw_os_error(22));
-                }
+                let mut local = lock(local);
                 let name = model_addr(&addr);
-                with_net(|net, host, _| net.unix_check_free(host, &name))?;
-                *lock(local) = Some(addr);
+                let file = bind_with_file(current_host(), &name, |file| {
+                    if local.is_some() {
+                        // Linux: a socket binds once (`EINVAL`, after
+                        // making the file, which it unlinks again).
+                        return Err(io::Error::from_raw_os_error(22));
+                    }
+                    check_abstract_free(&name)?;
+                    Ok(file)
+                })?;
+                *local = Some(Bound { addr, file });
                 Ok(())
             }
         }
@@ -90,9 +106,9 @@ impl UnixSocket {
                 "listen cannot be called on a datagram socket",
             )),
             Inner::Stream(local) => match local.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                Some(addr) => UnixListener::bind_addr(&SocketAddr(addr)),
+                Some(Bound { addr, file }) => UnixListener::listen_on(model_addr(&addr), file),
                 // Linux autobinds an unbound listener to an abstract name.
-                None => UnixListener::bind_addr(&SocketAddr(super::unnamed())),
+                None => UnixListener::listen_on(UnixAddr::Unnamed, None),
             },
         }
     }
@@ -106,16 +122,16 @@ impl UnixSocket {
             )),
             Inner::Stream(local) => {
                 let local = local.into_inner().unwrap_or_else(|e| e.into_inner());
-                let local = local.as_ref().map(model_addr);
-                if let Some(name) = &local {
+                let local = local.map(|b| (model_addr(&b.addr), b.file));
+                if let Some((name, _)) = &local {
                     // Still free (Linux would have taken it at `bind`).
-                    with_net(|net, host, _| net.unix_check_free(host, name))?;
+                    check_abstract_free(name)?;
                 }
                 // Completes in its first poll: nothing runs in between.
                 let stream = UnixStream::connect(path).await?;
-                if let Some(name) = local {
+                if let Some((name, file)) = local {
                     let id = stream.id();
-                    with_net(|net, _, _| net.unix_bind_client(id, name))?;
+                    with_net(|net, _, _| net.unix_bind_client(id, name, file))?;
                 }
                 Ok(stream)
             }
@@ -133,9 +149,19 @@ impl UnixSocket {
     }
 }
 
+/// `EADDRINUSE` if `addr` is an abstract name an open socket of the current
+/// node holds (a path's socket file is the disk's to refuse).
+fn check_abstract_free(addr: &UnixAddr) -> io::Result<()> {
+    let UnixAddr::Abstract(name) = addr else {
+        return Ok(());
+    };
+    let name = UnixName::Abstract(name.clone());
+    with_net(|net, host, _| net.unix_check_free(host, &name))
+}
+
 /// The bound address; a panic elsewhere while it was held changes nothing
 /// it guards.
-fn lock(m: &Mutex<Option<StdSocketAddr>>) -> MutexGuard<'_, Option<StdSocketAddr>> {
+fn lock(m: &Mutex<Option<Bound>>) -> MutexGuard<'_, Option<Bound>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -1,5 +1,6 @@
 //! `UnixListener` and `UnixStream` under simulation.
 
+use super::name::{bind_with_file, current_host, target};
 use super::{
     addr_of, cred_of, local_addr, model_addr, peer_addr, poll_ready, poll_unix, take_error,
     tokio_addr, try_unix, SocketAddr, UCred,
@@ -7,7 +8,7 @@ use super::{
 use crate::io::{Interest, Ready};
 use crate::simulation::net::shared::{debug_addrs, refuse_std, stream_io, NetStream};
 use crate::simulation::net::{check_running, new_stream_ready, with_net, Dir, Handle};
-use sim_net::SocketId;
+use sim_net::{SocketId, UnixAddr};
 use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
@@ -23,8 +24,8 @@ pub struct UnixListener {
 debug_addrs!(UnixListener, local: local_addr);
 
 impl UnixListener {
-    /// Creates a new `UnixListener` bound to the specified path (a name in
-    /// the current node's namespace; the file system is not touched).
+    /// Creates a new `UnixListener` bound to the specified path (its socket
+    /// file is made on the current node's simulated disk).
     #[track_caller]
     pub fn bind<P>(path: P) -> io::Result<UnixListener>
     where
@@ -40,7 +41,18 @@ impl UnixListener {
         crate::simulation::runtime::check_io();
         check_running()?;
         let addr = model_addr(&socket_addr.0);
-        let id = with_net(|net, host, _| net.unix_listen(host, addr))?;
+        bind_with_file(current_host(), &addr, |file| {
+            UnixListener::listen_on(addr.clone(), file)
+        })
+    }
+
+    /// A listener bound to `addr`, whose socket file (for a path) is
+    /// `file`, made already.
+    #[track_caller]
+    pub(super) fn listen_on(addr: UnixAddr, file: Option<u64>) -> io::Result<UnixListener> {
+        crate::simulation::runtime::check_io();
+        check_running()?;
+        let id = with_net(|net, host, _| net.unix_listen(host, addr, file))?;
         Ok(UnixListener {
             handle: Handle::new(id),
         })
@@ -101,8 +113,8 @@ impl UnixStream {
         self.handle.id
     }
 
-    /// Connects to the socket named by `path` in the current node's
-    /// namespace.
+    /// Connects to the socket named by `path` (a socket file on the current
+    /// node's simulated disk, or an abstract name).
     pub async fn connect<P>(path: P) -> io::Result<UnixStream>
     where
         P: AsRef<Path>,
@@ -116,8 +128,8 @@ impl UnixStream {
         check_running()?;
         // A Unix connect completes at once: the connection waits in the
         // listener's backlog until accepted.
-        let addr = model_addr(&socket_addr.0);
-        let id = with_net(|net, host, now| net.unix_connect(host, &addr, now))?;
+        let to = target(current_host(), &model_addr(&socket_addr.0))?;
+        let id = with_net(|net, host, now| net.unix_connect(host, &to, now))?;
         Ok(UnixStream::from_handle(Handle::new(id), [false; 2]))
     }
 
