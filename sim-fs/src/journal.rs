@@ -311,6 +311,7 @@ mod tests {
         fs.symlink(Path::new("a"), Path::new("/data/c"), now())
             .unwrap();
         fs.remove_file(Path::new("/data/b"), now()).unwrap();
+        fs.bind_socket(Path::new("/data/sock"), now()).unwrap();
         fs.remove_dir(Path::new("/unseen"), now()).unwrap();
         let ops = fs.take_journal();
         assert_eq!(
@@ -340,6 +341,7 @@ mod tests {
                 },
                 Op::Symlink(p("/data/c")),
                 Op::Unlink(p("/data/b")),
+                Op::Bind(p("/data/sock")),
                 Op::Rmdir(p("/unseen")),
             ]
         );
