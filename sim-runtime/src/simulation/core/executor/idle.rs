@@ -39,17 +39,18 @@ impl Exec {
         self.idle.park_hook_ran.set(false);
     }
 
-    /// The run queue is empty. Returns the core to go on with (something
-    /// may be runnable now, or the clock moved), or what `next` returns.
+    /// The run queue is empty. Returns what `next` returns, or `None` to go
+    /// on (something may be runnable now, or the clock moved). Consumes the
+    /// core borrow, as user code may run.
     pub(super) fn when_empty<'a>(
         &'a self,
         mut core: RefMut<'a, Core>,
         when_idle: WhenIdle,
-    ) -> Result<RefMut<'a, Core>, Next> {
+    ) -> Option<Next> {
         if self.shared.has_remote.load(Ordering::Acquire) {
             drop(core);
             self.drain_wakes(true);
-            return Ok(self.core.borrow_mut());
+            return None;
         }
         if self.idle.unflushed.replace(false) {
             // Tokio wakes what it deferred (a task that spent its budget)
@@ -59,21 +60,21 @@ impl Exec {
                 drop(core);
                 self.wake_yielded();
             }
-            return Err(Next::Flush);
+            return Some(Next::Flush);
         }
         if self.has_yielders() {
             // Every task that was runnable when these yielded has run: the
             // yielders go again, in the order they yielded.
             drop(core);
             self.wake_yielded();
-            return Ok(self.core.borrow_mut());
+            return None;
         }
         if !self.idle.park_hook_ran.replace(true) {
             if let Some(hook) = self.compat.park_hook() {
                 drop(core);
                 hook();
                 self.drain_wakes(true);
-                return Ok(self.core.borrow_mut());
+                return None;
             }
         }
         // Before a deadlock is declared, real Tokio wakes what it deferred
@@ -82,15 +83,15 @@ impl Exec {
             && core.clock.timers.next_deadline().is_none()
             && !self.idle.deadlock_flushed.replace(true)
         {
-            return Err(Next::Flush);
+            return Some(Next::Flush);
         }
         // A pump stops here unless timers are due at this very instant
         // (firing them does not move the clock).
         let now = core.clock.now;
         if when_idle == WhenIdle::Stop && core.clock.timers.next_deadline().is_none_or(|d| d > now)
         {
-            return Err(Next::Idle);
+            return Some(Next::Idle);
         }
-        self.advance(core).map_err(Next::Fail)
+        self.advance(core).err().map(Next::Fail)
     }
 }

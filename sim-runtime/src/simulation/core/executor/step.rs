@@ -22,67 +22,40 @@ impl Exec {
                 continue;
             }
             if core.run_queue.is_empty() {
-                match self.when_empty(core, when_idle) {
-                    Ok(c) => {
-                        core = c;
-                        continue;
-                    }
-                    Err(next) => return next,
+                if let Some(next) = self.when_empty(core, when_idle) {
+                    return next;
                 }
+                core = self.core.borrow_mut();
+                continue;
             }
             if when_idle == WhenIdle::Advance && core.early_jump() {
-                match self.advance(core) {
-                    Ok(c) => {
-                        core = c;
-                        continue;
-                    }
-                    Err(f) => return Next::Fail(f),
+                if let Err(f) = self.advance(core) {
+                    return Next::Fail(f);
                 }
+                core = self.core.borrow_mut();
+                continue;
             }
             let (slot, id) = core.pick();
-            if let Some(next) = self.picked(&mut core, slot, id) {
-                return next;
+            if slot == MAIN_SLOT {
+                core.picked_main();
+                self.not_idle();
+                return Next::Main;
+            }
+            if let Some(blocking) = core.picked_task(slot, id) {
+                self.not_idle();
+                return if blocking {
+                    Next::Blocking(slot, id)
+                } else {
+                    Next::Task(slot, id)
+                };
             }
         }
-    }
-
-    /// What `next` returns for the pick `(slot, id)`; `None` to pick again:
-    /// the task finished or was dropped since it was woken, or its node is
-    /// paused (the task is parked there until the node resumes).
-    #[inline(always)]
-    fn picked(&self, core: &mut Core, slot: u32, id: u64) -> Option<Next> {
-        if slot == MAIN_SLOT {
-            core.main.queued = false;
-            if core.main.owed {
-                core.main.owed = false;
-                core.sched.paid();
-            }
-            self.not_idle();
-            return Some(Next::Main);
-        }
-        let (node, blocking) = match core.slab.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-            Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
-            _ => return None,
-        };
-        if core.is_paused(node) {
-            core.node_mut(node).parked.push((slot, id));
-            return None;
-        }
-        self.not_idle();
-        Some(if blocking {
-            Next::Blocking(slot, id)
-        } else {
-            Next::Task(slot, id)
-        })
     }
 
     /// Nothing is runnable: move the clock to the next timer and fire every
-    /// timer due then. Consumes and returns the core borrow so that wakers
-    /// run with the core released.
-    pub(super) fn advance<'a>(
-        &'a self,
-        mut core: RefMut<'a, Core>,
-    ) -> Result<RefMut<'a, Core>, Failure> {
+    /// timer due then. Consumes the core borrow so that wakers run with the
+    /// core released.
+    pub(super) fn advance<'a>(&'a self, mut core: RefMut<'a, Core>) -> Result<(), Failure> {
         let Some(deadline) = core.clock.timers.next_deadline() else {
             return Err(self.deadlock(&mut core, &Default::default()));
         };
@@ -115,7 +88,7 @@ impl Exec {
             self.wake_in_order(&mut wakers);
         }
         self.fired.set(wakers);
-        Ok(self.core.borrow_mut())
+        Ok(())
     }
 
     /// The deadlock failure: what nothing runnable means here, and the
@@ -187,6 +160,34 @@ impl Core {
             self.owe_poll(slot, id);
         }
         true
+    }
+
+    /// The main future was picked: it is out of the run queue, and no
+    /// longer owed a poll.
+    #[inline(always)]
+    fn picked_main(&mut self) {
+        self.main.queued = false;
+        if self.main.owed {
+            self.main.owed = false;
+            self.sched.paid();
+        }
+    }
+
+    /// Task `id` in `slot` was picked: whether it is a `spawn_blocking`
+    /// task, or `None` when it does not run now (it finished or was dropped
+    /// since it was woken, or its node is paused: it is parked there until
+    /// the node resumes).
+    #[inline(always)]
+    fn picked_task(&mut self, slot: u32, id: u64) -> Option<bool> {
+        let (node, blocking) = match self.slab.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
+            Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
+            _ => return None,
+        };
+        if self.is_paused(node) {
+            self.node_mut(node).parked.push((slot, id));
+            return None;
+        }
+        Some(blocking)
     }
 
     /// Takes the strategy's pick out of the run queue (not empty).

@@ -35,6 +35,7 @@ use super::prefetch;
 use super::queue::RunQueue;
 use super::Task;
 use crate::simulation::core::config::Config;
+use crate::simulation::core::mem::HugeVec;
 
 /// A schedule strategy: the executor asks it, at each step at which a task
 /// is runnable, which one runs.
@@ -62,8 +63,11 @@ macro_rules! strategies {
         /// The state of one run's strategy, one variant per registered one.
         /// Held inline although the random strategy's stream is large: it
         /// is the default and the hot one, and a box would put it a pointer
-        /// away on every pick (there is one per run).
+        /// away on every pick (there is one per run). With a plain tag
+        /// (`repr(u8)`), the match on every pick reads one byte rather than
+        /// decoding a niche.
         #[allow(clippy::large_enum_variant)]
+        #[repr(u8)]
         pub(crate) enum Registered {
             $($(#[$attr])* $variant($ty),)*
         }
@@ -210,11 +214,10 @@ impl Scheduler {
     /// before early timers draw their odds: the order of the tape.
     pub(crate) fn new(config: &Config) -> Scheduler {
         let schedule = config.schedule;
-        let strategy = schedule
-            .kind
-            .start(usize::from(schedule.variant), config.seed);
         Scheduler {
-            strategy,
+            strategy: schedule
+                .kind
+                .start(usize::from(schedule.variant), config.seed),
             early: config.early_timers.then(|| Early::new(config.seed)),
         }
     }
@@ -250,7 +253,7 @@ impl Scheduler {
 pub(crate) struct Runnable<'a> {
     queue: &'a mut RunQueue,
     /// The task slab, only to prefetch what a pick to come will read.
-    tasks: &'a [Option<Task>],
+    tasks: &'a HugeVec<Option<Task>>,
     /// Above this many runnable tasks, prefetching pays.
     prefetch_min: usize,
 }
@@ -259,7 +262,7 @@ impl<'a> Runnable<'a> {
     #[inline(always)]
     pub(crate) fn new(
         queue: &'a mut RunQueue,
-        tasks: &'a [Option<Task>],
+        tasks: &'a HugeVec<Option<Task>>,
         prefetch_min: usize,
     ) -> Runnable<'a> {
         Runnable {
@@ -308,11 +311,11 @@ impl<'a> Runnable<'a> {
         self.queue.remove(i).expect("the index is below len")
     }
 
-    /// Whether enough tasks are runnable for prefetching to pay (the
-    /// `prefetch_*` calls below).
+    /// Above this many runnable tasks, prefetching pays (the `prefetch_*`
+    /// calls below); below, their data is in the cache already.
     #[inline(always)]
-    pub(crate) fn worth_prefetching(&self) -> bool {
-        self.queue.len() > self.prefetch_min
+    pub(crate) fn prefetch_min(&self) -> usize {
+        self.prefetch_min
     }
 
     /// Asks the CPU to fetch run-queue entry `i`.

@@ -58,9 +58,8 @@ impl Strategy for Random {
         } else {
             seed::below(self.draw(), len as u64)
         };
-        let prefetch = runnable.worth_prefetching();
         let picked = runnable.swap_remove(i as usize);
-        if prefetch {
+        if len > runnable.prefetch_min() {
             self.prefetch_next_picks(runnable);
         }
         picked
