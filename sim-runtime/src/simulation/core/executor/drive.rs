@@ -122,7 +122,9 @@ impl Exec {
     }
 
     /// Polls `block_on`'s future once, as the main node; its output once it
-    /// is ready (then the run is over).
+    /// is ready (then the run is over). Kept out of the step closure, which
+    /// runs at every step and mostly polls tasks.
+    #[inline(never)]
     fn poll_main<F: Future>(
         &self,
         fut: std::pin::Pin<&mut F>,
