@@ -37,7 +37,7 @@ pub struct Stderr {
 /// pool to run on).
 #[track_caller]
 fn check_running() -> std::io::Result<()> {
-    if executor::expect_current().shut_down.get() {
+    if executor::expect_current().compat.shut_down() {
         return Err(std::io::Error::other(
             super::runtime::RUNTIME_SHUTTING_DOWN_ERROR,
         ));

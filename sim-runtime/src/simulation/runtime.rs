@@ -175,7 +175,7 @@ impl Builder {
     /// Builds a `LocalRuntime` (every simulation is local to its thread).
     pub fn build_local(&mut self, _options: LocalOptions) -> io::Result<LocalRuntime> {
         let rt = self.build()?;
-        rt.handle.exec().local_runtime.set(true);
+        rt.handle.exec().compat.set_local_runtime(true);
         Ok(LocalRuntime {
             rt,
             _not_send: std::marker::PhantomData,
@@ -228,21 +228,21 @@ impl Builder {
             config.time_limit = l;
         }
         let exec = Exec::new(config);
-        exec.time_frozen.set(self.start_paused);
-        exec.timers_enabled.set(self.enable_time);
-        exec.io_enabled.set(self.enable_io);
+        exec.compat.set_time_frozen(self.start_paused);
+        exec.compat.set_timers_enabled(self.enable_time);
+        exec.compat.set_io_enabled(self.enable_io);
         let multi = self.flavor == RuntimeFlavor::MultiThread;
-        exec.multi_thread.set(multi);
+        exec.compat.set_multi_thread(multi);
         // Reported by metrics only: every flavor runs on one thread.
         let workers = match (multi, self.workers) {
             (false, _) => 1,
             (true, Some(n)) => n,
             (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        exec.workers.set(workers);
-        *exec.park_hook.borrow_mut() = self.park_hook.clone();
+        exec.compat.set_workers(workers);
+        exec.compat.set_park_hook(self.park_hook.clone());
         if let Some(name) = &self.name {
-            let _ = exec.name.set(name.clone().into_boxed_str());
+            exec.compat.set_name(name.clone().into_boxed_str());
         }
         Ok(Runtime::from_exec(exec, self.flavor))
     }
@@ -365,7 +365,7 @@ impl Runtime {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let exec = self.handle.exec();
         // A current-thread runtime's block_on future runs on its worker.
-        block_on_as(exec, !exec.multi_thread.get(), future)
+        block_on_as(exec, !exec.compat.multi_thread(), future)
     }
 
     pub fn enter(&self) -> EnterGuard<'_> {
@@ -492,7 +492,7 @@ impl Handle {
 
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         let exec = executor::current().ok_or(TryCurrentError(()))?;
-        let flavor = if exec.multi_thread.get() {
+        let flavor = if exec.compat.multi_thread() {
             RuntimeFlavor::MultiThread
         } else {
             RuntimeFlavor::CurrentThread
@@ -554,7 +554,7 @@ impl Handle {
 
     /// The runtime's name, if `Builder::name` gave one.
     pub fn name(&self) -> Option<&str> {
-        self.exec().name.get().map(|n| &**n)
+        self.exec().compat.name()
     }
 
     pub fn metrics(&self) -> RuntimeMetrics {
@@ -595,10 +595,10 @@ fn block_on_as<F: Future>(exec: &Rc<Exec>, on_worker: bool, future: F) -> F::Out
     struct Restore<'a>(&'a Exec, bool);
     impl Drop for Restore<'_> {
         fn drop(&mut self) {
-            self.0.main_on_worker.set(self.1);
+            self.0.compat.set_main_on_worker(self.1);
         }
     }
-    let _restore = Restore(exec, exec.main_on_worker.replace(on_worker));
+    let _restore = Restore(exec, exec.compat.set_main_on_worker(on_worker));
     exec.block_on(future)
 }
 
@@ -701,7 +701,7 @@ impl RuntimeMetrics {
     /// The configured `worker_threads` (1 for current_thread); every
     /// flavor runs on one thread in simulation.
     pub fn num_workers(&self) -> usize {
-        self.handle.exec().workers.get()
+        self.handle.exec().compat.workers()
     }
     pub fn num_alive_tasks(&self) -> usize {
         self.handle.exec().core().alive_tasks()
@@ -727,7 +727,7 @@ impl RuntimeMetrics {
 /// Unix socket made synchronously) on a runtime built without `enable_io`.
 #[track_caller]
 pub(crate) fn check_io() {
-    if !super::core::executor::expect_current().io_enabled.get() {
+    if !super::core::executor::expect_current().compat.io_enabled() {
         panic!(
             "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the \
              runtime builder to enable IO."

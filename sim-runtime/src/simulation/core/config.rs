@@ -10,65 +10,10 @@ use std::time::Duration;
 /// without any setting is reproducible.
 pub(crate) const DEFAULT_SEED: u64 = 0;
 
-/// How the next runnable task is chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Schedule {
-    /// Uniformly at random among the runnable tasks (the default of
-    /// `#[tokio::test]` and `Runtime`).
-    Random,
-    /// In the order the tasks became runnable.
-    Fifo,
-    /// PCT (probabilistic concurrency testing) at this depth (2–4): every
-    /// task has a random priority and the highest runnable one runs;
-    /// `depth − 1` times, at steps the seed picks within a horizon it also
-    /// picks, the running task drops below all others. A bug that needs
-    /// `depth − 1` ordering constraints is found with probability about
-    /// `1 / (tasks · horizon^(depth − 1))` per seed, however many steps one
-    /// task must run ahead of another.
-    Pct(u8),
-}
-
-impl Schedule {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Schedule::Random => "random",
-            Schedule::Fifo => "fifo",
-            Schedule::Pct(2) => "pct2",
-            Schedule::Pct(3) => "pct3",
-            Schedule::Pct(_) => "pct4",
-        }
-    }
-
-    /// The portfolio: half the seeds uniform random, the others PCT at
-    /// depth 2, 3 and 4 in turn (seed mod 6: 0, 2, 4 → random; 1 → pct2;
-    /// 3 → pct3; 5 → pct4), so any six consecutive seeds try every
-    /// strategy and a seed alone names its own.
-    pub(crate) fn portfolio(seed: u64) -> Schedule {
-        match seed % 6 {
-            1 => Schedule::Pct(2),
-            3 => Schedule::Pct(3),
-            5 => Schedule::Pct(4),
-            _ => Schedule::Random,
-        }
-    }
-
-    /// `random`, `fifo`, `pct2`, `pct3`, `pct4`, or `portfolio` (resolved
-    /// for `seed`).
-    pub(crate) fn parse(v: &str, seed: u64) -> Option<Schedule> {
-        Some(match v {
-            "random" => Schedule::Random,
-            "fifo" => Schedule::Fifo,
-            "pct2" => Schedule::Pct(2),
-            "pct3" => Schedule::Pct(3),
-            "pct4" => Schedule::Pct(4),
-            "portfolio" => Schedule::portfolio(seed),
-            _ => return None,
-        })
-    }
-}
-
-/// The accepted values of `SIM_SCHEDULE` and `schedule = ".."`.
-pub(crate) const SCHEDULES: &str = "portfolio, random, fifo, pct2, pct3, pct4";
+// How the next runnable task is chosen: a registered strategy
+// (core/executor/schedule/).
+use super::executor::yield_ahead_for;
+pub use super::executor::Schedule;
 
 /// What happens when a task whose `JoinHandle` was dropped panics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +53,7 @@ impl Config {
     /// [`steering`]), with `seed` as given.
     pub(crate) fn from_env(seed: u64) -> Config {
         let env = steering();
-        let schedule = env.schedule(seed).unwrap_or(Schedule::Random);
+        let schedule = env.schedule(seed).unwrap_or_else(Schedule::random);
         Config {
             seed,
             schedule,
@@ -168,7 +113,10 @@ impl Steering {
         let schedule = var("SIM_SCHEDULE");
         if let Some(v) = &schedule {
             if Schedule::parse(v, 0).is_none() {
-                panic!("sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {SCHEDULES}")
+                panic!(
+                    "sim: SIM_SCHEDULE={v:?} is not a schedule; accepted: {}",
+                    Schedule::accepted()
+                )
             }
         }
         let mut replay_suffix = String::new();
@@ -331,17 +279,6 @@ fn env_buggify() -> Option<bool> {
         "off" | "0" | "false" => false,
         _ => panic!("sim: SIM_BUGGIFY={v:?} is malformed; accepted: on, off"),
     })
-}
-
-/// Whether yields may run ahead in a run of `seed` (`Config::yield_ahead`):
-/// `SIM_YIELD_AHEAD`, else half the seeds (drawn independently of the
-/// strategy and of early timers); never under FIFO, which keeps Tokio's
-/// current-thread order exactly.
-pub(crate) fn yield_ahead_for(seed: u64, schedule: Schedule) -> bool {
-    schedule != Schedule::Fifo
-        && steering()
-            .yield_ahead
-            .unwrap_or_else(|| super::seed::decide(seed, "yield.ahead") & 1 == 1)
 }
 
 /// `SIM_YIELD_AHEAD=on|off`.

@@ -228,7 +228,7 @@ impl Gate {
         let latency = exec.core_mut().driver::<Disks>().latency(node);
         // Tokio's fs needs no timer driver; without one, latency is only a
         // yield.
-        let state = if latency.is_zero() || !exec.timers_enabled.get() {
+        let state = if latency.is_zero() || !exec.compat.timers_enabled() {
             GateState::Yield { yielded: false }
         } else {
             GateState::Sleep(Box::pin(super::time::sleep(latency)))

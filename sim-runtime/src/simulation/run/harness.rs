@@ -5,6 +5,7 @@
 
 use super::seed_run::{self, strategy_name, Shape};
 use crate::simulation::core::config::{self, Config, Schedule};
+use crate::simulation::core::executor::yield_ahead_for;
 use crate::simulation::core::report::{self, Class, TestInfo};
 use crate::simulation::core::trace::{Decision, Trace};
 use crate::simulation::runtime::Runtime;
@@ -106,7 +107,7 @@ pub fn strategy_for(seed: u64, test_schedule: Option<&str>) -> Schedule {
         Some(name) => Schedule::parse(name, seed).unwrap_or_else(|| {
             panic!(
                 "sim: schedule = {name:?} is not a schedule; accepted: {}",
-                config::SCHEDULES
+                Schedule::accepted()
             )
         }),
         None => Schedule::portfolio(seed),
@@ -145,7 +146,7 @@ pub fn strategy(seed: u64, test_schedule: Option<&str>, early: Option<bool>) -> 
     strategy_name(
         schedule,
         early_timers_for(seed, early),
-        config::yield_ahead_for(seed, schedule),
+        yield_ahead_for(seed, schedule),
     )
 }
 
@@ -181,7 +182,7 @@ where
     let mut config = Config::from_env(settings.seed);
     config.schedule = strategy_for(settings.seed, settings.schedule.as_deref());
     config.early_timers = early_timers_for(settings.seed, settings.early_timers);
-    config.yield_ahead = config::yield_ahead_for(settings.seed, config.schedule);
+    config.yield_ahead = yield_ahead_for(settings.seed, config.schedule);
     config.buggify = buggify_for(settings.seed);
     if settings.time_limit.is_some() {
         config.time_limit = settings.time_limit;

@@ -74,8 +74,8 @@ pub(crate) fn run<Fut: Future>(
     let exec = Exec::with_trace(config, trace);
     let flavor = match *shape {
         Shape::Nodes => {
-            exec.multi_thread.set(true);
-            exec.one_clock.set(true);
+            exec.compat.set_multi_thread(true);
+            exec.compat.set_one_clock(true);
             RuntimeFlavor::MultiThread
         }
         Shape::Test {
@@ -85,12 +85,12 @@ pub(crate) fn run<Fut: Future>(
             start_paused,
             name,
         } => {
-            exec.time_frozen.set(start_paused);
-            exec.multi_thread.set(multi_thread);
-            exec.local_runtime.set(local);
-            exec.workers.set(workers);
+            exec.compat.set_time_frozen(start_paused);
+            exec.compat.set_multi_thread(multi_thread);
+            exec.compat.set_local_runtime(local);
+            exec.compat.set_workers(workers);
             if let Some(name) = name {
-                let _ = exec.name.set(name.into());
+                exec.compat.set_name(name.into());
             }
             if multi_thread {
                 RuntimeFlavor::MultiThread

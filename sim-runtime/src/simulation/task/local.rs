@@ -30,7 +30,7 @@ impl Depth {
     fn enter() -> Depth {
         let exec = crate::simulation::core::executor::current();
         if let Some(e) = &exec {
-            e.local_depth.set(e.local_depth.get() + 1);
+            e.compat.set_local_depth(e.compat.local_depth() + 1);
         }
         Depth(exec)
     }
@@ -39,7 +39,7 @@ impl Depth {
 impl Drop for Depth {
     fn drop(&mut self) {
         if let Some(e) = &self.0 {
-            e.local_depth.set(e.local_depth.get() - 1);
+            e.compat.set_local_depth(e.compat.local_depth() - 1);
         }
     }
 }
@@ -91,10 +91,10 @@ where
 {
     match crate::simulation::core::executor::current() {
         // Inside a LocalSet, the new task belongs to it.
-        Some(exec) if exec.local_depth.get() > 0 => {
+        Some(exec) if exec.compat.local_depth() > 0 => {
             exec.spawn(in_local_set(future), name, Location::caller(), None)
         }
-        Some(exec) if exec.local_runtime.get() => {
+        Some(exec) if exec.compat.local_runtime() => {
             exec.spawn(future, name, Location::caller(), None)
         }
         _ => panic!(

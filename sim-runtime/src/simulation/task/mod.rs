@@ -62,7 +62,7 @@ where
     R: Send + 'static,
 {
     let exec = expect_current();
-    exec.spawning_blocking.set(true);
+    exec.compat.set_spawning_blocking(true);
     exec.spawn(run_once(f), name, location, None)
 }
 
@@ -73,12 +73,12 @@ fn run_once<R>(f: impl FnOnce() -> R) -> impl Future<Output = R> {
     std::future::poll_fn(move |_| {
         let f = f.take().expect("polled once");
         let exec = executor::current();
-        let before = exec.as_ref().map(|e| e.in_blocking.replace(true));
+        let before = exec.as_ref().map(|e| e.compat.set_in_blocking(true));
         struct Restore(Option<std::rc::Rc<executor::Exec>>, Option<bool>);
         impl Drop for Restore {
             fn drop(&mut self) {
                 if let (Some(e), Some(b)) = (&self.0, self.1) {
-                    e.in_blocking.set(b);
+                    e.compat.set_in_blocking(b);
                 }
             }
         }
@@ -97,7 +97,7 @@ where
     F: FnOnce() -> R,
 {
     if let Some(exec) = executor::current() {
-        if !exec.multi_thread.get() || exec.local_depth.get() > 0 {
+        if !exec.compat.multi_thread() || exec.compat.local_depth() > 0 {
             panic!("can call blocking only when running on the multi-threaded runtime");
         }
         drop(exec);

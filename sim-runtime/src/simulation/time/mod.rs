@@ -93,10 +93,10 @@ fn frozen_exec(what: &str) -> std::rc::Rc<crate::simulation::core::executor::Exe
 pub fn pause() {
     let exec = frozen_exec("frozen");
     assert!(
-        !exec.multi_thread.get() || exec.one_clock.get(),
+        !exec.compat.multi_thread() || exec.compat.one_clock(),
         "`time::pause()` requires the `current_thread` Tokio runtime. This is the default Runtime used by `#[tokio::test]."
     );
-    assert!(!exec.time_frozen.replace(true), "time is already frozen");
+    assert!(!exec.compat.set_time_frozen(true), "time is already frozen");
 }
 
 /// Resumes time.
@@ -106,7 +106,7 @@ pub fn pause() {
 #[track_caller]
 pub fn resume() {
     let exec = frozen_exec("resumed");
-    assert!(exec.time_frozen.replace(false), "time is not frozen");
+    assert!(exec.compat.set_time_frozen(false), "time is not frozen");
 }
 
 /// Advances time by `duration`: the calling task sleeps exactly that long
@@ -115,7 +115,7 @@ pub fn resume() {
 /// # Panics
 /// If time is not frozen (as in Tokio).
 pub async fn advance(duration: Duration) {
-    let frozen = frozen_exec("frozen").time_frozen.get();
+    let frozen = frozen_exec("frozen").compat.time_frozen();
     assert!(frozen, "time is not frozen");
     sleep::Sleep::exact(duration).await
 }

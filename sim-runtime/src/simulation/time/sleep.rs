@@ -69,7 +69,7 @@ impl Deadline {
 
 #[track_caller]
 fn check_enabled(exec: &crate::simulation::core::executor::Exec) {
-    if !exec.timers_enabled.get() {
+    if !exec.compat.timers_enabled() {
         panic!(
             "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
              runtime builder to enable timers."
@@ -110,7 +110,7 @@ impl Sleep {
             // SAFETY: non-null, the executor entered on this thread, which
             // nothing below leaves or drops (no user code runs).
             let exec = unsafe { &*exec };
-            if exec.timers_enabled.get() && exec.standard_base {
+            if exec.compat.timers_enabled() && exec.standard_base {
                 since = u64::try_from(duration.as_nanos())
                     .ok()
                     .and_then(|d| Instant::local_now_ns(exec).checked_add(d));
@@ -207,7 +207,7 @@ impl Sleep {
 
     fn register_in(&mut self, exec: &executor::Exec, waker: Waiter<'_>) -> bool {
         // As Tokio's timer after `shutdown_timeout`/`shutdown_background`.
-        if exec.shut_down.get() {
+        if exec.compat.shut_down() {
             panic!(
                 "{}",
                 crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR

@@ -1,6 +1,6 @@
 //! The executor entered on this thread, leaving its context, and what
-//! leaf code asks of the current executor (yield, `select!`'s draw, an
-//! unhandled panic).
+//! leaf code asks of the current executor (`select!`'s draw, an unhandled
+//! panic).
 
 use super::*;
 
@@ -106,30 +106,6 @@ pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
     let id = exec.id;
     let _restore = Restore(Some(exec), id);
     f()
-}
-
-/// `yield_now`. As in Tokio's current-thread scheduler, the yielding task
-/// runs again only after the tasks that are runnable now have had their
-/// turn; except on a multi-thread runtime (`#[tokio::main]`, `flavor =
-/// "multi_thread"`, the harness's nodes) in a run whose seed drew
-/// `yield_ahead` (half the seeds of the exploring schedules, never FIFO):
-/// there the yielder is runnable again at once, like any woken task. On
-/// Tokio's multi-thread runtime another worker may be busy, so a task may
-/// take many steps while another takes none, and the schedules must be
-/// able to produce that. Outside a simulation the waker is woken at once.
-pub(crate) fn defer_yield(waker: &Waker) {
-    let deferred = with_current(|exec| {
-        let core = exec.core.borrow();
-        if exec.multi_thread.get() && core.config.yield_ahead {
-            return false;
-        }
-        let w = core.wake_ref(waker);
-        exec.yielded.borrow_mut().push(w);
-        true
-    });
-    if deferred != Some(true) {
-        waker.wake_by_ref();
-    }
 }
 
 /// Runs `f` with `task` as the current task id (for dropping a task's

@@ -74,7 +74,8 @@ impl Exec {
         }
         let mut subjects: Vec<(u64, u32, NodeId)> = {
             let core = self.core.borrow();
-            core.tasks
+            core.slab
+                .tasks
                 .iter()
                 .enumerate()
                 .filter_map(|(slot, t)| t.as_ref().map(|t| (t, slot)))

@@ -50,6 +50,7 @@ impl Exec {
             let victims = {
                 let mut core = self.core.borrow_mut();
                 let mut ids: Vec<(u64, u32)> = core
+                    .slab
                     .tasks
                     .iter()
                     .enumerate()
@@ -117,7 +118,7 @@ impl Exec {
             // Parked tasks count as queued; they are woken afresh.
             let mut core = self.core.borrow_mut();
             for &(slot, id) in &parked {
-                if let Some(Some(t)) = core.tasks.get_mut(slot as usize) {
+                if let Some(Some(t)) = core.slab.tasks.get_mut(slot as usize) {
                     if t.id == id {
                         t.queued = false;
                     }
@@ -135,14 +136,17 @@ impl Exec {
     /// Drops every remaining task (runtime shutdown), each in its node's
     /// context.
     pub(crate) fn shutdown(self: &Rc<Self>) {
-        self.shut_down.set(true);
+        self.compat.set_shut_down();
         let _entered = self.enter();
         loop {
             let victims: Vec<(NodeId, Option<Task>)> = {
                 let mut core = self.core.borrow_mut();
                 let mut v = Vec::new();
-                for i in 0..core.tasks.len() {
-                    if core.tasks[i].as_ref().is_some_and(|t| t.future.is_some()) {
+                for i in 0..core.slab.tasks.len() {
+                    if core.slab.tasks[i]
+                        .as_ref()
+                        .is_some_and(|t| t.future.is_some())
+                    {
                         let t = core.remove_task(i as u32);
                         v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
                     }

@@ -15,7 +15,7 @@
 //! once ran a huge simulation does not hold its memory.
 
 use super::queue::RunQueue;
-use super::{Task, TaskMeta};
+use super::slab::{Task, TaskMeta};
 use crate::simulation::core::mem::HugeVec;
 use crate::simulation::core::timer::Timers;
 use std::cell::RefCell;

@@ -42,11 +42,11 @@ impl Exec {
         };
         let step = core.step as u32;
         match cur.task {
-            None => core.main_wait = Some((step, wait)),
+            None => core.main.wait = Some((step, wait)),
             Some(id) => {
                 let (_, slot, polled) = core.polling;
                 if polled == id && slot != MAIN_SLOT {
-                    if let Some(meta) = core.meta.get_mut(slot as usize) {
+                    if let Some(meta) = core.slab.meta.get_mut(slot as usize) {
                         meta.wait = Some((step, wait));
                     }
                 }
@@ -58,8 +58,8 @@ impl Exec {
 impl Core {
     /// A task's wait, if its last poll noted one.
     fn wait_of(&self, slot: usize) -> Option<Wait> {
-        let task = self.tasks.get(slot)?.as_ref()?;
-        let (stamp, wait) = self.meta.get(slot)?.wait?;
+        let task = self.slab.tasks.get(slot)?.as_ref()?;
+        let (stamp, wait) = self.slab.meta.get(slot)?.wait?;
         (stamp == task.polled_at).then_some(wait)
     }
 
@@ -67,6 +67,7 @@ impl Core {
         match wait {
             Some(Wait::Join(id)) => {
                 let alive = self
+                    .slab
                     .tasks
                     .iter()
                     .flatten()
@@ -97,14 +98,19 @@ impl Core {
     /// other's ends (`JoinHandle`s) and through what each holds, as the
     /// experiment found it (holders.rs).
     pub(super) fn wait_for_graph(&mut self, holders: &Holders) -> String {
-        let mut slots: Vec<usize> = (0..self.tasks.len())
-            .filter(|&s| self.tasks[s].as_ref().is_some_and(|t| t.future.is_some()))
+        let mut slots: Vec<usize> = (0..self.slab.tasks.len())
+            .filter(|&s| {
+                self.slab.tasks[s]
+                    .as_ref()
+                    .is_some_and(|t| t.future.is_some())
+            })
             .collect();
-        slots.sort_by_key(|&s| self.tasks[s].as_ref().map(|t| t.id));
+        slots.sort_by_key(|&s| self.slab.tasks[s].as_ref().map(|t| t.id));
         let mut out = String::new();
         let main = self
-            .main_wait
-            .filter(|(stamp, _)| *stamp == self.main_polled_at)
+            .main
+            .wait
+            .filter(|(stamp, _)| *stamp == self.main.polled_at)
             .map(|(_, w)| w);
         let mut edges: Vec<Edge> = Vec::new();
         if let Some(Wait::Join(to)) = main {
@@ -117,7 +123,7 @@ impl Core {
         }
         for &slot in &slots {
             let (id, node) = {
-                let t = self.tasks[slot].as_ref().expect("live");
+                let t = self.slab.tasks[slot].as_ref().expect("live");
                 (t.id, t.node)
             };
             let wait = self.wait_of(slot);
@@ -137,13 +143,13 @@ impl Core {
             let paused = if n.paused { " (paused)" } else { "" };
             let line = format!(
                 "\n    task {id} {} on node '{}'{paused} spawned at {}: waits for {}",
-                self.meta[slot]
+                self.slab.meta[slot]
                     .name
                     .as_deref()
                     .map(|n| format!("'{n}'"))
                     .unwrap_or_else(|| "(unnamed)".into()),
                 n.name,
-                self.meta[slot].location,
+                self.slab.meta[slot].location,
                 described
             );
             out.push_str(&line);
