@@ -26,6 +26,9 @@ thread_local! {
     static RNG: RefCell<Option<super::seed::Stream>> = const { RefCell::new(None) };
     /// What simulated code tried that it may not (read once per poll).
     static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden::NONE) };
+    /// Whether `FORBIDDEN` holds anything: the one byte the executor reads
+    /// after every poll.
+    static FORBIDDEN_ANY: Cell<bool> = const { Cell::new(false) };
     /// Depth of [`on_real_disk`] scopes on this thread.
     static REAL_DISK: Cell<u32> = const { Cell::new(0) };
 }
@@ -81,6 +84,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
     RNG.with(|r| *r.borrow_mut() = Some(super::seed::Stream::from_seed(rng_seed)));
     FORBIDDEN.with(|c| c.set(Forbidden::default()));
+    FORBIDDEN_ANY.with(|c| c.set(false));
     for interposer in INTERPOSERS {
         (interposer.start)();
     }
@@ -245,6 +249,14 @@ fn note(f: impl FnOnce(&mut Forbidden)) {
         f(&mut v);
         c.set(v)
     });
+    let _ = FORBIDDEN_ANY.try_with(|c| c.set(true));
+}
+
+/// Whether anything forbidden was attempted since interception turned on:
+/// one byte, read after every poll.
+#[inline]
+pub(crate) fn forbidden_any() -> bool {
+    FORBIDDEN_ANY.try_with(Cell::get).unwrap_or(false)
 }
 
 pub(crate) fn note_thread_spawn_attempt() {

@@ -31,9 +31,8 @@ impl Exec {
 
     #[inline]
     pub(super) fn after_poll(&self) {
-        let forbidden = hooks::forbidden();
-        if forbidden.any() {
-            self.forbidden_attempt(forbidden);
+        if hooks::forbidden_any() {
+            self.forbidden_attempt(hooks::forbidden());
         }
     }
 
