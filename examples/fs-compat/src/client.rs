@@ -32,6 +32,7 @@ pub async fn get(
     for cert in CertificateDer::pem_slice_iter(roots_pem) {
         roots.add(cert.map_err(invalid)?).map_err(invalid)?;
     }
+    crate::use_aws_lc_rs();
     let config = ClientConfig::builder()
         .with_root_certificates(roots)
         .with_no_client_auth();

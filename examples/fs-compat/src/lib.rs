@@ -30,3 +30,11 @@
 pub mod client;
 pub mod manifest;
 pub mod server;
+
+/// Makes aws-lc-rs (axum-server's provider) the process's rustls provider,
+/// unless one is already installed. rustls picks one by itself only when
+/// exactly one of its providers is built: in a workspace where another
+/// crate turns on `ring` too (examples/tls), it would panic instead.
+pub fn use_aws_lc_rs() {
+    let _ = tokio_rustls::rustls::crypto::aws_lc_rs::default_provider().install_default();
+}

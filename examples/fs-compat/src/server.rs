@@ -36,6 +36,7 @@ pub async fn serve(
     root: PathBuf,
     handle: Handle<SocketAddr>,
 ) -> io::Result<()> {
+    crate::use_aws_lc_rs();
     let config = RustlsConfig::from_pem_file(&tls.cert, &tls.key).await?;
     let app = Router::new()
         .route("/manifest", get(manifest))
