@@ -80,9 +80,13 @@ fn every_node_and_seed_reads_the_same_bundle_and_it_is_read_only() {
                 Some(libc::EROFS)
             );
             assert_eq!(e(fs::create_dir("/etc/ssl/certs/sub")), Some(libc::EROFS));
-            // The directories exist, as on Linux.
-            assert_eq!(e(fs::create_dir("/etc/ssl")), Some(libc::EEXIST));
+            // The certificates' directory exists, as on Linux; `/etc`
+            // itself is the node's, so a service makes its own there.
+            assert_eq!(e(fs::create_dir("/etc/ssl/certs")), Some(libc::EEXIST));
             fs::create_dir_all("/etc/ssl/certs").unwrap();
+            fs::create_dir_all("/etc/myapp").unwrap();
+            fs::write("/etc/myapp/config", b"x").unwrap();
+            assert_eq!(fs::read("/etc/myapp/config").unwrap(), b"x");
             assert_eq!(
                 fs::metadata("/etc/ssl/certs/none.pem").unwrap_err().kind(),
                 ErrorKind::NotFound

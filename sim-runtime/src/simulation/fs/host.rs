@@ -10,7 +10,8 @@
 //! One bundle is read from the real disk once per process, the first time
 //! a simulation starts, and served at [`BUNDLE_PATH`] (and at
 //! `$SSL_CERT_FILE`, where rustls-native-certs looks when that is set),
-//! with its directories `/etc`, `/etc/ssl` and `/etc/ssl/certs`:
+//! with its directory `/etc/ssl/certs` (`/etc` and `/etc/ssl` stay the
+//! node's, so a service makes its own `/etc/myapp`):
 //!
 //! - the bundle is `$SIM_CA_BUNDLE` when set (a file that cannot be read
 //!   fails every simulation with a message saying so), else
@@ -132,9 +133,11 @@ impl Host {
             ino,
             what: What::Dir(names.iter().map(OsString::from).collect()),
         };
+        // Only the certificates' own directory and file: `/etc` and
+        // `/etc/ssl` stay the node's, so a service can make `/etc/myapp`
+        // on its disk (a host `/etc` would answer "exists" to std's
+        // `create_dir_all` while the disk has no `/etc` to create in).
         let mut entries = vec![
-            dir("/etc", 2, &["ssl"]),
-            dir("/etc/ssl", 3, &["certs"]),
             dir("/etc/ssl/certs", 4, &["ca-certificates.crt"]),
             Entry {
                 path: PathBuf::from(BUNDLE_PATH),
@@ -406,7 +409,10 @@ mod tests {
         assert!(h.find(Path::new("/etc/ssl/certs/../certs")).is_none());
         assert!(h.find(Path::new("/etc/ssl/other")).is_none());
         assert!(h.covers(Path::new("/etc/ssl/certs/new.pem")));
-        assert!(h.covers(Path::new("/etc/ssl")));
+        // `/etc` and `/etc/ssl` are the node's: a service makes its own
+        // directories there.
+        assert!(!h.covers(Path::new("/etc/ssl")));
+        assert!(!h.covers(Path::new("/etc/myapp")));
         assert!(!h.covers(Path::new("/etc/ssl/certs/sub/x")));
         assert!(!h.covers(Path::new("/var/lib/x")));
     }
@@ -424,7 +430,7 @@ mod tests {
         let relative = Host::serving(b"".to_vec(), Some("b.pem".into()));
         assert_eq!(
             relative.entries.len(),
-            4,
+            2,
             "a relative SSL_CERT_FILE is not served"
         );
     }
