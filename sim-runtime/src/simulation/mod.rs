@@ -37,5 +37,6 @@ pub mod process;
 pub mod runtime;
 pub mod signal;
 pub mod task;
+pub(crate) mod thread;
 pub mod time;
 pub(crate) mod unsupported;

@@ -167,6 +167,12 @@ thread_local! {
     static OBSERVER: RefCell<Option<Observer>> = const { RefCell::new(None) };
 }
 
+crate::simulation::core::hooks::carried!(
+    OBSERVER_CARRIED: Option<Observer>,
+    take: || OBSERVER.with(|o| o.borrow_mut().take()),
+    put: |v| OBSERVER.with(|o| *o.borrow_mut() = v),
+);
+
 /// Sets (or, with `None`, clears) this thread's observer; returns the one
 /// it replaces. Simulations run one at a time on a thread, so a harness
 /// sets it before each run.

@@ -218,35 +218,6 @@ fn main_panic_keeps_its_message_and_gains_the_seed() {
     assert!(msg.contains("SIM_SEED=8"), "{msg}");
 }
 
-#[test]
-fn starting_an_os_thread_is_a_reported_failure() {
-    let msg = run_failing(9, || async {
-        let h = sim_runtime::spawn(async {
-            let _ = std::thread::Builder::new().spawn(|| {});
-        });
-        let _ = h.await;
-        time::sleep(Duration::from_millis(1)).await;
-    });
-    assert!(msg.contains("forbidden operation"), "{msg}");
-    assert!(msg.contains("tried to start an OS thread"), "{msg}");
-}
-
-/// A refused thread that the test body unwraps panics there: the run is
-/// still the refusal's (forbidden operation), not an assertion of the
-/// test's, and the report keeps the panic's text.
-#[test]
-fn a_panic_after_a_refused_thread_is_the_forbidden_operation() {
-    let msg = run_failing(9, || async {
-        std::thread::spawn(|| {}).join().unwrap();
-    });
-    assert!(msg.contains("forbidden operation"), "{msg}");
-    assert!(msg.contains("tried to start an OS thread"), "{msg}");
-    assert!(
-        msg.contains("the test body then panicked: failed to spawn thread"),
-        "{msg}"
-    );
-}
-
 /// std::process::Command inside a simulation fails the run, naming the C
 /// call, whether the code unwraps the error or ignores it.
 #[test]
@@ -274,23 +245,6 @@ fn a_std_process_is_a_forbidden_operation() {
     });
     assert!(msg.contains("forbidden operation"), "{msg}");
     assert!(msg.contains("tried to start a process"), "{msg}");
-}
-
-/// std::thread::sleep blocks the whole simulation in real time and moves
-/// no virtual time: reported, in a task or in a spawn_blocking closure.
-#[test]
-fn sleeping_in_real_time_is_a_reported_failure() {
-    let msg = run_failing(12, || async {
-        sim_runtime::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50)))
-            .await
-            .unwrap();
-        time::sleep(Duration::from_millis(1)).await;
-    });
-    assert!(msg.contains("forbidden operation"), "{msg}");
-    // std's sleep is clock_nanosleep on current glibc, nanosleep on older.
-    assert!(msg.contains("blocked its thread in real time ("), "{msg}");
-    assert!(msg.contains("nanosleep: std::thread::sleep"), "{msg}");
-    assert!(msg.contains("Use tokio::time::sleep"), "{msg}");
 }
 
 /// A dependency that calls the real `tokio` crate (its timer, its spawn)

@@ -17,6 +17,7 @@ mod reuse;
 mod schedules;
 mod signals;
 mod tasks;
+mod threads;
 mod time;
 mod unsupported;
 

@@ -186,6 +186,15 @@ thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
+crate::simulation::core::hooks::carried!(
+    RUNNER_CARRIED: (bool, bool),
+    take: || (IN_TEST_RUNNER.with(Cell::get), RECORDING.with(Cell::get)),
+    put: |(t, r): (bool, bool)| {
+        IN_TEST_RUNNER.with(|c| c.set(t));
+        RECORDING.with(|c| c.set(r));
+    },
+);
+
 /// Whether this thread's simulations are the test runner's.
 pub(crate) fn in_test_runner() -> bool {
     IN_TEST_RUNNER.with(|c| c.get())

@@ -18,6 +18,7 @@
 //! `slab.rs` the tasks; `yields.rs` `yield_now`'s deferral; `compat.rs`
 //! Tokio's runtime settings.
 
+mod blocked;
 mod build;
 mod compat;
 mod context;
@@ -58,7 +59,7 @@ use self::context::Step;
 use self::compat::Compat;
 use self::idle::Idle;
 use self::schedule::Scheduler;
-use self::slab::{Slab, Task};
+use self::slab::{Slab, Task, TaskKind};
 use self::wake::{WAKE_BUF, WAKE_PENDING};
 use self::yields::Yields;
 use super::config::{Config, UnhandledPanic};
@@ -280,6 +281,8 @@ pub(crate) struct Exec {
     pub(crate) compat: Compat,
     /// Tasks that called `yield_now` (yields.rs).
     yields: Yields,
+    /// The next spawn is a simulated thread's task (blocked.rs).
+    spawning_thread: Cell<bool>,
     /// What runs before the run may go idle (idle.rs).
     idle: Idle,
     /// Scratch buffer of `advance`: the wakers of the timers that fired.

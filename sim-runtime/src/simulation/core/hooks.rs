@@ -54,6 +54,112 @@ impl Interposer {
 #[linkme::distributed_slice]
 pub(crate) static INTERPOSERS: [Interposer];
 
+/// A thread-local that belongs to the simulation rather than to the OS
+/// thread it sits on (a descriptor table, the seeded stream, the entered
+/// executor): it moves with the baton to whichever thread of the simulation
+/// runs (thread/), so a simulated thread sees the same process as the
+/// executor's thread. `out` moves this thread's value into the slot,
+/// `into` moves the slot's value into this thread; neither runs user code.
+/// Registered with [`carried!`] where the thread-local is defined.
+pub(crate) struct Carried {
+    pub out: fn(&mut Slot),
+    pub into: fn(&mut Slot),
+}
+
+/// Where one [`Carried`] value waits while the baton changes hands. The box
+/// is kept and refilled, so a hand-off allocates nothing after the first.
+pub(crate) type Slot = Option<Box<dyn std::any::Any>>;
+
+/// Every [`Carried`] thread-local, gathered by the linker.
+#[linkme::distributed_slice]
+pub(crate) static CARRIED: [Carried];
+
+/// Puts `value` in `slot` (reusing its box).
+pub(crate) fn stash<T: 'static>(slot: &mut Slot, value: T) {
+    match slot.as_mut().and_then(|b| b.downcast_mut::<Option<T>>()) {
+        Some(v) => *v = Some(value),
+        None => *slot = Some(Box::new(Some(value))),
+    }
+}
+
+/// Takes the value [`stash`] put in `slot`.
+pub(crate) fn unstash<T: 'static>(slot: &mut Slot) -> Option<T> {
+    slot.as_mut()?.downcast_mut::<Option<T>>()?.take()
+}
+
+/// Registers a [`Carried`] thread-local: `carried!(NAME: Type, take: || .., put: |v| ..)`.
+/// `take` moves (or copies) the value out of this thread's cell, `put`
+/// writes one in.
+macro_rules! carried {
+    ($name:ident: $ty:ty, take: $take:expr, put: $put:expr $(,)?) => {
+        #[linkme::distributed_slice($crate::simulation::core::hooks::CARRIED)]
+        static $name: $crate::simulation::core::hooks::Carried =
+            $crate::simulation::core::hooks::Carried {
+                out: |slot| $crate::simulation::core::hooks::stash::<$ty>(slot, ($take)()),
+                into: |slot| {
+                    if let Some(v) = $crate::simulation::core::hooks::unstash::<$ty>(slot) {
+                        ($put)(v)
+                    }
+                },
+            };
+    };
+}
+pub(crate) use carried;
+
+/// The simulation's carried thread-locals while no thread holds them: one
+/// slot per [`Carried`].
+pub(crate) struct Bag(Vec<Slot>);
+
+impl Bag {
+    pub(crate) fn new() -> Bag {
+        Bag((0..CARRIED.len()).map(|_| None).collect())
+    }
+
+    /// Moves this thread's carried values into the bag (it is giving up the
+    /// baton).
+    pub(crate) fn take_from_thread(&mut self) {
+        for (c, slot) in CARRIED.iter().zip(&mut self.0) {
+            (c.out)(slot);
+        }
+    }
+
+    /// Moves the bag's values into this thread (it took the baton).
+    pub(crate) fn give_to_thread(&mut self) {
+        for (c, slot) in CARRIED.iter().zip(&mut self.0) {
+            (c.into)(slot);
+        }
+    }
+}
+
+carried!(ACTIVE_CARRIED: bool, take: active, put: |v| ACTIVE.with(|c| c.set(v)));
+carried!(NOW_CARRIED: u64, take: || NOW_NS.with(Cell::get), put: |v| NOW_NS.with(|c| c.set(v)));
+carried!(
+    NODE_CLOCK_CARRIED: (i64, i64, i64),
+    take: || NODE_CLOCK.with(Cell::get),
+    put: |v| NODE_CLOCK.with(|c| c.set(v)),
+);
+carried!(
+    WALL_BASE_CARRIED: u64,
+    take: || WALL_BASE_NS.with(Cell::get),
+    put: |v| WALL_BASE_NS.with(|c| c.set(v)),
+);
+carried!(
+    RNG_CARRIED: Option<super::seed::Stream>,
+    take: || RNG.with(|r| r.borrow_mut().take()),
+    put: |v| RNG.with(|r| *r.borrow_mut() = v),
+);
+carried!(
+    FORBIDDEN_CARRIED: (Forbidden, bool),
+    take: || (
+        FORBIDDEN.with(|c| c.replace(Forbidden::NONE)),
+        FORBIDDEN_ANY.with(|c| c.replace(false)),
+    ),
+    put: |(f, any): (Forbidden, bool)| {
+        FORBIDDEN.with(|c| c.set(f));
+        FORBIDDEN_ANY.with(|c| c.set(any));
+    },
+);
+
 /// Runs `f` with file calls reaching the real disk, on this thread, even
 /// inside a simulation: for the simulator's own files (symbols for a
 /// report) and, through `sim::fs::on_real_disk`, a test's fixtures.
@@ -289,4 +395,11 @@ pub(crate) fn forbidden() -> Forbidden {
 
 pub(crate) fn thread_spawn_attempts() -> u32 {
     forbidden().threads
+}
+
+/// Turns interception off for this thread without stopping the
+/// interposers (their state is the simulation's, carried elsewhere): a
+/// simulated thread that has given the baton back for good.
+pub(crate) fn leave_thread() {
+    let _ = ACTIVE.try_with(|c| c.set(false));
 }

@@ -107,6 +107,15 @@ thread_local! {
     static TEST: RefCell<Option<TestInfo>> = const { RefCell::new(None) };
 }
 
+crate::simulation::core::hooks::carried!(
+    REPORT_CARRIED: (Option<String>, Option<TestInfo>),
+    take: || (BINARY.with(|b| b.borrow_mut().take()), TEST.with(|t| t.borrow_mut().take())),
+    put: |(b, t): (Option<String>, Option<TestInfo>)| {
+        BINARY.with(|c| *c.borrow_mut() = b);
+        TEST.with(|c| *c.borrow_mut() = t);
+    },
+);
+
 pub(crate) fn set_test(info: Option<TestInfo>) {
     TEST.with(|t| *t.borrow_mut() = info);
 }

@@ -58,6 +58,23 @@ thread_local! {
     };
 }
 
+super::hooks::carried!(
+    TAPE_CARRIED: (bool, State),
+    take: || (
+        ON.replace(false),
+        TAPE.with(|t| {
+            std::mem::replace(
+                &mut *t.borrow_mut(),
+                State { bytes: Vec::new(), pos: 0, recording: false },
+            )
+        }),
+    ),
+    put: |(on, state): (bool, State)| {
+        ON.set(on);
+        TAPE.with(|t| *t.borrow_mut() = state);
+    },
+);
+
 /// Whether a tape is on for this thread (streams made now are taped).
 #[inline]
 pub(crate) fn on() -> bool {

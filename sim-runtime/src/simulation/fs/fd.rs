@@ -78,6 +78,15 @@ thread_local! {
     static NEXT: Cell<i32> = const { Cell::new(FD_FILE) };
 }
 
+hooks::carried!(
+    TABLE_CARRIED: (BTreeMap<i32, Handle>, i32),
+    take: || (TABLE.with(|t| std::mem::take(&mut *t.borrow_mut())), NEXT.with(Cell::get)),
+    put: |(t, n): (BTreeMap<i32, Handle>, i32)| {
+        TABLE.with(|c| *c.borrow_mut() = t);
+        NEXT.with(|c| c.set(n));
+    },
+);
+
 #[linkme::distributed_slice(hooks::INTERPOSERS)]
 static TABLE_PER_SIMULATION: hooks::Interposer = hooks::Interposer {
     start: reset,

@@ -244,6 +244,15 @@ thread_local! {
     static NEXT: Cell<u32> = const { Cell::new(0) };
 }
 
+hooks::carried!(
+    OPEN_CARRIED: (BTreeMap<u32, Open>, u32),
+    take: || (OPEN.with(|t| std::mem::take(&mut *t.borrow_mut())), NEXT.with(Cell::get)),
+    put: |(t, n): (BTreeMap<u32, Open>, u32)| {
+        OPEN.with(|c| *c.borrow_mut() = t);
+        NEXT.with(|c| c.set(n));
+    },
+);
+
 #[linkme::distributed_slice(hooks::INTERPOSERS)]
 static HOST_PER_SIMULATION: hooks::Interposer = hooks::Interposer {
     start,

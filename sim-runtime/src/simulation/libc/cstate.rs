@@ -37,6 +37,12 @@ thread_local! {
     static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
 }
 
+crate::simulation::core::hooks::carried!(
+    HELD_CARRIED: Option<MutexGuard<'static, ()>>,
+    take: || HELD.with(|h| h.borrow_mut().take()),
+    put: |v| HELD.with(|h| *h.borrow_mut() = v),
+);
+
 /// A per-process state this module knows how to reset.
 struct Known {
     /// The C function that resets it.

@@ -8,7 +8,8 @@
 //! - `net`: socket calls on std and socket2 sockets, `getaddrinfo`.
 //! - `fs`: the file interface on a node's simulated disk.
 //! - `cstate`: C libraries' per-process seeded state (SQLite's generator).
-//! - `refused`: starting a process, sleeping in real time: failed runs.
+//! - `thread`: OS threads, futexes, sleeps and yields (thread/).
+//! - `refused`: starting a process: a failed run.
 //!
 //! The descriptor tables these calls use are their drivers' (`fs::fd`,
 //! `net::fd`): `tokio::fs::File::into_std` and `TcpStream::from_std` use the
@@ -40,3 +41,5 @@ pub(crate) mod net;
 pub(crate) mod refused;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod sys;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod thread;

@@ -1,30 +1,25 @@
 //! The calls a simulation refuses because they leave it: starting a process
 //! (`posix_spawn`, `posix_spawnp`, `fork`: std's `Command`, and crates that
-//! run a tool) and blocking the thread in real time (`nanosleep`,
-//! `clock_nanosleep`, `usleep`, `sleep`: `std::thread::sleep`). Inside a
+//! run a tool), and sleeping where no executor can move the clock (an
+//! interception test's thread). Inside a
 //! simulation each is recorded for the executor, which fails the run as a
 //! forbidden operation naming the call, and explained on stderr at once; the
-//! call returns an error (a process: `EAGAIN`) or at once (a sleep: virtual
-//! time would not move anyway, and the run is failing). Outside a
+//! call returns an error (a process: `EAGAIN`) or at once (a sleep). Outside a
 //! simulation, on any other thread, or inside `hooks::on_real_disk` (the
 //! simulator's own work, such as the deadlock report's forked copy), each is
 //! glibc's own.
 
 use super::sys::{set_errno, Real};
 use crate::simulation::core::hooks;
-use libc::{c_char, c_int, c_uint, pid_t, timespec};
+use libc::{c_char, c_int, pid_t, timespec};
 
 static REAL_POSIX_SPAWN: Real = Real::new(c"posix_spawn");
 static REAL_POSIX_SPAWNP: Real = Real::new(c"posix_spawnp");
 static REAL_FORK: Real = Real::new(c"fork");
-static REAL_NANOSLEEP: Real = Real::new(c"nanosleep");
-static REAL_CLOCK_NANOSLEEP: Real = Real::new(c"clock_nanosleep");
-static REAL_USLEEP: Real = Real::new(c"usleep");
-static REAL_SLEEP: Real = Real::new(c"sleep");
 
 /// Whether a call made now is simulated code's.
 #[inline]
-fn simulated() -> bool {
+pub(super) fn simulated() -> bool {
     hooks::active() && !hooks::real_disk()
 }
 
@@ -43,7 +38,7 @@ fn refuse_process(call: &'static str) {
     ));
 }
 
-fn refuse_sleep(call: &'static str) {
+pub(super) fn refuse_sleep(call: &'static str) {
     hooks::note_real_sleep_attempt(call);
     say(&format!(
         "sim: a simulated task called {call} (std::thread::sleep, or a crate that sleeps): it \
@@ -57,7 +52,7 @@ fn refuse_sleep(call: &'static str) {
 /// # Safety
 ///
 /// `t` is null or points to a readable `timespec`.
-unsafe fn positive(t: *const timespec) -> bool {
+pub(super) unsafe fn positive(t: *const timespec) -> bool {
     // SAFETY: the caller's contract.
     !t.is_null() && unsafe { (*t).tv_sec > 0 || (*t).tv_nsec > 0 }
 }
@@ -145,76 +140,4 @@ pub unsafe extern "C" fn fork() -> pid_t {
     }
     // SAFETY: glibc's `fork`, which has no arguments.
     unsafe { real!(REAL_FORK as fn() -> pid_t)() }
-}
-
-/// `nanosleep(2)`: what `std::thread::sleep` calls.
-///
-/// # Safety
-///
-/// The C contract of `nanosleep`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
-    // SAFETY: `req` is null or readable, by the caller's contract.
-    if simulated() && unsafe { positive(req) } {
-        refuse_sleep("nanosleep");
-        return 0;
-    }
-    // SAFETY: glibc's `nanosleep`, called under the caller's contract.
-    unsafe { real!(REAL_NANOSLEEP as fn(*const timespec, *mut timespec) -> c_int)(req, rem) }
-}
-
-/// `clock_nanosleep(2)`.
-///
-/// # Safety
-///
-/// The C contract of `clock_nanosleep`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn clock_nanosleep(
-    clock: libc::clockid_t,
-    flags: c_int,
-    req: *const timespec,
-    rem: *mut timespec,
-) -> c_int {
-    // SAFETY: `req` is null or readable, by the caller's contract.
-    if simulated() && unsafe { positive(req) } {
-        refuse_sleep("clock_nanosleep");
-        return 0;
-    }
-    // SAFETY: glibc's `clock_nanosleep`, called under the caller's contract.
-    unsafe {
-        real!(
-            REAL_CLOCK_NANOSLEEP
-                as fn(libc::clockid_t, c_int, *const timespec, *mut timespec) -> c_int
-        )(clock, flags, req, rem)
-    }
-}
-
-/// `usleep(3)`.
-///
-/// # Safety
-///
-/// The C contract of `usleep`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn usleep(usec: libc::useconds_t) -> c_int {
-    if simulated() && usec > 0 {
-        refuse_sleep("usleep");
-        return 0;
-    }
-    // SAFETY: glibc's `usleep`, called under the caller's contract.
-    unsafe { real!(REAL_USLEEP as fn(libc::useconds_t) -> c_int)(usec) }
-}
-
-/// `sleep(3)`.
-///
-/// # Safety
-///
-/// The C contract of `sleep`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn sleep(seconds: c_uint) -> c_uint {
-    if simulated() && seconds > 0 {
-        refuse_sleep("sleep");
-        return 0;
-    }
-    // SAFETY: glibc's `sleep`, called under the caller's contract.
-    unsafe { real!(REAL_SLEEP as fn(c_uint) -> c_uint)(seconds) }
 }

@@ -8,7 +8,7 @@
 //! inside a simulation:
 //!
 //! - inside, it answers from the simulation (virtual clocks, the seeded
-//!   stream, one CPU, no new threads);
+//!   stream, one CPU; threads are simulated, libc/thread.rs);
 //! - outside (any other thread, or the same thread before `activate` and
 //!   after `deactivate`), it calls the real glibc function, found once with
 //!   `dlsym(RTLD_NEXT, ..)`, or issues the raw system call for `syscall`.
@@ -21,7 +21,7 @@
 //! | std `HashMap` keys, `std::random`        | `getrandom`, a weak symbol in std        |
 //! | getrandom 0.2 (rand 0.8)                 | `syscall(SYS_getrandom, ..)`             |
 //! | getrandom 0.3 / 0.4 (rand 0.9)           | `dlsym(RTLD_DEFAULT, "getrandom")`       |
-//! | `std::thread::spawn`                     | `pthread_create`                         |
+//! | `std::thread::spawn`, std's locks        | `pthread_create`, `syscall(SYS_futex)`: libc/thread.rs |
 //! | `std::net`, socket2, any real socket      | `socket`: an INET stream/datagram is a stub (net/fd.rs, libc/net.rs), else refused |
 //! | `ToSocketAddrs`, hyper-util's resolver    | `getaddrinfo`: the simulated network's names (libc/net.rs) |
 //! | `std::thread::available_parallelism`     | `sched_getaffinity` (after cgroup files) |
@@ -90,11 +90,6 @@ mod linux {
     use std::ffi::CStr;
     use std::sync::atomic::{AtomicPtr, Ordering};
 
-    /// The line written to stderr when simulated code tries to start a thread.
-    const THREAD_SPAWN_MESSAGE: &[u8] = b"sim: a simulated task tried to start an OS thread \
-(std::thread::spawn or a crate that spawns one); threads are outside the simulation's \
-control and would make the run nondeterministic. Use tokio::spawn / spawn_blocking instead.\n";
-
     const REAL_SOCKET_MESSAGE: &[u8] = b"sim: a simulated task tried to open a real OS socket \
 (std::net, real DNS, or a crate with its own networking); real sockets are outside the \
 simulation's network and would make the run nondeterministic. Use tokio::net (simulated) \
@@ -119,13 +114,6 @@ instead; see docs/breakage.md.\n";
     type TimeFn = unsafe extern "C" fn(*mut libc::time_t) -> libc::time_t;
     type GetrandomFn = unsafe extern "C" fn(*mut c_void, size_t, c_uint) -> ssize_t;
     type GetentropyFn = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
-    type StartRoutine = Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>;
-    type PthreadCreateFn = unsafe extern "C" fn(
-        *mut libc::pthread_t,
-        *const libc::pthread_attr_t,
-        StartRoutine,
-        *mut c_void,
-    ) -> c_int;
     type SocketFn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
     type KillFn = unsafe extern "C" fn(libc::pid_t, c_int) -> c_int;
     type RaiseFn = unsafe extern "C" fn(c_int) -> c_int;
@@ -191,7 +179,6 @@ instead; see docs/breakage.md.\n";
     static REAL_TIME: Real = Real::new(c"time");
     static REAL_GETRANDOM: Real = Real::new(c"getrandom");
     static REAL_GETENTROPY: Real = Real::new(c"getentropy");
-    static REAL_PTHREAD_CREATE: Real = Real::new(c"pthread_create");
     static REAL_SCHED_GETAFFINITY: Real = Real::new(c"sched_getaffinity");
     static REAL_SOCKET: Real = Real::new(c"socket");
     static REAL_KILL: Real = Real::new(c"kill");
@@ -453,7 +440,8 @@ instead; see docs/breakage.md.\n";
     /// `SYS_getrandom` inside a simulation is answered from the seeded
     /// stream (getrandom 0.2, hence rand 0.8, calls it this way). Every
     /// other call, and every call outside a simulation, goes to the kernel
-    /// directly, so the hot `SYS_futex` path of std's locks costs no lookup.
+    /// directly. `SYS_futex` inside a simulation is the simulated threads'
+    /// (libc/thread.rs).
     ///
     /// # Safety
     ///
@@ -468,6 +456,13 @@ instead; see docs/breakage.md.\n";
         a5: c_long,
         a6: c_long,
     ) -> c_long {
+        if num == libc::SYS_futex {
+            // SAFETY: the arguments are those of futex(2), whose contract the
+            // caller upholds.
+            if let Some(ret) = unsafe { super::super::thread::futex(a1, a2, a3, a4, a5, a6) } {
+                return ret;
+            }
+        }
         if num == libc::SYS_getrandom && hooks::active() {
             // The flags are a C `unsigned int`: only the low 32 bits of the
             // register are defined, so the truncation is intended.
@@ -496,42 +491,6 @@ instead; see docs/breakage.md.\n";
     // ----------------------------------------------------------------------
     // Threads and CPUs.
     // ----------------------------------------------------------------------
-
-    /// `pthread_create(3)`: inside a simulation, refused with EAGAIN (std's
-    /// `Builder::spawn` returns that error; `thread::spawn` panics with it),
-    /// recorded for the executor to report, and explained on stderr.
-    ///
-    /// # Safety
-    ///
-    /// The C contract of `pthread_create`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "C" fn pthread_create(
-        thread: *mut libc::pthread_t,
-        attr: *const libc::pthread_attr_t,
-        start: StartRoutine,
-        arg: *mut c_void,
-    ) -> c_int {
-        if hooks::active() {
-            hooks::note_thread_spawn_attempt();
-            // SAFETY: the message is a valid byte slice for its whole length;
-            // a failed or short write to stderr changes nothing here.
-            unsafe {
-                libc::write(
-                    2,
-                    THREAD_SPAWN_MESSAGE.as_ptr().cast(),
-                    THREAD_SPAWN_MESSAGE.len(),
-                )
-            };
-            return libc::EAGAIN;
-        }
-        // SAFETY: the pointer is glibc's `pthread_create`, and the arguments
-        // are passed through unchanged under the caller's contract.
-        unsafe {
-            std::mem::transmute::<*mut c_void, PthreadCreateFn>(REAL_PTHREAD_CREATE.get())(
-                thread, attr, start, arg,
-            )
-        }
-    }
 
     /// `socket(2)`: inside a simulation an IPv4 or IPv6 stream or datagram
     /// socket is a stub (net/fd.rs), which Tokio's `from_std` functions turn

@@ -116,6 +116,20 @@ thread_local! {
     static NEXT_UNMADE: Cell<i32> = const { Cell::new(0) };
 }
 
+hooks::carried!(
+    TABLE_CARRIED: (BTreeMap<i32, Stub>, i32, i32),
+    take: || (
+        TABLE.with(|t| std::mem::take(&mut *t.borrow_mut())),
+        NEXT.with(Cell::get),
+        NEXT_UNMADE.with(Cell::get),
+    ),
+    put: |(t, n, u): (BTreeMap<i32, Stub>, i32, i32)| {
+        TABLE.with(|c| *c.borrow_mut() = t);
+        NEXT.with(|c| c.set(n));
+        NEXT_UNMADE.with(|c| c.set(u));
+    },
+);
+
 #[linkme::distributed_slice(hooks::INTERPOSERS)]
 static TABLE_PER_SIMULATION: hooks::Interposer = hooks::Interposer {
     start: reset,

@@ -95,6 +95,7 @@ impl Exec {
             in_block_on: Cell::new(false),
             compat: Compat::default(),
             yields: Yields::default(),
+            spawning_thread: Cell::new(false),
             idle: Idle::default(),
             fired: Cell::new(Vec::new()),
             progress,

@@ -17,6 +17,14 @@ pub(super) fn set_current(new: Option<Rc<Exec>>) -> Option<Rc<Exec>> {
         .flatten()
 }
 
+crate::simulation::core::hooks::carried!(
+    CURRENT_CARRIED: Option<Rc<Exec>>,
+    take: || set_current(None),
+    put: |v| {
+        set_current(v);
+    },
+);
+
 /// Runs `f` with the executor entered on this thread, without taking a
 /// reference count on it; `None` when there is none. For leaf code that runs
 /// no user code (a timer's registration, a yield): `f` must not leave or

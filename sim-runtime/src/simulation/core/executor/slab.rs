@@ -24,9 +24,11 @@ pub(super) struct Task {
     /// The node's incarnation when the task was spawned: a task outlives
     /// neither a kill nor a restart of its node.
     pub(super) incarnation: u32,
-    /// A `spawn_blocking` closure's task: polled outside real Tokio's
-    /// context (core/executor/context.rs).
-    pub(super) blocking: bool,
+    /// What kind of task: a `spawn_blocking` closure's is polled outside
+    /// real Tokio's context (core/executor/context.rs); a simulated
+    /// thread's is the only kind that runs while the executor's own thread
+    /// is blocked in user code (blocked.rs).
+    pub(super) kind: TaskKind,
     /// Owed a poll before the clock may jump early again: woken by the
     /// clock (a timer or a delivery fired), or passed over by an early
     /// jump, and not polled since (schedule/early.rs counts them; kept in
@@ -35,6 +37,17 @@ pub(super) struct Task {
     /// The step of its last poll (low bits): a wait noted in that poll is
     /// its current one (core/executor/wait.rs).
     pub(super) polled_at: u32,
+}
+
+/// What a task is (kept in one byte of the slab entry).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum TaskKind {
+    Async,
+    /// A `spawn_blocking` closure.
+    Blocking,
+    /// A simulated OS thread (thread/): its poll hands the baton to it.
+    Thread,
 }
 
 // Half a cache line, as the pick's prefetching assumes.
@@ -139,7 +152,13 @@ impl Exec {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let blocking = self.compat.set_spawning_blocking(false);
+        let kind = if self.compat.set_spawning_blocking(false) {
+            TaskKind::Blocking
+        } else if self.spawning_thread.replace(false) {
+            TaskKind::Thread
+        } else {
+            TaskKind::Async
+        };
         let node = node.unwrap_or_else(|| self.cur.get().node);
         let mut core = self.core.borrow_mut();
         let id = core.slab.next_id;
@@ -179,7 +198,7 @@ impl Exec {
             aborted: false,
             node,
             incarnation,
-            blocking,
+            kind,
             owed_poll: false,
             polled_at: 0,
         });

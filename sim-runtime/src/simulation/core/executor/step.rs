@@ -179,7 +179,7 @@ impl Core {
     #[inline(always)]
     fn picked_task(&mut self, slot: u32, id: u64) -> Option<bool> {
         let (node, blocking) = match self.slab.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-            Some(t) if t.id == id && t.future.is_some() => (t.node, t.blocking),
+            Some(t) if t.id == id && t.future.is_some() => (t.node, t.kind == TaskKind::Blocking),
             _ => return None,
         };
         if self.is_paused(node) {

@@ -39,6 +39,23 @@ thread_local! {
     pub(super) static WAKE_PENDING: Cell<bool> = const { Cell::new(false) };
 }
 
+crate::simulation::core::hooks::carried!(
+    WAKE_CARRIED: (WakeBuf, bool),
+    take: || (
+        WAKE_BUF.with(|b| {
+            std::mem::replace(
+                &mut *b.borrow_mut(),
+                WakeBuf { exec_id: 0, buf: Vec::new(), capture: false, traces: Vec::new() },
+            )
+        }),
+        WAKE_PENDING.replace(false),
+    ),
+    put: |(buf, pending): (WakeBuf, bool)| {
+        WAKE_BUF.with(|b| *b.borrow_mut() = buf);
+        WAKE_PENDING.set(pending);
+    },
+);
+
 impl Exec {
     /// Wakes task `id` in `slot` (as its waker would): through the buffer
     /// when this executor is entered, so it is ordered with the other wakes

@@ -27,6 +27,12 @@ thread_local! {
     static STREAMS: RefCell<BTreeSet<usize>> = const { RefCell::new(BTreeSet::new()) };
 }
 
+crate::simulation::core::hooks::carried!(
+    STREAMS_CARRIED: BTreeSet<usize>,
+    take: || STREAMS.with(|s| std::mem::take(&mut *s.borrow_mut())),
+    put: |v| STREAMS.with(|s| *s.borrow_mut() = v),
+);
+
 fn ours(dir: *mut libc::DIR) -> bool {
     !dir.is_null()
         && STREAMS

@@ -14,6 +14,12 @@ thread_local! {
         const { RefCell::new(BTreeMap::new()) };
 }
 
+crate::simulation::core::hooks::carried!(
+    SHARED_CARRIED: BTreeMap<(u32, u32, u64), OwnedFd>,
+    take: || SHARED.with(|s| std::mem::take(&mut *s.borrow_mut())),
+    put: |v| SHARED.with(|s| *s.borrow_mut() = v),
+);
+
 #[linkme::distributed_slice(hooks::INTERPOSERS)]
 static SHARED_PER_SIMULATION: hooks::Interposer = hooks::Interposer {
     start: reset,

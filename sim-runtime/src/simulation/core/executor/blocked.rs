@@ -1,0 +1,123 @@
+//! The executor's own thread blocked in user code, and the tasks that are
+//! simulated threads.
+//!
+//! A simulated OS thread (thread/) is a task whose poll hands the baton to
+//! its thread and returns when the thread blocks, yields or ends; the seed
+//! picks it like any task. When a task's own code blocks its thread (a std
+//! `Mutex` a simulated thread holds, `thread::sleep` in async code,
+//! `JoinHandle::join` of a std thread), the executor's thread is blocked as
+//! a current-thread runtime's worker would be: no task runs, but simulated
+//! threads do, and the clock moves to their timers. [`Exec::block_executor`]
+//! is that wait: it polls only thread tasks, each picked by the seed among
+//! the runnable ones, until the caller's condition holds.
+
+use super::*;
+
+impl Exec {
+    /// Spawns `fut` as a simulated thread's task on `node` (thread/).
+    pub(crate) fn spawn_thread_task<F>(
+        self: &Rc<Self>,
+        fut: F,
+        name: Option<Arc<str>>,
+        location: &'static Location<'static>,
+        node: NodeId,
+    ) -> JoinHandle<()>
+    where
+        F: Future<Output = ()> + 'static,
+    {
+        self.spawning_thread.set(true);
+        self.spawn(fut, name, location, Some(node))
+    }
+
+    /// Blocks the executor's thread, from inside a poll, until `until`
+    /// holds: meanwhile only simulated threads run (each picked by the
+    /// seed), and the clock moves to the next timer whenever none is
+    /// runnable. Tasks woken meanwhile wait for the poll to end. Fails when
+    /// nothing can ever make `until` hold (no thread runnable, no timer) or
+    /// a limit of the run is reached.
+    ///
+    /// `stuck` is asked when nothing in the simulation can move: it may wait
+    /// for something outside (in real time) and return `true` to look
+    /// again, or `false` to fail.
+    pub(crate) fn block_executor(
+        &self,
+        stuck: &mut dyn FnMut() -> bool,
+        until: &mut dyn FnMut() -> bool,
+    ) -> Result<(), Failure> {
+        let saved_cur = self.cur.get();
+        let saved_polling = self.core.borrow().polling;
+        let out = loop {
+            self.drain_wakes(true);
+            if until() {
+                break Ok(());
+            }
+            let picked = {
+                let mut core = self.core.borrow_mut();
+                if let Some(f) = core.failure.take() {
+                    break Err(f);
+                }
+                core.pick_thread()
+            };
+            match picked {
+                Some((slot, id)) => self.poll_task(slot, id),
+                None => {
+                    let mut core = self.core.borrow_mut();
+                    if core.clock.timers.next_deadline().is_none() {
+                        drop(core);
+                        if stuck() {
+                            continue;
+                        }
+                        core = self.core.borrow_mut();
+                        let mut f = self.deadlock(&mut core, &Default::default());
+                        f.message = format!(
+                            "a task blocked the executor's thread in user code (a std lock, \
+                             a condition variable, a thread join or a sleep), and no \
+                             simulated thread or timer can ever release it: {}",
+                            f.message
+                        );
+                        break Err(f);
+                    }
+                    if let Err(f) = self.advance(core) {
+                        break Err(f);
+                    }
+                }
+            }
+        };
+        self.cur.set(saved_cur);
+        self.sync_clock(saved_cur.node);
+        self.core.borrow_mut().polling = saved_polling;
+        out
+    }
+}
+
+impl Exec {
+    /// The report of `f`, as a failing run prints it.
+    pub(crate) fn render_failure(&self, f: &Failure) -> String {
+        report::render(&self.core.borrow().snapshot(), f)
+    }
+}
+
+impl Core {
+    /// Takes a runnable simulated thread's task out of the run queue, picked
+    /// by the seed among those whose node is not paused; `None` if there is
+    /// none.
+    fn pick_thread(&mut self) -> Option<(u32, u64)> {
+        let candidates: Vec<usize> = self
+            .run_queue
+            .iter()
+            .enumerate()
+            .filter(|(_, &(slot, id))| {
+                matches!(self.slab.tasks.get(slot as usize), Some(Some(t))
+                    if t.id == id && t.future.is_some() && t.kind == TaskKind::Thread
+                        && !self.is_paused(t.node))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let chosen = match candidates.len() {
+            0 => return None,
+            1 => candidates[0],
+            n => candidates[self.select_draw(n as u32) as usize],
+        };
+        self.run_queue.remove(chosen)
+    }
+}

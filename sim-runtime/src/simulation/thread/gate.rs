@@ -1,0 +1,165 @@
+//! The baton's hand-off between two real OS threads: a one-word gate one
+//! side opens and the other waits at, on the kernel's futex.
+//!
+//! The calls are raw system calls, not `libc::syscall`: inside a simulation
+//! that symbol is the interposer (libc/sys.rs), which would simulate the
+//! very wait that implements the simulation.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Spins this many times before sleeping in the kernel: on a machine with a
+/// free core the other side often answers within a few hundred
+/// nanoseconds, and a spin is far cheaper than two context switches.
+const SPINS: u32 = 200;
+
+pub(crate) struct Gate(AtomicU32);
+
+impl Gate {
+    pub(crate) const fn new() -> Gate {
+        Gate(AtomicU32::new(0))
+    }
+
+    /// Lets the waiter through (once). Everything written before this is
+    /// visible to the waiter after its `wait` returns.
+    pub(crate) fn open(&self) {
+        self.0.store(1, Ordering::Release);
+        futex(&self.0, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+    }
+
+    /// Waits until the gate is opened, and closes it again behind.
+    pub(crate) fn wait(&self) {
+        let mut spins = 0;
+        loop {
+            if self
+                .0
+                .compare_exchange(1, 0, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            futex(&self.0, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, 0);
+        }
+    }
+}
+
+/// `futex(2)` with no timeout, as a raw system call. A failed wait
+/// (`EAGAIN`: the word already changed; `EINTR`) is retried by the caller's
+/// loop, so the result is not needed.
+fn futex(word: &AtomicU32, op: i32, val: u32) {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: the x86_64 Linux system-call convention (number in rax,
+    // arguments in rdi, rsi, rdx, r10; rcx and r11 clobbered). `word` is a
+    // live, aligned 32-bit atomic for the whole call; a null timeout means
+    // none; the kernel reads the word and writes nothing.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_futex => _,
+            in("rdi") word.as_ptr(),
+            in("rsi") op,
+            in("rdx") val,
+            in("r10") 0usize,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        let _ = (word, op, val);
+        std::thread::yield_now();
+    }
+}
+
+/// Waits in the kernel while `word` holds `expected`, for at most `limit`
+/// (a futex word shared with a thread outside the simulation).
+pub(crate) fn wait_outside(word: &AtomicU32, expected: u32, limit: std::time::Duration) {
+    let ts = libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos() as libc::c_long,
+    };
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: as in `futex`; `ts` is a valid relative timeout that outlives
+    // the call.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_futex => _,
+            in("rdi") word.as_ptr(),
+            in("rsi") libc::FUTEX_WAIT,
+            in("rdx") expected,
+            in("r10") &ts as *const libc::timespec,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        let _ = (word, expected, ts);
+    }
+}
+
+/// Wakes up to `n` of the kernel's waiters on `word` (shared and private
+/// ones both); returns how many.
+pub(crate) fn wake_outside(word: *const u32, n: u32) -> u32 {
+    let mut woken = 0;
+    for op in [
+        libc::FUTEX_WAKE,
+        libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+    ] {
+        if woken >= n {
+            break;
+        }
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        {
+            let ret: i64;
+            // SAFETY: as in `futex`; a wake only reads the address.
+            unsafe {
+                std::arch::asm!(
+                    "syscall",
+                    inlateout("rax") libc::SYS_futex => ret,
+                    in("rdi") word,
+                    in("rsi") op,
+                    in("rdx") n - woken,
+                    lateout("rcx") _,
+                    lateout("r11") _,
+                    options(nostack),
+                );
+            }
+            if ret > 0 {
+                woken += ret as u32;
+            }
+        }
+        #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+        let _ = (word, op);
+    }
+    woken
+}
+
+/// Ends the calling OS thread at once, running nothing of it: no
+/// destructor, no thread-local's, no unwinding. For a simulated thread whose
+/// node died: it must never run again. The kernel clears the thread's id
+/// word, so a real `pthread_join` of it returns and frees its stack.
+pub(crate) fn exit_thread_now() -> ! {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: `exit(2)` ends only the calling thread; it never returns, so
+    // nothing of this thread's stack is used again.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            in("rax") libc::SYS_exit,
+            in("rdi") 0,
+            options(noreturn, nostack),
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    loop {
+        std::thread::park();
+    }
+}
