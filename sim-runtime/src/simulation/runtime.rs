@@ -205,6 +205,16 @@ impl Builder {
     /// Builds the simulation. Its seed is `SIM_SEED` (or the fixed default)
     /// unless one was set; the seed is printed so the run can be replayed.
     pub fn build(&mut self) -> io::Result<Runtime> {
+        // On a simulated thread (a test harness's thread per node, a
+        // library's worker), a runtime is the simulation's own: its tasks,
+        // timers and sockets are the run's, on the thread's node.
+        if super::thread::on_simulated_thread() {
+            if let Some(exec) = executor::current() {
+                let mut rt = Runtime::from_exec(exec, self.flavor);
+                rt.shared = true;
+                return Ok(rt);
+            }
+        }
         let seed = match self.seed {
             Some(seed) => seed,
             // The test runner names its seed; only code that builds its
@@ -262,6 +272,9 @@ impl fmt::Debug for Builder {
 /// built it (a simulation is one thread), and says so clearly otherwise.
 pub struct Runtime {
     handle: Handle,
+    /// Built on a simulated thread: the simulation's own executor, which
+    /// this runtime neither drives nor shuts down (thread/).
+    shared: bool,
     /// Set by `shutdown_timeout`/`shutdown_background`, which Tokio allows
     /// inside an async context (a plain drop there panics).
     shutting_down: bool,
@@ -282,17 +295,26 @@ struct ExecRef {
     owner: ThreadId,
 }
 
-// SAFETY: the `Rc` is only cloned, dereferenced or dropped on `owner`
-// (checked in `get` and `drop`); on any other thread it is leaked instead of
-// dropped, so its count is never touched concurrently.
+// SAFETY: the `Rc` is only cloned, dereferenced or dropped on `owner` or on
+// a simulated thread of the same simulation (checked in `get` and `drop`),
+// and those never run at the same time (the baton, thread/); on any other
+// thread it is leaked instead of dropped, so its count is never touched
+// concurrently.
 unsafe impl Send for ExecRef {}
 // SAFETY: as above.
 unsafe impl Sync for ExecRef {}
 
 impl ExecRef {
+    /// Whether the calling thread may touch the `Rc`: its owner, or a
+    /// simulated thread of the same simulation (which holds its baton).
+    fn usable_here(&self) -> bool {
+        std::thread::current().id() == self.owner
+            || std::ptr::eq(executor::current_ptr(), Rc::as_ptr(&self.exec))
+    }
+
     #[track_caller]
     fn get(&self) -> &Rc<Exec> {
-        if std::thread::current().id() != self.owner {
+        if !self.usable_here() {
             panic!(
                 "sim: a simulated runtime was used from a thread other than the one that built \
                  it; a simulation runs on exactly one thread. Build the runtime on the thread \
@@ -305,7 +327,7 @@ impl ExecRef {
 
 impl Drop for ExecRef {
     fn drop(&mut self) {
-        if std::thread::current().id() == self.owner {
+        if self.usable_here() {
             // SAFETY: dropped exactly once, on the owner thread.
             unsafe { std::mem::ManuallyDrop::drop(&mut self.exec) }
         }
@@ -323,6 +345,7 @@ impl Runtime {
                 flavor,
             },
             shutting_down: false,
+            shared: false,
         }
     }
 
@@ -364,6 +387,10 @@ impl Runtime {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let exec = self.handle.exec();
+        if super::thread::on_simulated_thread() {
+            let _entered = exec.enter();
+            return super::thread::block_on(future);
+        }
         // A current-thread runtime's block_on future runs on its worker.
         block_on_as(exec, !exec.compat.multi_thread(), future)
     }
@@ -388,6 +415,9 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        if self.shared {
+            return;
+        }
         let in_async = executor::current().is_some_and(|e| e.in_block_on());
         if in_async && !self.shutting_down && !std::thread::panicking() {
             panic!(
@@ -539,6 +569,10 @@ impl Handle {
 
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if super::thread::on_simulated_thread() {
+            let _entered = self.exec().enter();
+            return super::thread::block_on(future);
+        }
         // `Handle::block_on` blocks the caller's thread: not a worker.
         block_on_as(self.exec(), false, future)
     }

@@ -134,3 +134,198 @@ fn sleeps_and_threads_inside_tasks_are_simulated() {
     assert_eq!(elapsed, Duration::from_millis(50));
     assert!(wall.elapsed() < Duration::from_secs(20));
 }
+
+/// A thread that builds its own `Runtime` and blocks on it runs that
+/// runtime's tasks, timers and sockets in the same simulation, on its node;
+/// one runtime per node on its own thread is how many cluster test
+/// harnesses start their nodes. The run replays exactly.
+#[test]
+fn a_thread_per_node_with_its_own_runtime() {
+    let (reply, fp) = thread_per_node(21);
+    assert_eq!(reply, [2, 4, 6, 8]);
+    assert_eq!(thread_per_node(21), (reply, fp));
+}
+
+fn thread_per_node(seed: u64) -> ([u8; 4], u64) {
+    use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+    use sim_runtime::net::{TcpListener, TcpStream};
+    run(seed, async {
+        let server = sim::node("server").build();
+        // The thread starts on the server node (as a harness would start it
+        // from the node's task), builds its runtime and serves one client.
+        sim::spawn_on(server, async {
+            std::thread::Builder::new()
+                .name("server-main".into())
+                .spawn(|| {
+                    let rt = sim_runtime::runtime::Runtime::new().unwrap();
+                    rt.block_on(async {
+                        let l = TcpListener::bind("0.0.0.0:9").await.unwrap();
+                        let (mut s, _) = l.accept().await.unwrap();
+                        let mut buf = [0u8; 4];
+                        s.read_exact(&mut buf).await.unwrap();
+                        // A task of this runtime, and a timer.
+                        let doubled = sim_runtime::spawn(async move {
+                            sim_runtime::time::sleep(Duration::from_millis(5)).await;
+                            buf.map(|b| b * 2)
+                        })
+                        .await
+                        .unwrap();
+                        s.write_all(&doubled).await.unwrap();
+                    });
+                })
+                .unwrap();
+        });
+        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+        let mut c = TcpStream::connect("server:9").await.unwrap();
+        c.write_all(&[1, 2, 3, 4]).await.unwrap();
+        let mut back = [0u8; 4];
+        c.read_exact(&mut back).await.unwrap();
+        (back, sim::fingerprint())
+    })
+}
+
+/// `Handle::block_on` on a thread, with the handle of the test's runtime.
+#[test]
+fn handle_block_on_inside_a_thread() {
+    let v = run(22, async {
+        let handle = sim_runtime::runtime::Handle::current();
+        let (tx, rx) = sim_runtime::sync::oneshot::channel::<u32>();
+        let t = std::thread::spawn(move || {
+            handle.block_on(async {
+                let v = rx.await.unwrap();
+                sim_runtime::time::sleep(Duration::from_secs(2)).await;
+                v + 1
+            })
+        });
+        sim_runtime::time::sleep(Duration::from_secs(1)).await;
+        tx.send(41).unwrap();
+        let v = sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+            .await
+            .unwrap();
+        (v, sim::elapsed())
+    });
+    assert_eq!(v, (42, Duration::from_secs(3)));
+}
+
+/// A worker thread on node `w`: counts its rounds (one per 10 ms) and, if
+/// it ever ran its thread-local destructors, says so.
+fn start_counter(
+    w: sim::Node,
+) -> (
+    Arc<std::sync::atomic::AtomicU32>,
+    Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    let rounds = Arc::new(AtomicU32::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let (r, d) = (rounds.clone(), dropped.clone());
+    sim::spawn_on(w, async move {
+        std::thread::spawn(move || {
+            struct Mark(Arc<AtomicBool>);
+            impl Drop for Mark {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            thread_local! { static MARK: std::cell::RefCell<Option<Mark>> = const { std::cell::RefCell::new(None) }; }
+            MARK.with(|m| *m.borrow_mut() = Some(Mark(d)));
+            let _also = Mark(Arc::new(AtomicBool::new(false)));
+            loop {
+                r.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+    });
+    (rounds, dropped)
+}
+
+/// Killing or crashing a node stops its threads where they stand: they
+/// never run again, and none of their destructors runs.
+#[test]
+fn a_dead_node_s_threads_never_run_again() {
+    use std::sync::atomic::Ordering;
+    for crash in [false, true] {
+        let (at_death, later, dropped) = run(31, async move {
+            let w = sim::node("w").build();
+            let (rounds, dropped) = start_counter(w);
+            sim_runtime::time::sleep(Duration::from_millis(55)).await;
+            if crash {
+                sim::crash(w);
+            } else {
+                sim::kill(w);
+            }
+            let at_death = rounds.load(Ordering::SeqCst);
+            sim_runtime::time::sleep(Duration::from_millis(100)).await;
+            (
+                at_death,
+                rounds.load(Ordering::SeqCst),
+                dropped.load(Ordering::SeqCst),
+            )
+        });
+        assert_eq!(at_death, 6, "rounds at 0, 10, .., 50 ms");
+        assert_eq!(later, at_death, "a thread of a dead node ran again");
+        assert!(!dropped, "a thread of a dead node ran its destructors");
+    }
+}
+
+/// Pausing a node freezes its threads; resuming lets them go on.
+#[test]
+fn a_paused_node_s_threads_are_frozen() {
+    use std::sync::atomic::Ordering;
+    let (paused, resumed) = run(32, async {
+        let w = sim::node("w").build();
+        let (rounds, _) = start_counter(w);
+        sim_runtime::time::sleep(Duration::from_millis(25)).await;
+        sim::pause(w);
+        let at_pause = rounds.load(Ordering::SeqCst);
+        sim_runtime::time::sleep(Duration::from_millis(100)).await;
+        let still = rounds.load(Ordering::SeqCst);
+        sim::resume(w);
+        sim_runtime::time::sleep(Duration::from_millis(100)).await;
+        ((at_pause, still), rounds.load(Ordering::SeqCst))
+    });
+    assert_eq!(paused.0, paused.1, "a paused node's thread ran");
+    assert!(resumed > paused.1, "a resumed node's thread stayed frozen");
+}
+
+/// The OS threads of a run, finished or killed, are all gone when it ends:
+/// seeds after seeds leave none behind. (The threads are named, so the
+/// count is theirs alone, whatever other tests run meanwhile.)
+#[test]
+fn runs_leave_no_os_threads_behind() {
+    const NAME: &str = "leak-probe";
+    fn probes() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim_end() == NAME)
+            .count()
+    }
+    let spawn = |f: fn()| {
+        std::thread::Builder::new()
+            .name(NAME.into())
+            .spawn(f)
+            .unwrap()
+    };
+    for seed in 40..140 {
+        let alive_inside = run(seed, async move {
+            let w = sim::node("w").build();
+            sim::spawn_on(w, async move {
+                spawn(|| loop {
+                    std::thread::sleep(Duration::from_millis(1));
+                });
+            });
+            let h = spawn(|| std::thread::sleep(Duration::from_millis(3)));
+            // Never joined, never ends.
+            spawn(|| loop {
+                std::thread::sleep(Duration::from_millis(1));
+            });
+            sim_runtime::time::sleep(Duration::from_millis(20)).await;
+            sim::kill(w);
+            h.join().unwrap();
+            sim::fs::on_real_disk(probes)
+        });
+        assert_eq!(alive_inside, 1, "one thread is still running in the run");
+    }
+    assert_eq!(probes(), 0, "a run left OS threads behind");
+}

@@ -197,6 +197,37 @@ fn this_thread() -> Option<&'static Ctl> {
     (!p.is_null()).then(|| unsafe { &*p })
 }
 
+/// Whether the calling OS thread is a simulated thread (holding the baton,
+/// since it runs).
+pub(crate) fn on_simulated_thread() -> bool {
+    this_thread().is_some()
+}
+
+/// `Runtime::block_on` and `Handle::block_on` on a simulated thread: the
+/// future is polled on this thread, which parks (a simulated futex wait)
+/// until its waker unparks it. Its tasks, timers and sockets are the
+/// simulation's, on the thread's node.
+pub(crate) fn block_on<F: Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
 /// The threads of one run: the futex wait queues, every thread started,
 /// and the bag the baton carries.
 pub(crate) struct Threads {
