@@ -738,7 +738,7 @@ impl RuntimeMetrics {
         self.handle.exec().compat.workers()
     }
     pub fn num_alive_tasks(&self) -> usize {
-        self.handle.exec().core().alive_tasks()
+        self.handle.exec().core().alive_async_tasks()
     }
     pub fn global_queue_depth(&self) -> usize {
         0

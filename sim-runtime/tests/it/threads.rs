@@ -329,3 +329,43 @@ fn runs_leave_no_os_threads_behind() {
     }
     assert_eq!(probes(), 0, "a run left OS threads behind");
 }
+
+/// A `spawn_blocking` closure runs on a thread of its own, so it may wait
+/// on a `Condvar` that a task signals, or `blocking_recv` what a task
+/// sends (on the executor's thread both would wait forever).
+#[test]
+fn spawn_blocking_waits_on_what_tasks_do() {
+    let (got, at) = run(33, async {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p = pair.clone();
+        let waiter = sim_runtime::task::spawn_blocking(move || {
+            let (lock, cv) = &*p;
+            let mut ready = lock.lock().unwrap();
+            while !*ready {
+                ready = cv.wait(ready).unwrap();
+            }
+            sim::elapsed()
+        });
+        let (tx, mut rx) = sim_runtime::sync::mpsc::channel::<u8>(4);
+        let receiver = sim_runtime::task::spawn_blocking(move || {
+            let mut got = Vec::new();
+            while let Some(v) = rx.blocking_recv() {
+                got.push(v);
+            }
+            got
+        });
+        sim_runtime::time::sleep(Duration::from_millis(7)).await;
+        {
+            let (lock, cv) = &*pair;
+            *lock.lock().unwrap() = true;
+            cv.notify_one();
+        }
+        for v in 0..3 {
+            tx.send(v).await.unwrap();
+        }
+        drop(tx);
+        (receiver.await.unwrap(), waiter.await.unwrap())
+    });
+    assert_eq!(got, vec![0, 1, 2]);
+    assert_eq!(at, Duration::from_millis(7));
+}

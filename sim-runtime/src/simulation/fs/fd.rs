@@ -343,13 +343,20 @@ impl Ctx {
     }
 }
 
+/// The device number of `node`'s disk, as `stat` reports it: a number no
+/// real block device uses, different for each run in the process and each
+/// incarnation of the node. A C library that keeps process-wide state per
+/// file (SQLite's table of open inodes and their locks) may keep an entry
+/// of a node that died with a thread inside it (its threads never run
+/// again, so nothing closes it); a restarted node, or the next run in the
+/// process, then meets fresh numbers, as a new process would meet no
+/// stale state. No decision of the run depends on the number.
 fn dev_of(exec: &Exec, node: NodeId) -> u64 {
     // Never borrowed here (every caller's disk call has returned); 0 keeps
     // a C caller from aborting on a panic if that ever changed.
-    let seed = exec.try_core_mut().map_or(0, |c| c.seed());
-    // A major number no real block device uses, the rest from the seed.
-    0x5100_0000_0000
-        | crate::simulation::core::seed::child(seed, &format!("fs.dev.{}", node.0)) & 0xffff_ffff
+    let incarnation = exec.try_core_mut().map_or(0, |c| c.node(node).incarnation);
+    let label = format!("fs.dev.{}.{}.{}", exec.id, node.0, incarnation);
+    0x5100_0000_0000 | crate::simulation::core::seed::child(0x5eed, &label) & 0xffff_ffff
 }
 
 /// What an operation on a descriptor of a dead process returns.

@@ -105,6 +105,7 @@ pub(crate) fn run<Fut: Future>(
     let site = quiet.as_ref().and_then(|_| report::take_panic_site());
     let (leftover, at) = {
         let core = exec.core();
+        // (Idle `spawn_blocking` workers are the runtime's, not leftovers.)
         let leftover = if result.is_ok() && core.alive_tasks() > 0 {
             core.describe_tasks()
         } else {

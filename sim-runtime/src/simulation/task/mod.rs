@@ -51,7 +51,11 @@ where
     spawn_blocking_task(f, None, Location::caller())
 }
 
-/// Spawns `f` as a blocking task (polled outside real Tokio's context).
+/// Spawns `f` on a `spawn_blocking` worker: a simulated thread of the
+/// current node (thread/), as Tokio runs it on a thread of its blocking
+/// pool. The handle's task waits for the closure's value (or its panic).
+/// Where no thread can be simulated (no executor on this thread), the
+/// closure runs as a task of its own on the executor's thread.
 fn spawn_blocking_task<F, R>(
     f: F,
     name: Option<std::sync::Arc<str>>,
@@ -62,8 +66,29 @@ where
     R: Send + 'static,
 {
     let exec = expect_current();
-    exec.compat.set_spawning_blocking(true);
-    exec.spawn(run_once(f), name, location, None)
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job: crate::simulation::thread::Job = Box::new(move || {
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let _ = tx.send(out);
+    });
+    // Where no thread can be started, the closure runs in the task.
+    let inline = crate::simulation::thread::run_blocking(job).err();
+    exec.spawn(
+        async move {
+            if let Some(job) = inline {
+                run_once(job).await;
+            }
+            match rx.await {
+                Ok(Ok(v)) => v,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                // The worker's node died with the job unfinished.
+                Err(_) => std::future::pending().await,
+            }
+        },
+        name,
+        location,
+        None,
+    )
 }
 
 /// Blocking code as a task: the closure runs on the task's first poll,

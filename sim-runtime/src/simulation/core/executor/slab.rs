@@ -60,6 +60,9 @@ pub(super) struct TaskMeta {
     pub(super) location: &'static Location<'static>,
     /// What a poll of it last noted it waits for, stamped with that step.
     pub(super) wait: Option<(u32, Wait)>,
+    /// A simulated thread of `spawn_blocking`'s pool, idle: part of the
+    /// runtime, not a task the program left running.
+    pub(super) idle_worker: bool,
 }
 
 /// The tasks of a run.
@@ -110,6 +113,30 @@ impl Core {
         self.slab.alive
     }
 
+    /// Live tasks that are not simulated threads (Tokio's count: its
+    /// metrics know no threads).
+    pub(crate) fn alive_async_tasks(&self) -> usize {
+        self.slab
+            .tasks
+            .iter()
+            .flatten()
+            .filter(|t| t.kind != TaskKind::Thread)
+            .count()
+    }
+
+    /// Marks task `id` (a simulated thread's) as an idle `spawn_blocking`
+    /// worker, or no longer idle: leftover reports pass over idle ones.
+    pub(crate) fn set_idle_worker(&mut self, id: u64, idle: bool) {
+        let slot = self
+            .slab
+            .tasks
+            .iter()
+            .position(|t| t.as_ref().is_some_and(|t| t.id == id));
+        if let Some(slot) = slot {
+            self.slab.meta[slot].idle_worker = idle;
+        }
+    }
+
     /// Every live task, in id order, as the deadlock report lists them.
     pub(crate) fn describe_tasks(&self) -> Vec<String> {
         let mut tasks: Vec<(&Task, &TaskMeta)> = self
@@ -118,6 +145,7 @@ impl Core {
             .iter()
             .zip(&self.slab.meta)
             .filter_map(|(t, m)| Some((t.as_ref()?, m)))
+            .filter(|(_, m)| !m.idle_worker)
             .collect();
         tasks.sort_by_key(|(t, _)| t.id);
         tasks
@@ -171,6 +199,7 @@ impl Exec {
                     name: None,
                     location,
                     wait: None,
+                    idle_worker: false,
                 });
                 (core.slab.tasks.len() - 1) as u32
             }
@@ -206,6 +235,7 @@ impl Exec {
             name,
             location,
             wait: None,
+            idle_worker: false,
         };
         core.slab.alive += 1;
         drop(core);
