@@ -14,6 +14,7 @@
 //! | [`eof_as_miss`] | a client reads the server's close (EOF) as "not found" | the server's idle close |
 //! | [`rejected_fill`] | a cache fill assumes the entry it inserted is still there | a fault point |
 //! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
+//! | [`thread_lost_update`] | an OS thread reads a counter, sleeps, writes back under a second lock | a task between the thread's two critical sections |
 //!
 //! The harder five hide for hundreds to thousands of seeds, each in a small
 //! protocol ([`Canary::first`] is set for them):
@@ -152,6 +153,13 @@ pub const CATALOG: &[Canary] = &[
         first: None,
     },
     Canary {
+        name: "thread_lost_update",
+        bug: "a std::thread flushes a counter in two critical sections of an Arc<std::sync::Mutex>, sleeping between them; a task's increment in between is lost",
+        needs: "the task's lock between the thread's two critical sections (a thread/task interleaving)",
+        bound: 10,
+        first: None,
+    },
+    Canary {
         name: "stale_term",
         bug: "a Raft-style candidate counts a vote granted for an earlier term toward its current one: two leaders in a term",
         needs: "a grant delivered after its candidate gave up that election (a pause, a slow link) and a rival winning the next",
@@ -206,6 +214,7 @@ pub fn scenario(
         "eof_as_miss" => Box::pin(eof_as_miss::scenario(variant)),
         "rejected_fill" => Box::pin(rejected_fill::scenario(variant)),
         "yield_ahead" => Box::pin(yield_ahead::scenario(variant)),
+        "thread_lost_update" => Box::pin(thread_lost_update::scenario(variant)),
         "stale_term" => Box::pin(stale_term::scenario(variant)),
         "torn_log" => Box::pin(torn_log::scenario(variant)),
         "depth3" => Box::pin(depth3::scenario(variant)),
@@ -215,6 +224,91 @@ pub fn scenario(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()
         ),
+    }
+}
+
+/// A metrics service whose request handlers (tasks) count into a shared
+/// `std::sync::Mutex`, and whose flusher, an OS thread, takes the pending
+/// count, exports it (a blocking call that takes time) and then resets the
+/// counter, in two critical sections. A count made while the export runs
+/// is wiped by the reset.
+pub mod thread_lost_update {
+    use super::Variant;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    #[derive(Default)]
+    pub struct Metrics {
+        pending: Mutex<u64>,
+        exported: Mutex<u64>,
+    }
+
+    impl Metrics {
+        pub fn count(&self) {
+            *self.pending.lock().unwrap() += 1;
+        }
+
+        /// The flusher thread's one round.
+        pub fn flush(&self, variant: Variant) {
+            match variant {
+                Variant::Buggy => {
+                    let n = *self.pending.lock().unwrap();
+                    export(n);
+                    // BUG: resets to 0 rather than subtracting what was
+                    // exported; a count made during the export is lost.
+                    *self.pending.lock().unwrap() = 0;
+                    *self.exported.lock().unwrap() += n;
+                }
+                Variant::Fixed => {
+                    let n = std::mem::take(&mut *self.pending.lock().unwrap());
+                    export(n);
+                    *self.exported.lock().unwrap() += n;
+                }
+            }
+        }
+
+        pub fn total(&self) -> u64 {
+            *self.pending.lock().unwrap() + *self.exported.lock().unwrap()
+        }
+    }
+
+    /// Sends the count to the metrics backend: a blocking call.
+    fn export(_n: u64) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+
+    /// Three requests counted while a flusher thread flushes three times
+    /// (exports over 0-2, 5-7 and 10-12 ms); every request must be counted
+    /// once. The first two land between exports; the third at the instant
+    /// the last export returns, so it is lost only if it runs between the
+    /// flusher's two critical sections.
+    #[cfg(simulation)]
+    pub async fn scenario(variant: Variant) {
+        let metrics = Arc::new(Metrics::default());
+        let m = metrics.clone();
+        let flusher = std::thread::spawn(move || {
+            for _ in 0..3 {
+                m.flush(variant);
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        });
+        let requests: Vec<_> = [3u64, 8, 12]
+            .into_iter()
+            .map(|ms| {
+                let metrics = metrics.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    metrics.count();
+                })
+            })
+            .collect();
+        for r in requests {
+            r.await.expect("request");
+        }
+        tokio::task::spawn_blocking(move || flusher.join().expect("flusher"))
+            .await
+            .expect("join");
+        assert_eq!(metrics.total(), 3, "a request's count was lost");
     }
 }
 

@@ -157,6 +157,7 @@ found_and_fixed!(
     eof_as_miss,
     rejected_fill,
     yield_ahead,
+    thread_lost_update,
 );
 
 // The hard five: their known first failing seed, then 200 seeds of the fix.

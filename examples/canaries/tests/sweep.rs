@@ -34,6 +34,7 @@ canary!(
     eof_as_miss,
     rejected_fill,
     yield_ahead,
+    thread_lost_update,
     stale_term,
     torn_log,
     depth3,

@@ -325,7 +325,8 @@ pub(crate) fn started(ctl: &Arc<Ctl>, pthread: libc::pthread_t, detached: bool) 
         ctl: ctl.clone(),
         timer: None,
     };
-    drop(exec.spawn_thread_task(task, Some(name), std::panic::Location::caller(), ctl.node));
+    let handle = exec.spawn_thread_task(task, Some(name), std::panic::Location::caller(), ctl.node);
+    ctl.task.set(handle.id().0);
 }
 
 impl Start {
