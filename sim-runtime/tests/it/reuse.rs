@@ -16,7 +16,8 @@ use sim_runtime::time::{self, Duration};
 use std::collections::BTreeMap;
 
 /// Tasks that sleep to shared and to their own deadlines, yield, abort,
-/// and a TCP echo between two nodes: what a seed draws reaches its
+/// OS threads that hand off over a std lock and sleep, and a TCP echo
+/// between two nodes: what a seed draws reaches its
 /// fingerprint, and the values it returns show the order things happened.
 async fn mixed() -> (u64, Vec<u64>) {
     let server = sim::node("server").build();
@@ -41,6 +42,34 @@ async fn mixed() -> (u64, Vec<u64>) {
             i
         }));
     }
+    // Simulated OS threads: two that hand a counter back and forth over a
+    // std Mutex and Condvar, sleeping in between, and one left blocked for
+    // the run's end to end.
+    let pair = std::sync::Arc::new((std::sync::Mutex::new(0u64), std::sync::Condvar::new()));
+    let threads: Vec<_> = (0..2u64)
+        .map(|me| {
+            let pair = pair.clone();
+            std::thread::spawn(move || {
+                let (lock, cv) = &*pair;
+                let mut n = lock.lock().unwrap();
+                while *n < 6 {
+                    if *n % 2 == me {
+                        *n += 1;
+                        cv.notify_all();
+                        drop(n);
+                        std::thread::sleep(std::time::Duration::from_micros(300 + me * 100));
+                        n = lock.lock().unwrap();
+                    } else {
+                        n = cv.wait(n).unwrap();
+                    }
+                }
+                sim::elapsed().as_nanos() as u64
+            })
+        })
+        .collect();
+    std::thread::spawn(|| loop {
+        std::thread::park();
+    });
     let doomed = sim_runtime::spawn(time::sleep(Duration::from_secs(60)));
     time::sleep(Duration::from_millis(1)).await;
     let mut c = TcpStream::connect("server:7").await.unwrap();
@@ -54,6 +83,13 @@ async fn mixed() -> (u64, Vec<u64>) {
     doomed.abort();
     for h in handles {
         order.push(h.await.unwrap());
+    }
+    for t in threads {
+        order.push(
+            sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+                .await
+                .unwrap(),
+        );
     }
     (sim::fingerprint(), order)
 }
