@@ -191,8 +191,11 @@ fn an_own_runtime_refuses_several_seeds_and_takes_one() {
 #[sim_runtime::test(crate = "sim_runtime")]
 async fn child_blocks_its_thread() {
     if std::env::var("SIM_HANG_TIMEOUT").is_ok() {
-        let (_tx, rx) = std::sync::mpsc::channel::<()>();
-        let _ = rx.recv();
+        // A spin loop: no hand-off the simulation could take over.
+        let never = std::sync::atomic::AtomicBool::new(false);
+        while !never.load(std::sync::atomic::Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -208,4 +211,28 @@ fn a_task_blocking_its_thread_is_reported_as_a_hang() {
         "{text}"
     );
     assert!(text.contains("blocked its OS thread"), "{text}");
+}
+
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_waits_on_a_std_channel_forever() {
+    if std::env::var("SIM_CHILD").is_ok() {
+        let (_tx, rx) = std::sync::mpsc::channel::<()>();
+        let _ = rx.recv();
+    }
+}
+
+/// A task that blocks the executor's thread on a std channel nobody will
+/// ever send on is a deadlock (the futex wait is the simulation's), not a
+/// hang: the report says so and the process fails.
+#[test]
+fn a_task_blocked_forever_on_a_std_channel_is_a_deadlock() {
+    let (ok, text) = child(
+        "env::child_waits_on_a_std_channel_forever",
+        &[("SIM_CHILD", "1")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("sim: deadlock: a task blocked the executor's thread in user code"),
+        "{text}"
+    );
 }

@@ -369,3 +369,70 @@ fn spawn_blocking_waits_on_what_tasks_do() {
     assert_eq!(got, vec![0, 1, 2]);
     assert_eq!(at, Duration::from_millis(7));
 }
+
+/// Two threads that take two std locks in opposite orders deadlock; the
+/// report names both threads among the stuck tasks.
+#[test]
+fn a_lock_order_deadlock_between_threads_is_reported() {
+    let msg = crate::run_failing(34, || async {
+        let a = Arc::new(Mutex::new(0));
+        let b = Arc::new(Mutex::new(0));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t1 = std::thread::spawn(move || {
+            let _x = a.lock().unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+            let _y = b.lock().unwrap();
+        });
+        let t2 = std::thread::spawn(move || {
+            let _y = b2.lock().unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+            let _x = a2.lock().unwrap();
+        });
+        let (r1, r2) = sim_runtime::join!(
+            sim_runtime::task::spawn_blocking(move || t1.join()),
+            sim_runtime::task::spawn_blocking(move || t2.join())
+        );
+        let _ = (r1, r2);
+    });
+    assert!(msg.contains("deadlock"), "{msg}");
+    for t in ["thread 1", "thread 2"] {
+        assert!(
+            msg.contains(&format!("an OS thread ({t}, started at ")),
+            "{msg}"
+        );
+    }
+    assert!(msg.contains("sim-runtime/tests/it/threads.rs:"), "{msg}");
+    assert!(msg.contains("blocked on a futex word at 0x"), "{msg}");
+}
+
+/// A std lock in a static that a thread outside the run holds (another
+/// seed's, the test's own) is released from outside: a simulated thread
+/// waiting on it is woken when it is, and the run goes on (it is not
+/// declared deadlocked while the outside holder works).
+#[test]
+fn a_lock_held_outside_the_run_is_waited_for() {
+    static SHARED: Mutex<u32> = Mutex::new(0);
+    let (locked_tx, locked) = std::sync::mpsc::channel::<()>();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let outside = std::thread::spawn(move || {
+        let held = SHARED.lock().unwrap();
+        locked_tx.send(()).unwrap();
+        rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        drop(held);
+    });
+    locked.recv().unwrap();
+    let got = run(35, async move {
+        let t = std::thread::spawn(|| {
+            *SHARED.lock().unwrap() += 1;
+            7
+        });
+        tx.send(()).unwrap();
+        sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+            .await
+            .unwrap()
+    });
+    outside.join().unwrap();
+    assert_eq!(got, 7);
+    assert_eq!(*SHARED.lock().unwrap(), 1);
+}

@@ -58,6 +58,12 @@ pub const FLOORS: &[(&str, u64, &str)] = &[
         "the payment 21 steps ahead of the cancel's second step",
     ),
     (
+        "thread_lost_update",
+        19,
+        "the whole program runs before its one assertion: the flusher's seven turns (three \
+         exports, three sleeps, its end), two polls per request, the main task's awaits, the join",
+    ),
+    (
         "depth3",
         14,
         "snapshot, reader start, publication, 10 updater steps, the reader's read",

@@ -28,6 +28,7 @@ static REAL_PTHREAD_CREATE: Real = Real::new(c"pthread_create");
 static REAL_PTHREAD_JOIN: Real = Real::new(c"pthread_join");
 static REAL_PTHREAD_DETACH: Real = Real::new(c"pthread_detach");
 static REAL_SCHED_YIELD: Real = Real::new(c"sched_yield");
+static REAL_PTHREAD_SETNAME_NP: Real = Real::new(c"pthread_setname_np");
 static REAL_NANOSLEEP: Real = Real::new(c"nanosleep");
 static REAL_CLOCK_NANOSLEEP: Real = Real::new(c"clock_nanosleep");
 static REAL_USLEEP: Real = Real::new(c"usleep");
@@ -172,6 +173,26 @@ pub unsafe extern "C" fn pthread_detach(t: pthread_t) -> c_int {
     }
     // SAFETY: glibc's `pthread_detach`; the argument passes through.
     unsafe { real!(REAL_PTHREAD_DETACH as fn(pthread_t) -> c_int)(t) }
+}
+
+/// `pthread_setname_np(3)`: a simulated thread's name also names its task
+/// in reports; the real name is set too (it shows in `/proc` and
+/// debuggers).
+///
+/// # Safety
+///
+/// The C contract of `pthread_setname_np`: `name` is a C string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_setname_np(t: pthread_t, name: *const libc::c_char) -> c_int {
+    if simulated() && !name.is_null() {
+        // SAFETY: a C string, by the caller's contract.
+        let text = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+        thread::set_name(t, &text);
+    }
+    // SAFETY: glibc's `pthread_setname_np`; the arguments pass through.
+    unsafe {
+        real!(REAL_PTHREAD_SETNAME_NP as fn(pthread_t, *const libc::c_char) -> c_int)(t, name)
+    }
 }
 
 /// `sched_yield(2)`: the seed picks who runs next.

@@ -73,7 +73,69 @@ impl Waiter {
 /// A futex wait queue entry.
 struct Queued {
     bitset: u32,
+    /// The word's value the wait began at.
+    expected: u32,
     waiter: Rc<Waiter>,
+}
+
+/// What a blocked thread waits for, as the deadlock report says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocked {
+    Nothing,
+    /// A futex word (a std `Mutex`, `Condvar`, `RwLock`, `Once`, `park`;
+    /// parking_lot; crossbeam).
+    Futex(usize),
+    /// The end of simulated thread `id`.
+    Join(u64),
+    Sleep,
+}
+
+/// The return addresses of the calling stack, innermost first (at most 32).
+fn started_by() -> Vec<usize> {
+    let mut ips = Vec::with_capacity(32);
+    // SAFETY: the unsynchronized walk is unsafe for the backends that
+    // need a lock (Windows' dbghelp); on Linux it is `_Unwind_Backtrace`,
+    // which any thread may call at any time. The closure only records
+    // addresses.
+    unsafe {
+        backtrace::trace_unsynchronized(|frame| {
+            ips.push(frame.ip() as usize);
+            ips.len() < 32
+        });
+    }
+    ips
+}
+
+/// Where a thread was started: the first frame of `ips` outside std, the
+/// simulator and the unwinder, as `file:line`.
+fn start_site(ips: &[usize]) -> Option<String> {
+    let mut site = None;
+    for &ip in ips {
+        hooks::on_real_disk(|| {
+            backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
+                if site.is_some() {
+                    return;
+                }
+                let (Some(file), Some(line)) = (symbol.filename(), symbol.lineno()) else {
+                    return;
+                };
+                let file = file.to_string_lossy();
+                let ours = [
+                    "/rustc/",
+                    "/sim-runtime/src/",
+                    "/backtrace-",
+                    "/library/std/",
+                ];
+                if !ours.iter().any(|o| file.contains(o)) {
+                    site = Some(format!("{file}:{line}"));
+                }
+            })
+        });
+        if site.is_some() {
+            break;
+        }
+    }
+    site
 }
 
 /// What the thread handed the baton back for.
@@ -112,6 +174,13 @@ pub(crate) struct Ctl {
     detached: Cell<bool>,
     /// Its task's id.
     task: Cell<u64>,
+    /// The name it gave itself (`pthread_setname_np`: std's `Builder::name`).
+    name: RefCell<Option<String>>,
+    /// Return addresses of the stack that started it, innermost first
+    /// (resolved only for a report).
+    started_by: Vec<usize>,
+    /// What it is blocked on, for the deadlock report.
+    blocked: Cell<Blocked>,
     // Below: read and written only by the baton's holder.
     state: Cell<State>,
     waiter: Rc<Waiter>,
@@ -238,15 +307,98 @@ pub(crate) struct Threads {
     bag: Box<UnsafeCell<Bag>>,
     /// `spawn_blocking`'s idle workers: node, its incarnation, the worker.
     idle: Vec<(NodeId, u32, Arc<Worker>)>,
+    /// How much longer (real time) a stuck run watches its futex words for
+    /// a thread outside it (`Driver::outside`).
+    patience: Duration,
 }
 
 impl Driver for Threads {
+    fn describe_wait(
+        &mut self,
+        _core: &crate::simulation::core::executor::Core,
+        what: &'static str,
+        id: u64,
+    ) -> Option<String> {
+        if what != "thread" {
+            return None;
+        }
+        let ctl = self.all.iter().find(|c| c.id == id)?;
+        let on = match ctl.blocked.get() {
+            Blocked::Futex(addr) => format!(
+                "a futex word at {addr:#x} (a std Mutex, Condvar, RwLock, Once or park; \
+                 parking_lot; crossbeam)"
+            ),
+            Blocked::Join(other) => format!("the end of thread {other}"),
+            Blocked::Sleep => "its sleep".into(),
+            Blocked::Nothing => "nothing (it yielded)".into(),
+        };
+        let name = ctl
+            .name
+            .borrow()
+            .as_ref()
+            .map(|n| format!(" '{n}'"))
+            .unwrap_or_default();
+        let site = start_site(&ctl.started_by)
+            .map(|s| format!(", started at {s}"))
+            .unwrap_or_default();
+        Some(format!(
+            "an OS thread (thread {}{name}{site}) blocked on {on}",
+            ctl.id
+        ))
+    }
+
+    /// Nothing in the run can move: a futex word that changed although no
+    /// thread of the run woke it was changed by a thread outside the run
+    /// (a lock in a static that another seed's thread released): its
+    /// waiters are woken (a futex may wake spuriously; each rechecks). If
+    /// none changed, the words are watched for real, a little at a time,
+    /// for [`OUTSIDE_PATIENCE`] in all.
+    fn outside(&mut self, wake: &mut Vec<Waker>) -> bool {
+        let mut changed = Vec::new();
+        let mut any = None;
+        for (&addr, q) in &self.queues {
+            let Some(first) = q.iter().find(|e| !e.waiter.dead.get()) else {
+                continue;
+            };
+            // SAFETY: a word a live waiter is blocked on stays valid while it
+            // waits (the futex contract).
+            let word = unsafe { &*(addr as *const AtomicU32) };
+            if word.load(Ordering::SeqCst) != first.expected {
+                changed.push(addr);
+            } else if any.is_none() {
+                any = Some((word, first.expected));
+            }
+        }
+        if !changed.is_empty() {
+            self.patience = OUTSIDE_PATIENCE;
+            for addr in changed {
+                for e in self.queues.remove(&addr).into_iter().flatten() {
+                    if !e.waiter.dead.get() {
+                        e.waiter.woken.set(true);
+                        wake.extend(e.waiter.waker.borrow_mut().take());
+                    }
+                }
+            }
+            return true;
+        }
+        let Some((word, expected)) = any else {
+            return false;
+        };
+        if self.patience.is_zero() {
+            return false;
+        }
+        gate::wait_outside(word, expected, OUTSIDE_STEP);
+        self.patience = self.patience.saturating_sub(OUTSIDE_STEP);
+        true
+    }
+
     fn create(_core: &crate::simulation::core::executor::Core) -> Self {
         Threads {
             queues: BTreeMap::new(),
             all: Vec::new(),
             bag: Box::new(UnsafeCell::new(Bag::new())),
             idle: Vec::new(),
+            patience: OUTSIDE_PATIENCE,
         }
     }
 }
@@ -304,6 +456,9 @@ pub(crate) fn prepare(
             reaped: Cell::new(false),
             detached: Cell::new(false),
             task: Cell::new(0),
+            name: RefCell::new(None),
+            started_by: started_by(),
+            blocked: Cell::new(Blocked::Nothing),
             state: Cell::new(State::Start),
             waiter: Waiter::new(),
             bag: &*threads.bag,
@@ -409,6 +564,7 @@ impl Future for ThreadTask {
                         .is_some_and(|t| t.as_mut().poll(cx).is_ready());
                 if !ctl.waiter.woken.get() && !timed_out {
                     *ctl.waiter.waker.borrow_mut() = Some(cx.waker().clone());
+                    note_blocked(&ctl);
                     return Poll::Pending;
                 }
             }
@@ -441,6 +597,7 @@ impl Future for ThreadTask {
                     self.timer = Some(timer);
                 }
                 *ctl.waiter.waker.borrow_mut() = Some(cx.waker().clone());
+                note_blocked(&ctl);
                 Poll::Pending
             }
             State::Start | State::Running => {
@@ -458,6 +615,12 @@ impl Drop for ThreadTask {
             self.ctl.kill();
         }
     }
+}
+
+/// Notes, for the deadlock report, that the thread's task waits for what
+/// its thread is blocked on (the driver describes it).
+fn note_blocked(ctl: &Ctl) {
+    with_current(|e| e.note_wait(executor::Wait::Driver("thread", ctl.id)));
 }
 
 /// How a wait ended.
@@ -482,11 +645,18 @@ fn block(
     word: Option<(*const u32, u32)>,
 ) -> Result<Woke, Failure> {
     if let Some(ctl) = this_thread() {
+        if ctl.blocked.get() == Blocked::Nothing {
+            ctl.blocked.set(match word {
+                Some((addr, _)) => Blocked::Futex(addr as usize),
+                None => Blocked::Sleep,
+            });
+        }
         ctl.state.set(State::Waiting {
             timeout: timeout.map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
             yielded: false,
         });
         ctl.hand_back();
+        ctl.blocked.set(Blocked::Nothing);
         return Ok(if waiter.woken.get() {
             Woke::Woken
         } else {
@@ -534,9 +704,10 @@ fn block(
     })
 }
 
-/// How long the executor's thread, blocked on a futex word that nothing in
-/// the simulation can wake, watches it for a thread outside (real time).
-const OUTSIDE_PATIENCE: Duration = Duration::from_secs(5);
+/// How long a run in which nothing can move watches the futex words its
+/// threads wait on for a thread outside it (real time), before it is
+/// declared deadlocked.
+const OUTSIDE_PATIENCE: Duration = Duration::from_secs(2);
 const OUTSIDE_STEP: Duration = Duration::from_millis(20);
 
 /// The waiter of the calling thread of the simulation.
@@ -574,6 +745,7 @@ pub(crate) unsafe fn futex_wait(
             .or_default()
             .push_back(Queued {
                 bitset,
+                expected,
                 waiter: waiter.clone(),
             });
         true
@@ -696,12 +868,26 @@ pub(crate) fn join(pthread: libc::pthread_t) -> bool {
     };
     let word = ctl.exited.as_ptr().cast_const();
     while ctl.exited.load(Ordering::Acquire) == 0 {
+        if let Some(me) = this_thread() {
+            me.blocked.set(Blocked::Join(ctl.id));
+        }
         // SAFETY: the word is `ctl`'s, alive for the call.
         unsafe { futex_wait(word, 0, u32::MAX, None) };
     }
     // The caller joins it for real (and gets its value).
     ctl.reaped.set(true);
     true
+}
+
+/// A simulated thread named itself (`pthread_setname_np` on itself, as
+/// std's `Builder::name` does): its task takes the name, for reports.
+pub(crate) fn set_name(pthread: libc::pthread_t, name: &str) {
+    let Some(ctl) = find(pthread) else {
+        return;
+    };
+    *ctl.name.borrow_mut() = Some(name.to_string());
+    let task_name: Arc<str> = Arc::from(format!("thread {} '{name}'", ctl.id));
+    with_current(|e| e.core_mut().set_task_name(ctl.task.get(), task_name));
 }
 
 /// Whether `pthread` is a simulated thread of this run; if so, it is

@@ -74,6 +74,16 @@ pub(crate) trait Driver: Any {
     fn describe_wait(&mut self, _core: &Core, _what: &'static str, _id: u64) -> Option<String> {
         None
     }
+
+    /// Nothing in the run can move (no task runnable, no timer): whether a
+    /// thread outside the run (another seed's, the test's own) may still
+    /// release one of this driver's waiters, such as a lock in a static
+    /// that both use. It may block for a short while in real time; wakers
+    /// of waiters it found released go to `wake`. `false`: nothing more
+    /// can come from outside, the run is deadlocked.
+    fn outside(&mut self, _wake: &mut Vec<Waker>) -> bool {
+        false
+    }
 }
 
 /// The registry: drivers in registration order. A slot is empty only while

@@ -85,6 +85,21 @@ impl Exec {
         {
             return Some(Next::Flush);
         }
+        // Before a deadlock is declared, a thread outside the run may still
+        // release what a simulated thread waits for (thread/).
+        if when_idle == WhenIdle::Advance && core.clock.timers.next_deadline().is_none() {
+            let mut wake = Vec::new();
+            let mut more = false;
+            core.each_driver(|d, _| more |= d.outside(&mut wake));
+            if more {
+                drop(core);
+                for w in wake {
+                    w.wake();
+                }
+                self.drain_wakes(true);
+                return None;
+            }
+        }
         // A pump stops here unless timers are due at this very instant
         // (firing them does not move the clock).
         let now = core.clock.now;

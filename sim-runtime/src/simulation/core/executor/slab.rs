@@ -124,6 +124,18 @@ impl Core {
             .count()
     }
 
+    /// Renames task `id` (a simulated thread that named itself).
+    pub(crate) fn set_task_name(&mut self, id: u64, name: Arc<str>) {
+        let slot = self
+            .slab
+            .tasks
+            .iter()
+            .position(|t| t.as_ref().is_some_and(|t| t.id == id));
+        if let Some(slot) = slot {
+            self.slab.meta[slot].name = Some(name);
+        }
+    }
+
     /// Marks task `id` (a simulated thread's) as an idle `spawn_blocking`
     /// worker, or no longer idle: leftover reports pass over idle ones.
     pub(crate) fn set_idle_worker(&mut self, id: u64, idle: bool) {
