@@ -236,3 +236,38 @@ fn a_task_blocked_forever_on_a_std_channel_is_a_deadlock() {
         "{text}"
     );
 }
+
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_spins_in_a_thread() {
+    if std::env::var("SIM_HANG_TIMEOUT").is_ok() {
+        let t = std::thread::spawn(|| {
+            let never = std::sync::atomic::AtomicBool::new(false);
+            while !never.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        let _ = sim_runtime::task::spawn_blocking(move || t.join()).await;
+    }
+}
+
+/// A simulated thread that spins without a hand-off point is reported as
+/// such: which thread, where it was started, and its stack.
+#[test]
+fn a_thread_spinning_without_a_hand_off_is_named_in_the_hang() {
+    let (ok, text) = child(
+        "env::child_spins_in_a_thread",
+        &[("SIM_HANG_TIMEOUT", "2s")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("sim: hang (inconclusive): simulated OS thread 1"),
+        "{text}"
+    );
+    assert!(text.contains("without reaching a hand-off point"), "{text}");
+    assert!(
+        text.contains("started at ") && text.contains("tests/it/env.rs:"),
+        "{text}"
+    );
+    assert!(text.contains("its stack now"), "{text}");
+    assert!(text.contains("child_spins_in_a_thread"), "{text}");
+}

@@ -10,7 +10,7 @@
 //! task and ends the process with a failure. Such a run is inconclusive,
 //! never a pass.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::Duration;
 
@@ -22,6 +22,18 @@ pub(crate) struct Progress {
     task: AtomicU64,
     node: AtomicU32,
     running: AtomicBool,
+    /// The simulated thread holding the baton, if one does (else null).
+    thread: AtomicPtr<RunningThread>,
+}
+
+/// A simulated thread as a hang report names it (thread/ owns it, for
+/// the thread's whole life).
+pub(crate) struct RunningThread {
+    pub id: u64,
+    /// The real thread, to ask for its stack.
+    pub pthread: libc::pthread_t,
+    /// Return addresses of the stack that started it, innermost first.
+    pub started_by: Vec<usize>,
 }
 
 impl Progress {
@@ -34,6 +46,12 @@ impl Progress {
 
     pub(crate) fn set_running(&self, running: bool) {
         self.running.store(running, Ordering::Relaxed);
+    }
+
+    /// The simulated thread that holds the baton from now on (null: none).
+    /// The pointee outlives its time holding the baton.
+    pub(crate) fn set_thread(&self, thread: *const RunningThread) {
+        self.thread.store(thread.cast_mut(), Ordering::Release);
     }
 }
 
@@ -60,6 +78,7 @@ pub(crate) fn register(seed: u64) -> Arc<Progress> {
         task: AtomicU64::new(0),
         node: AtomicU32::new(0),
         running: AtomicBool::new(false),
+        thread: AtomicPtr::new(std::ptr::null_mut()),
     });
     // Read until the watchdog runs (it then has its limit): not per seed.
     let limit = if START.is_completed() {
@@ -106,6 +125,15 @@ fn watch(limit: Duration) {
             }
             entry.2 += 1;
             if Duration::from_secs(entry.2) >= limit {
+                let thread = p.thread.load(Ordering::Acquire);
+                if !thread.is_null() {
+                    // SAFETY: the thread holds the baton (it has not
+                    // handed it back: that clears the pointer), so its
+                    // record, which lives as long as it does, is alive.
+                    let thread = unsafe { &*thread };
+                    eprintln!("{}", thread_hang(thread, &p, entry.2, polls));
+                    std::process::exit(101);
+                }
                 let task = p.task.load(Ordering::Relaxed);
                 let what = if task == 0 {
                     "the main future".to_string()
@@ -127,4 +155,126 @@ fn watch(limit: Duration) {
             }
         }
     }
+}
+
+/// The report of a simulated thread that held the baton too long: it runs
+/// without reaching a hand-off point (a futex wait, a sleep, a yield, a
+/// join), so nothing else can run. Its stack is taken with a signal.
+fn thread_hang(t: &RunningThread, p: &Progress, secs: u64, step: u64) -> String {
+    let started = first_site(&t.started_by).unwrap_or_else(|| "an unknown place".into());
+    let stack = stack_of(t.pthread)
+        .map(|ips| {
+            let frames: Vec<String> = ips.iter().filter_map(|&ip| frame(ip)).take(12).collect();
+            format!(
+                "\n  its stack now (innermost first):\n    {}",
+                frames.join("\n    ")
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "\nsim: hang (inconclusive): simulated OS thread {} on node #{} (started at {started}) has \
+         run for {secs}s of real time without reaching a hand-off point, at step {step}, seed {}: a \
+         spin loop on an atomic (or a busy wait) never lets the simulation run anything else. Put \
+         std::thread::yield_now() (or a sleep, or a lock's wait) in the loop. (SIM_HANG_TIMEOUT \
+         sets the limit.){stack}",
+        t.id,
+        p.node.load(Ordering::Relaxed),
+        p.seed
+    )
+}
+
+/// `file:line` (and the function) of a return address, if known.
+fn frame(ip: usize) -> Option<String> {
+    let mut out = None;
+    backtrace::resolve(ip as *mut std::ffi::c_void, |s| {
+        if out.is_none() {
+            let name = s
+                .name()
+                .map(|n| format!("{n:#}"))
+                .unwrap_or_else(|| "?".into());
+            let at = match (s.filename(), s.lineno()) {
+                (Some(f), Some(l)) => format!(" at {}:{l}", f.display()),
+                _ => String::new(),
+            };
+            out = Some(format!("{name}{at}"));
+        }
+    });
+    out
+}
+
+/// The first frame outside std, the simulator and the unwinder.
+fn first_site(ips: &[usize]) -> Option<String> {
+    ips.iter().find_map(|&ip| {
+        let mut site = None;
+        backtrace::resolve(ip as *mut std::ffi::c_void, |s| {
+            if let (None, Some(f), Some(l)) = (&site, s.filename(), s.lineno()) {
+                let f = f.to_string_lossy();
+                let ours = [
+                    "/rustc/",
+                    "/sim-runtime/src/",
+                    "/backtrace-",
+                    "/library/std/",
+                ];
+                if !ours.iter().any(|o| f.contains(o)) {
+                    site = Some(format!("{f}:{l}"));
+                }
+            }
+        });
+        site
+    })
+}
+
+/// Where the stack taken by [`on_stack_signal`] is written.
+static STACK: [AtomicUsize; 48] = [const { AtomicUsize::new(0) }; 48];
+static STACK_LEN: AtomicUsize = AtomicUsize::new(0);
+static STACK_DONE: AtomicBool = AtomicBool::new(false);
+
+/// The signal handler that records the interrupted thread's stack: only
+/// atomic stores, and the unwinder's walk.
+extern "C" fn on_stack_signal(_: libc::c_int) {
+    let mut n = 0;
+    // SAFETY: the unsynchronized walk is unsafe only where the backend
+    // needs a lock (Windows); here it is `_Unwind_Backtrace`. The closure
+    // stores addresses only.
+    unsafe {
+        backtrace::trace_unsynchronized(|f| {
+            STACK[n].store(f.ip() as usize, Ordering::Relaxed);
+            n += 1;
+            n < STACK.len()
+        });
+    }
+    STACK_LEN.store(n, Ordering::Relaxed);
+    STACK_DONE.store(true, Ordering::Release);
+}
+
+/// The stack of real thread `t`, taken by a signal (SIGURG, which nothing
+/// else here uses; the process is about to end): `None` if it did not
+/// answer within a second.
+fn stack_of(t: libc::pthread_t) -> Option<Vec<usize>> {
+    // SAFETY: installs a handler that only stores atomics and walks the
+    // stack; `t` is a live thread (it holds the baton, spinning).
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_stack_signal as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGURG, &sa, std::ptr::null_mut()) != 0 {
+            return None;
+        }
+        if libc::pthread_kill(t, libc::SIGURG) != 0 {
+            return None;
+        }
+    }
+    for _ in 0..100 {
+        if STACK_DONE.load(Ordering::Acquire) {
+            let n = STACK_LEN.load(Ordering::Relaxed);
+            return Some(
+                STACK[..n]
+                    .iter()
+                    .map(|a| a.load(Ordering::Relaxed))
+                    .collect(),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
 }

@@ -35,6 +35,7 @@ use crate::simulation::core::executor::{self, current, with_current, Driver};
 use crate::simulation::core::hooks::{self, Bag};
 use crate::simulation::core::node::NodeId;
 use crate::simulation::core::report::Failure;
+use crate::simulation::core::watchdog::RunningThread;
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -181,6 +182,8 @@ pub(crate) struct Ctl {
     started_by: Vec<usize>,
     /// What it is blocked on, for the deadlock report.
     blocked: Cell<Blocked>,
+    /// What the watchdog names if it never hands the baton back.
+    watch: std::cell::OnceCell<RunningThread>,
     // Below: read and written only by the baton's holder.
     state: Cell<State>,
     waiter: Rc<Waiter>,
@@ -459,6 +462,7 @@ pub(crate) fn prepare(
             name: RefCell::new(None),
             started_by: started_by(),
             blocked: Cell::new(Blocked::Nothing),
+            watch: std::cell::OnceCell::new(),
             state: Cell::new(State::Start),
             waiter: Waiter::new(),
             bag: &*threads.bag,
@@ -472,6 +476,11 @@ pub(crate) fn prepare(
 /// joins it for real when it ends).
 pub(crate) fn started(ctl: &Arc<Ctl>, pthread: libc::pthread_t, detached: bool) {
     ctl.pthread.set(pthread);
+    let _ = ctl.watch.set(RunningThread {
+        id: ctl.id,
+        pthread,
+        started_by: ctl.started_by.clone(),
+    });
     ctl.detached.set(detached);
     let exec = current().expect("prepare found an executor");
     exec.core_mut().driver::<Threads>().all.push(ctl.clone());
@@ -574,7 +583,9 @@ impl Future for ThreadTask {
         let exec = executor::expect_current();
         // Code on a thread is on no worker (`runtime::worker_index`).
         let was_blocking = exec.compat.set_in_blocking(true);
+        exec.watch_thread(ctl.watch.get().map_or(std::ptr::null(), |w| w as *const _));
         exec.with_task(ctl.node, None, || ctl.resume());
+        exec.watch_thread(std::ptr::null());
         exec.compat.set_in_blocking(was_blocking);
         match ctl.state.get() {
             State::Exited => {

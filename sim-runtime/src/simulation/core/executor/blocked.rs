@@ -91,6 +91,12 @@ impl Exec {
 }
 
 impl Exec {
+    /// Tells the watchdog which simulated thread holds the baton (null:
+    /// none), so that a hang names it.
+    pub(crate) fn watch_thread(&self, t: *const super::super::watchdog::RunningThread) {
+        self.progress.set_thread(t);
+    }
+
     /// The report of `f`, as a failing run prints it.
     pub(crate) fn render_failure(&self, f: &Failure) -> String {
         report::render(&self.core.borrow().snapshot(), f)
