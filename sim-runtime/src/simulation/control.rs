@@ -151,6 +151,7 @@ pub fn node(name: impl Into<String>) -> NodeBuilder {
     NodeBuilder {
         name: name.into(),
         ip: None,
+        cpus: None,
     }
 }
 
@@ -159,6 +160,7 @@ pub fn node(name: impl Into<String>) -> NodeBuilder {
 pub struct NodeBuilder {
     name: String,
     ip: Option<IpAddr>,
+    cpus: Option<u32>,
 }
 
 impl NodeBuilder {
@@ -168,6 +170,20 @@ impl NodeBuilder {
     /// address outside it (10.0.0.1 included) is free for an explicit one.
     pub fn ip(mut self, ip: IpAddr) -> Self {
         self.ip = Some(ip);
+        self
+    }
+
+    /// How many CPUs the node's machine has (default 1): what
+    /// `std::thread::available_parallelism` answers on it, so how many
+    /// threads rayon's pool starts. Threads run one at a time whatever the
+    /// count; it changes what the program decides, not the simulation.
+    pub fn cpus(mut self, cpus: u32) -> Self {
+        assert!(
+            cpus >= 1,
+            "sim: node {:?} needs at least one CPU",
+            self.name
+        );
+        self.cpus = Some(cpus);
         self
     }
 
@@ -210,10 +226,30 @@ impl NodeBuilder {
             }
             None => (super::core::node::auto_ip(Some(core.nodes())), false),
         };
-        let id = core.add_node(NodeState::new(self.name, Some(ip), explicit));
+        let mut state = NodeState::new(self.name, Some(ip), explicit);
+        if let Some(cpus) = self.cpus {
+            state.cpus = cpus;
+        }
+        let id = core.add_node(state);
         core.decide(super::core::trace::Kind::Node, u64::from(id.0) << 8);
         id
     }
+}
+
+/// Sets how many CPUs `node`'s machine has (see [`NodeBuilder::cpus`]);
+/// the main node's too (`sim::current_node()` in the test body).
+pub fn set_cpus(node: NodeId, cpus: u32) {
+    assert!(cpus >= 1, "sim: a node needs at least one CPU");
+    expect_current().core_mut().node_mut(node).cpus = cpus;
+}
+
+/// How many CPUs the calling node's machine has (1 outside a simulation's
+/// executor).
+pub(crate) fn current_cpus() -> u32 {
+    super::core::executor::with_current(|e| {
+        e.try_core().map_or(1, |c| c.node(e.current_node()).cpus)
+    })
+    .unwrap_or(1)
 }
 
 /// Spawns `future` as a task of `node`; the tasks it spawns belong to

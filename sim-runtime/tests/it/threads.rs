@@ -436,3 +436,28 @@ fn a_lock_held_outside_the_run_is_waited_for() {
     assert_eq!(got, 7);
     assert_eq!(*SHARED.lock().unwrap(), 1);
 }
+
+/// `available_parallelism` is the node's CPU count: 1 by default, what the
+/// node was built with otherwise, on every machine.
+#[test]
+fn available_parallelism_is_the_node_s_cpu_count() {
+    let (main, big, threads) = run(36, async {
+        let big = sim::node("big").cpus(6).build();
+        let main = std::thread::available_parallelism().unwrap().get();
+        let on_big = sim::spawn_on(big, async {
+            let n = std::thread::available_parallelism().unwrap().get();
+            // A thread of the node sees the same machine.
+            let t = std::thread::spawn(|| std::thread::available_parallelism().unwrap().get());
+            (
+                n,
+                sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+                    .await
+                    .unwrap(),
+            )
+        })
+        .await
+        .unwrap();
+        (main, on_big.0, on_big.1)
+    });
+    assert_eq!((main, big, threads), (1, 6, 6));
+}

@@ -47,6 +47,9 @@ pub(crate) struct NodeState {
     pub mono_offset_ns: i64,
     pub wall_offset_ns: i64,
     pub drift_ppm: i64,
+    /// CPUs the node's machine has: what `available_parallelism` answers
+    /// on it (rayon's pool size, Tokio's worker count).
+    pub cpus: u32,
     /// Tasks woken while the node was paused.
     pub parked: Vec<(u32, u64)>,
     /// Timers that came due while the node was paused.
@@ -65,6 +68,7 @@ impl NodeState {
             mono_offset_ns: 0,
             wall_offset_ns: 0,
             drift_ppm: 0,
+            cpus: 1,
             parked: Vec::new(),
             deferred: Vec::new(),
         }

@@ -540,10 +540,11 @@ instead; see docs/breakage.md.\n";
     }
 
     /// `sched_getaffinity(2)`, the glibc wrapper: inside a simulation the
-    /// machine has exactly one CPU (CPU 0), so `available_parallelism()` is
-    /// 1 on every machine. (std reads the cgroup CPU quota files before this
-    /// call, for real; their answer can only lower the count, which is
-    /// already 1, so it does not reach the result.)
+    /// node's machine has its CPUs (`sim::node(..).cpus(n)`, default 1:
+    /// CPUs 0..n), so `available_parallelism()` is the node's count on every
+    /// machine. (std reads the cgroup CPU quota files first; inside a
+    /// simulation they are the node's disk, where they do not exist, so they
+    /// never lower the count.)
     ///
     /// # Safety
     ///
@@ -566,12 +567,16 @@ instead; see docs/breakage.md.\n";
                 set_errno(libc::EFAULT);
                 return -1;
             }
+            let cpus = (crate::simulation::control::current_cpus() as usize).min(size * 8);
             // SAFETY: `mask` is non-null and, by the caller's contract, valid
-            // for writing `size` (> 0) bytes; bit 0 of byte 0 is CPU 0.
+            // for writing `size` (> 0) bytes; bit i of byte i/8 is CPU i,
+            // and `cpus` fits in them.
             unsafe {
                 let bytes = mask.cast::<u8>();
                 bytes.write_bytes(0, size);
-                bytes.write(1);
+                for cpu in 0..cpus {
+                    *bytes.add(cpu / 8) |= 1 << (cpu % 8);
+                }
             }
             return 0;
         }
