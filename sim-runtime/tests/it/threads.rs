@@ -461,3 +461,77 @@ fn available_parallelism_is_the_node_s_cpu_count() {
     });
     assert_eq!((main, big, threads), (1, 6, 6));
 }
+
+/// glibc gives a joined thread's `pthread_t` to the next thread it starts:
+/// a join finds the thread of that id that is still to be joined, so many
+/// threads started and joined one after the other all run.
+#[test]
+fn threads_started_and_joined_in_turn_reuse_ids() {
+    let sum = run(37, async {
+        sim_runtime::task::spawn_blocking(|| {
+            (0..50u64)
+                .map(|i| std::thread::spawn(move || i).join().unwrap())
+                .sum::<u64>()
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(sum, 49 * 50 / 2);
+}
+
+/// A process-wide pool (as rayon's global one) whose worker an earlier run
+/// started: the worker ended with that run, so a later run that hands it
+/// work waits forever. The deadlock report says why and what to do.
+#[test]
+fn work_for_a_pool_an_earlier_run_started_is_a_reported_deadlock() {
+    use std::sync::OnceLock;
+    type Pool = (Mutex<Vec<u32>>, Condvar, Mutex<u32>, Condvar);
+    static POOL: OnceLock<Arc<Pool>> = OnceLock::new();
+    fn pool() -> Arc<Pool> {
+        POOL.get_or_init(|| {
+            let p: Arc<Pool> = Arc::new(Default::default());
+            let w = p.clone();
+            std::thread::spawn(move || loop {
+                let (jobs, ready, done, finished) = &*w;
+                let mut q = jobs.lock().unwrap();
+                while q.is_empty() {
+                    q = ready.wait(q).unwrap();
+                }
+                let n = q.pop().unwrap();
+                drop(q);
+                *done.lock().unwrap() += n;
+                finished.notify_all();
+            });
+            p
+        })
+        .clone()
+    }
+    async fn use_pool() -> u32 {
+        sim_runtime::task::spawn_blocking(|| {
+            let p = pool();
+            let (jobs, ready, done, finished) = &*p;
+            let before = *done.lock().unwrap();
+            jobs.lock().unwrap().push(1);
+            ready.notify_one();
+            let mut d = done.lock().unwrap();
+            while *d == before {
+                d = finished.wait(d).unwrap();
+            }
+            *d
+        })
+        .await
+        .unwrap()
+    }
+    assert_eq!(
+        run(38, use_pool()),
+        1,
+        "the run that starts the pool uses it"
+    );
+    let msg = crate::run_failing(39, use_pool);
+    assert!(msg.contains("deadlock"), "{msg}");
+    assert!(
+        msg.contains("note: this run woke a futex word")
+            && msg.contains("rayon::ThreadPoolBuilder"),
+        "{msg}"
+    );
+}

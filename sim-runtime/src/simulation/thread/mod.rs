@@ -37,7 +37,7 @@ use crate::simulation::core::node::NodeId;
 use crate::simulation::core::report::Failure;
 use crate::simulation::core::watchdog::RunningThread;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -306,13 +306,53 @@ pub(crate) fn block_on<F: Future>(fut: F) -> F::Output {
 /// and the bag the baton carries.
 pub(crate) struct Threads {
     queues: BTreeMap<usize, VecDeque<Queued>>,
+    /// Every thread not yet joined for real, oldest first.
     all: Vec<Arc<Ctl>>,
+    /// Threads started in the run (the next one's number is this + 1).
+    started: u64,
     bag: Box<UnsafeCell<Bag>>,
     /// `spawn_blocking`'s idle workers: node, its incarnation, the worker.
     idle: Vec<(NodeId, u32, Arc<Worker>)>,
     /// How much longer (real time) a stuck run watches its futex words for
     /// a thread outside it (`Driver::outside`).
     patience: Duration,
+    /// A futex word this run woke that a thread of an earlier run was
+    /// blocked on when that run ended ([`ORPHAN_WORDS`]).
+    woke_orphan: Option<usize>,
+}
+
+/// Futex words that threads were blocked on when their run ended (they
+/// never run again): a later run that wakes one is handing work to a
+/// thread that is gone, as with a process-wide pool (rayon's global pool)
+/// that an earlier run started. Bounded; guarded by a spin lock, since a
+/// std lock here would itself be a simulated futex.
+static ORPHAN_WORDS: OrphanWords = OrphanWords {
+    busy: AtomicBool::new(false),
+    words: UnsafeCell::new(BTreeSet::new()),
+};
+
+struct OrphanWords {
+    busy: AtomicBool,
+    words: UnsafeCell<BTreeSet<usize>>,
+}
+
+// SAFETY: `words` is touched only while `busy` is held (`with`).
+unsafe impl Sync for OrphanWords {}
+
+impl OrphanWords {
+    fn with<R>(&self, f: impl FnOnce(&mut BTreeSet<usize>) -> R) -> R {
+        while self
+            .busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        // SAFETY: the spin lock is held.
+        let out = f(unsafe { &mut *self.words.get() });
+        self.busy.store(false, Ordering::Release);
+        out
+    }
 }
 
 impl Driver for Threads {
@@ -395,21 +435,51 @@ impl Driver for Threads {
         true
     }
 
+    fn deadlock_note(&mut self) -> Option<String> {
+        let addr = self.woke_orphan?;
+        Some(format!(
+            "note: this run woke a futex word ({addr:#x}) that a simulated thread of an earlier \
+             run in this process was blocked on when that run ended. Such a thread never runs \
+             again: a process-wide thread pool (rayon's global pool, a lazily started worker) \
+             belongs to the run that started it. Build the pool inside the run \
+             (rayon::ThreadPoolBuilder), or run this seed alone in a fresh process (SIM_SEED=..)."
+        ))
+    }
+
     fn create(_core: &crate::simulation::core::executor::Core) -> Self {
         Threads {
             queues: BTreeMap::new(),
             all: Vec::new(),
+            started: 0,
             bag: Box::new(UnsafeCell::new(Bag::new())),
             idle: Vec::new(),
             patience: OUTSIDE_PATIENCE,
+            woke_orphan: None,
         }
     }
 }
 
 impl Drop for Threads {
     /// The run is over: every thread still blocked ends without running
-    /// anything more, and every OS thread is joined.
+    /// anything more, and every OS thread is joined. The words they were
+    /// blocked on are remembered ([`ORPHAN_WORDS`]).
     fn drop(&mut self) {
+        let orphans: Vec<usize> = self
+            .all
+            .iter()
+            .filter(|c| c.state.get() != State::Exited)
+            .filter_map(|c| match c.blocked.get() {
+                Blocked::Futex(addr) => Some(addr),
+                _ => None,
+            })
+            .collect();
+        if !orphans.is_empty() {
+            ORPHAN_WORDS.with(|w| {
+                if w.len() < 4096 {
+                    w.extend(orphans);
+                }
+            });
+        }
         for ctl in &self.all {
             ctl.kill();
         }
@@ -447,8 +517,10 @@ pub(crate) fn prepare(
         let node = exec.current_node();
         let mut core = exec.core_mut();
         let threads = core.driver::<Threads>();
+        threads.all.retain(|c| !c.reaped.get());
+        threads.started += 1;
         let ctl = Arc::new(Ctl {
-            id: threads.all.len() as u64 + 1,
+            id: threads.started,
             node,
             to_thread: Gate::new(),
             to_exec: Gate::new(),
@@ -720,6 +792,9 @@ fn block(
 /// declared deadlocked.
 const OUTSIDE_PATIENCE: Duration = Duration::from_secs(2);
 const OUTSIDE_STEP: Duration = Duration::from_millis(20);
+/// How long the executor's thread, blocking in a task's code, first waits
+/// for real for a word that a thread outside the run may release.
+const OUTSIDE_FIRST: Duration = Duration::from_micros(300);
 
 /// The waiter of the calling thread of the simulation.
 fn own_waiter() -> Rc<Waiter> {
@@ -744,7 +819,24 @@ pub(crate) unsafe fn futex_wait(
     timeout: Option<Duration>,
 ) -> Option<Result<(), i32>> {
     // SAFETY: the caller's contract; a futex word is read atomically.
-    let now = unsafe { (*addr.cast::<AtomicU32>()).load(Ordering::SeqCst) };
+    let word = unsafe { &*addr.cast::<AtomicU32>() };
+    let mut now = word.load(Ordering::SeqCst);
+    if now == expected && this_thread().is_none() && timeout != Some(Duration::ZERO) {
+        // The executor's thread blocks in a task's code. The word may be a
+        // lock in a static that a thread outside the run holds for a
+        // moment (another seed's run registering with a global registry):
+        // wait for it for real, briefly, before the run decides anything.
+        // Held by a thread of the run, it cannot change meanwhile (that
+        // thread waits for the baton), so the run's decisions are the same
+        // either way.
+        with_current(|_| ())?;
+        gate::wait_outside(word, expected, OUTSIDE_FIRST);
+        now = word.load(Ordering::SeqCst);
+        if now != expected {
+            // A wake the caller rechecks, as after any futex wait.
+            return Some(Ok(()));
+        }
+    }
     let waiter = own_waiter();
     let registered = with_threads(|t| {
         if now != expected {
@@ -818,6 +910,9 @@ pub(crate) fn futex_wake(addr: usize, n: u32, bitset: u32) -> Option<u32> {
         woken
     })?;
     let count = woken.len() as u32;
+    if count == 0 && ORPHAN_WORDS.with(|w| w.contains(&addr)) {
+        with_threads(|t| t.woke_orphan = Some(addr));
+    }
     for w in woken {
         let waker = w.waker.borrow_mut().take();
         if let Some(waker) = waker {
@@ -866,8 +961,17 @@ pub(crate) fn yield_now() -> bool {
 }
 
 /// The simulated thread whose OS thread is `pthread`, in the current run.
+/// Joined threads are passed over: glibc reuses a joined thread's stack,
+/// and with it its `pthread_t`, for the next thread it starts.
 fn find(pthread: libc::pthread_t) -> Option<Arc<Ctl>> {
-    with_threads(|t| t.all.iter().find(|c| c.pthread.get() == pthread).cloned()).flatten()
+    with_threads(|t| {
+        t.all
+            .iter()
+            .rev()
+            .find(|c| c.pthread.get() == pthread && !c.reaped.get())
+            .cloned()
+    })
+    .flatten()
 }
 
 /// `pthread_join` of a simulated thread: waits (simulated) for it to end,

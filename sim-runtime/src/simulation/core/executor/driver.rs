@@ -84,6 +84,12 @@ pub(crate) trait Driver: Any {
     fn outside(&mut self, _wake: &mut Vec<Waker>) -> bool {
         false
     }
+
+    /// A line the deadlock report adds, if this driver knows a likely
+    /// cause the wait-for graph cannot show.
+    fn deadlock_note(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The registry: drivers in registration order. A slot is empty only while

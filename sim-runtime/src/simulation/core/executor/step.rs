@@ -108,6 +108,12 @@ impl Exec {
         }
         message.push_str(".\n  live tasks and what each waits for:");
         message.push_str(&core.wait_for_graph(holders));
+        let mut notes = Vec::new();
+        core.each_driver(|d, _| notes.extend(d.deadlock_note()));
+        for note in notes {
+            message.push_str("\n  ");
+            message.push_str(&note);
+        }
         Failure {
             class: Class::Deadlock,
             message,
