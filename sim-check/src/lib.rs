@@ -63,7 +63,7 @@
 //!
 //! **Partitions.** When [`Model::partition`] gives every operation a key,
 //! each key's operations are a history of their own, checked from the
-//! initial state, in key order. For models that are independent objects
+//! initial state, in turns (below). For models that are independent objects
 //! per key (the [`Kv`] map) this decides exactly the same as checking the
 //! whole (linearizability is compositional), much faster.
 //!
@@ -95,8 +95,35 @@
 //! [`CheckError::Timeout`] — never `Ok` — unless another partition is a
 //! violation, which is returned instead. The default (5,000,000 steps) is
 //! about a second and at most a few hundred MB for a thousand-operation
-//! partition. The search is exponential at worst; what makes it so is
-//! ambiguity that only later operations resolve:
+//! partition.
+//!
+//! **Turns.** Partitions are searched in turns, so that a hard partition
+//! never starves the others. In round *r* (0, 1, 2, …) every partition not
+//! yet decided goes on, in key order, until its search has taken
+//! min(1,024 × 2^*r*, `steps_max`) steps in all; a partition left alone
+//! (every other one decided) goes on to `steps_max` at once. A paused
+//! search resumes exactly where it stopped, so each partition's verdict and
+//! steps are those of searching it alone. The first violation found ends
+//! the check. Hence:
+//!
+//! - `steps_max` is a budget *per partition*: the check as a whole takes at
+//!   most (number of partitions) × `steps_max` search steps, plus
+//!   shrinking's ([`Options::shrink_steps_max`], below);
+//! - if a partition's search proves a violation in *s* steps, the check
+//!   ends before any other partition has taken more than max(1,024, 2*s*)
+//!   steps: [`Violation::steps`] counts the steps of all partitions up to
+//!   then. The budget is checked before each placement; deciding whether
+//!   an unknown operation's placement is covered by an earlier one (above)
+//!   counts steps too and may go a few past it;
+//! - which violation is reported depends on step counts only: the same
+//!   history gets the same one on every run and machine, though not
+//!   necessarily the one in the first partition in key order;
+//! - a paused search keeps its memo, so the memory is that of every
+//!   undecided partition's search at once (as when partitions are searched
+//!   concurrently).
+//!
+//! The search is exponential at worst; what makes it so is ambiguity that
+//! only later operations resolve:
 //!
 //! - many concurrent operations on one partition (partition by key when the
 //!   model allows it);

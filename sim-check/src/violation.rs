@@ -58,9 +58,18 @@ pub struct Violation {
     pub(crate) linearized: Vec<OpId>,
     pub(crate) unplaced: OpId,
     pub(crate) state: String,
+    pub(crate) steps: u64,
 }
 
 impl Violation {
+    /// The search steps the check took, over every partition, up to the
+    /// moment it found this violation (shrinking aside). Partitions are
+    /// searched in turns, so a hard partition does not delay a violation
+    /// elsewhere: see "Limits" in the crate docs.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
     /// The partition's key, if the model partitions.
     pub fn partition(&self) -> Option<&str> {
         self.partition.as_deref()
