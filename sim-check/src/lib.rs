@@ -169,8 +169,8 @@
 //!
 //! # Models
 //!
-//! [`Register`] (read, write, compare-and-set), [`Kv`] (get, put, delete;
-//! partitioned by key), [`Counter`] (add, read), [`Set`] (add, contains,
+//! [`Register`] (read, write, compare-and-set), [`Kv`] (get, put, delete,
+//! and append with MIT 6.824's semantics; partitioned by key), [`Counter`] (add, read), [`Set`] (add, contains,
 //! read all), [`Queue`] (FIFO enqueue, dequeue). Any other object is a
 //! [`Model`]: a state, and a step that accepts or refuses an operation and
 //! its answer.
@@ -189,7 +189,7 @@ pub use check::{linearizable, linearizable_with, Options};
 pub use history::{Event, History, Op, OpId, Outcome};
 pub use model::Model;
 pub use models::{
-    Counter, CounterOp, CounterRet, Kv, KvOp, KvRet, Queue, QueueOp, QueueRet, Register,
-    RegisterOp, RegisterRet, Set, SetOp, SetRet,
+    Appendable, Counter, CounterOp, CounterRet, Kv, KvOp, KvRet, Queue, QueueOp, QueueRet,
+    Register, RegisterOp, RegisterRet, Set, SetOp, SetRet,
 };
 pub use violation::{CheckError, Timeout, Undecided, Violation};
