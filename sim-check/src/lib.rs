@@ -152,14 +152,35 @@
 //!    unknown operation is never in the core. **Minimal** means
 //!    1-minimal: when [`Violation::is_minimal`] is true, taking any single
 //!    core operation as a maybe too makes the cut history linearizable. It
-//!    is not necessarily the smallest core there is. Shrinking takes at most
-//!    [`Options::shrink_steps_max`] steps; if they run out, the core is
-//!    still a proven violation, and `is_minimal` is false.
+//!    is not necessarily the smallest core there is. If shrinking's budget
+//!    (below) runs out, the core is still a proven violation, and
+//!    `is_minimal` is false.
 //! 3. *The context* ([`Violation::context`]): the maybes shown beside the
 //!    core, a 1-minimal set of them such that every core operation stays
 //!    needed with only them beside it: taking it as a maybe too makes core
 //!    plus context linearizable. Typically the writes the core's reads saw.
 //!    Core plus context (as maybes) is itself not linearizable.
+//!
+//! **Shrinking is bounded.** Its searches count *work*: one unit per model
+//! step and one per operation handed to a search (setting a search up costs
+//! about a step per operation). The *verdict's work*
+//! ([`Violation::work`]) counts the same for the check's own searches, every
+//! partition's up to the violation. Shrinking takes at most
+//! max(10 × the verdict's work, 10,000) units — the floor shrinks a small
+//! history fully, in about a millisecond — and never more than the cap,
+//! [`Options::shrink_steps_max`]. [`Violation::shrink_work`] is what it
+//! took. The budget is checked before each search and before each
+//! placement within one; as in the check's own searches, deciding whether
+//! an unknown operation's placement is covered may go a few steps past it.
+//! So a violation costs at most about eleven times its verdict, whatever
+//! the history, or the floor.
+//!
+//! **The verdict alone.** [`linearizable_verdict`] does not shrink: a
+//! violation is reported as the search found it, with the whole partition
+//! up to its last return as the core (every completed operation), the other
+//! operations called before then as context, not minimal, and
+//! [`Violation::shrink_work`] 0. Its verdict, partition and
+//! [`Violation::steps`] are those of [`linearizable`].
 //!
 //! [`Violation::linearized`] is the longest order of core and context
 //! operations the search could build, and [`Violation::unplaced`] the core
@@ -185,7 +206,9 @@ mod search;
 mod shrink;
 mod violation;
 
-pub use check::{linearizable, linearizable_with, Options};
+pub use check::{
+    linearizable, linearizable_verdict, linearizable_verdict_with, linearizable_with, Options,
+};
 pub use history::{Event, History, Op, OpId, Outcome};
 pub use model::Model;
 pub use models::{

@@ -59,6 +59,8 @@ pub struct Violation {
     pub(crate) unplaced: OpId,
     pub(crate) state: String,
     pub(crate) steps: u64,
+    pub(crate) work: u64,
+    pub(crate) shrink_work: u64,
 }
 
 impl Violation {
@@ -68,6 +70,19 @@ impl Violation {
     /// elsewhere: see "Limits" in the crate docs.
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// The verdict's work: [`Violation::steps`] plus one unit per operation
+    /// handed to a search (each partition searched up to then). Shrinking
+    /// is bounded by a multiple of it: see "Violations" in the crate docs.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The work shrinking took, counted as [`Violation::work`] is (0 from
+    /// [`crate::linearizable_verdict`], which does not shrink).
+    pub fn shrink_work(&self) -> u64 {
+        self.shrink_work
     }
 
     /// The partition's key, if the model partitions.
