@@ -298,12 +298,18 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                 if let Some(next) = model.step(current, op.input, op.output) {
                     // Without an answer, an effect that changes nothing is the
                     // same as no effect, which is tried anyway.
-                    let useful = op.output.is_some() || next != *current;
+                    let same = next == *current;
+                    let useful = op.output.is_some() || !same;
                     if useful
                         && !(free(k) && absorbed(model, op, &next, stack, memo, free, &mut steps))
                     {
                         bits.set(k);
-                        if let Some(index) = memo.insert(bits, next) {
+                        let entered = if same {
+                            memo.insert_same(bits, state)
+                        } else {
+                            memo.insert(bits, next)
+                        };
+                        if let Some(index) = entered {
                             stack.push((k, state, phase));
                             (state, phase, entry) = (index, Phase::Answered, take(list, k));
                             continue;
@@ -326,8 +332,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                 }
                 steps += 1;
                 bits.set(k);
-                let same = memo.state(state).clone();
-                if let Some(index) = memo.insert(bits, same) {
+                if let Some(index) = memo.insert_same(bits, state) {
                     stack.push((k, state, Phase::Never));
                     (state, phase, entry) = (index, Phase::Answered, take(list, k));
                     continue;
