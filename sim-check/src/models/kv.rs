@@ -44,7 +44,7 @@ impl<K, V: Appendable + Eq> Kv<K, V> {
     pub fn with_append() -> Self {
         Kv {
             append: Some(Appending {
-                append: V::append,
+                appended: V::appended,
                 is_empty: |v| *v == V::default(),
             }),
             _types: std::marker::PhantomData,
@@ -56,7 +56,7 @@ impl<K, V: Appendable + Eq> Kv<K, V> {
 /// implementation (for any value) cannot ask of `V` itself.
 #[derive(Debug)]
 struct Appending<V> {
-    append: fn(&mut V, &V),
+    appended: fn(&V, &V) -> V,
     is_empty: fn(&V) -> bool,
 }
 
@@ -72,19 +72,26 @@ impl<V> Copy for Appending<V> {}
 /// A value [`KvOp::Append`] can extend. Its empty value is its
 /// [`Default`]; appending the empty value changes nothing.
 pub trait Appendable: Default {
-    /// Appends `suffix` to `self`.
-    fn append(&mut self, suffix: &Self);
+    /// `self` followed by `suffix`, as a new value (the checker keeps
+    /// every state it reaches, so a value is built once, to its size).
+    fn appended(&self, suffix: &Self) -> Self;
 }
 
 impl Appendable for String {
-    fn append(&mut self, suffix: &Self) {
-        self.push_str(suffix);
+    fn appended(&self, suffix: &Self) -> Self {
+        let mut s = String::with_capacity(self.len() + suffix.len());
+        s.push_str(self);
+        s.push_str(suffix);
+        s
     }
 }
 
 impl<T: Clone> Appendable for Vec<T> {
-    fn append(&mut self, suffix: &Self) {
-        self.extend_from_slice(suffix);
+    fn appended(&self, suffix: &Self) -> Self {
+        let mut v = Vec::with_capacity(self.len() + suffix.len());
+        v.extend_from_slice(self);
+        v.extend_from_slice(suffix);
+        v
     }
 }
 
@@ -139,7 +146,7 @@ impl<K: Clone + Ord + Hash + Debug, V: Clone + Eq + Hash + Debug> Model for Kv<K
                 same.then(|| s.clone())
             }
             (KvOp::Put(k, v), None | Some(KvRet::Put)) => {
-                let mut s = s.clone();
+                let mut s = without(s, k);
                 s.insert(k.clone(), v.clone());
                 self.settle(&mut s, k);
                 Some(s)
@@ -150,19 +157,18 @@ impl<K: Clone + Ord + Hash + Debug, V: Clone + Eq + Hash + Debug> Model for Kv<K
                 Some(s)
             }
             (KvOp::Append(k, suffix), None | Some(KvRet::Append)) => {
-                let Some(Appending { append, .. }) = self.append else {
+                let Some(Appending { appended, .. }) = self.append else {
                     panic!(
                         "kv: {input:?} in a Kv::new(), which has no append: \
                          build the model with Kv::with_append()"
                     )
                 };
-                let mut s = s.clone();
-                match s.get_mut(k) {
-                    Some(v) => append(v, suffix),
-                    None => {
-                        s.insert(k.clone(), suffix.clone());
-                    }
-                }
+                let value = match s.get(k) {
+                    Some(old) => appended(old, suffix),
+                    None => suffix.clone(),
+                };
+                let mut s = without(s, k);
+                s.insert(k.clone(), value);
                 self.settle(&mut s, k);
                 Some(s)
             }
@@ -185,6 +191,16 @@ impl<K: Clone + Ord + Hash + Debug, V: Clone + Eq + Hash + Debug> Model for Kv<K
             (KvOp::Append(k, v), _) => format!("append {k:?}+={v:?}"),
         }
     }
+}
+
+/// A copy of `s` without `k`: its old value is not cloned only to be
+/// replaced (the checker keeps every state it reaches, and a partition's
+/// map holds one key).
+fn without<K: Ord + Clone, V: Clone>(s: &BTreeMap<K, V>, k: &K) -> BTreeMap<K, V> {
+    s.iter()
+        .filter(|&(key, _)| key != k)
+        .map(|(key, v)| (key.clone(), v.clone()))
+        .collect()
 }
 
 impl<K: Ord, V> Kv<K, V> {
