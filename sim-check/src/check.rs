@@ -19,18 +19,18 @@ pub struct Options {
     /// taken: each may remember one configuration (a bitset of the
     /// partition's operations and a state).
     pub steps_max: u64,
-    /// The cap on shrinking a violation: the most work (model steps, and
-    /// one unit per operation handed to a search) all of shrinking's
-    /// searches may take together. Shrinking is also bounded by a multiple
-    /// of the verdict's own work (see "Violations" in the crate docs); when
-    /// its budget runs out, the violation is reported as found so far, not
-    /// marked minimal.
+    /// The cap on shrinking a violation: the most work ([`Violation::work`]
+    /// says what it counts) all of shrinking's searches may take together.
+    /// Shrinking is also bounded by a multiple of the verdict's own work
+    /// (see "Shrinking is bounded" in the crate docs); when its budget runs
+    /// out, the violation is reported as found so far, not marked minimal.
     pub shrink_steps_max: u64,
 }
 
 impl Default for Options {
     /// 5,000,000 steps per partition (seconds, and a few hundred MB at
-    /// worst for a thousand-operation partition), 5,000,000 for shrinking.
+    /// worst for a thousand-operation partition), 5,000,000 units of work
+    /// for shrinking (about a tenth of a second to a second).
     fn default() -> Self {
         Options {
             steps_max: 5_000_000,
@@ -99,8 +99,8 @@ pub(crate) fn shrink_budget(verdict: u64, cap: u64) -> u64 {
 /// Shrinking may take this many times the verdict's work...
 pub(crate) const SHRINK_MULTIPLE: u64 = 10;
 /// ... or this much if more: enough to shrink a small history fully
-/// (about a millisecond).
-pub(crate) const SHRINK_FLOOR: u64 = 10_000;
+/// (a millisecond or two).
+pub(crate) const SHRINK_FLOOR: u64 = 50_000;
 
 fn check<M: Model>(
     model: &M,
@@ -122,10 +122,10 @@ fn check<M: Model>(
     let mut undecided = Vec::new();
     let mut live: Vec<usize> = (0..parts.len()).collect();
     let mut grant = FIRST_GRANT.min(options.steps_max);
-    // The steps taken by every partition's search so far, and the
-    // operations handed to them (the verdict's work).
+    // The steps taken by every partition's search so far, and their work
+    // (the verdict's).
     let mut spent = 0u64;
-    let mut loaded = 0u64;
+    let mut work = 0u64;
     while !live.is_empty() {
         // Alone, a partition needs no turns: it gets the rest of its budget.
         if live.len() == 1 {
@@ -133,13 +133,11 @@ fn check<M: Model>(
         }
         let mut next = Vec::with_capacity(live.len());
         for p in live {
-            let s = searchers[p].get_or_insert_with(|| {
-                loaded += ops[p].len() as u64;
-                Searcher::new(model, &ops[p])
-            });
-            let before = s.steps();
+            let s = searchers[p].get_or_insert_with(|| Searcher::new(model, &ops[p]));
+            let before = (s.steps(), s.work());
             let found = s.run(grant);
-            spent += s.steps() - before;
+            spent += s.steps() - before.0;
+            work += s.work() - before.1;
             match found {
                 None if s.steps() < options.steps_max => next.push(p),
                 None => {
@@ -165,7 +163,7 @@ fn check<M: Model>(
                     let ops = &ops[p];
                     let found = (prefix, unplaced, state);
                     let found = if shrinking {
-                        let budget = shrink_budget(spent + loaded, options.shrink_steps_max);
+                        let budget = shrink_budget(work, options.shrink_steps_max);
                         shrink(model, ops, found, options.steps_max, budget)
                     } else {
                         unshrunk(ops, found)
@@ -182,7 +180,7 @@ fn check<M: Model>(
                         unplaced: ids[found.unplaced],
                         state: found.state,
                         steps: spent,
-                        work: spent + loaded,
+                        work,
                         shrink_work: found.work,
                     })));
                 }

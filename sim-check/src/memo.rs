@@ -117,6 +117,11 @@ impl<S: Eq + Hash> Memo<S> {
         }
     }
 
+    /// The configurations entered, the initial one included.
+    pub(crate) fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
     /// The state of entry `index`.
     pub(crate) fn state(&self, index: u32) -> &S {
         &self.states[self.state_of[index as usize] as usize]

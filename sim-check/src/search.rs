@@ -61,10 +61,13 @@ pub(crate) enum Found {
     },
 }
 
-/// The result of one search, and the model steps it took.
+/// The result of one search, the model steps it took, and its work
+/// ([`Searcher::work`]).
 pub(crate) struct Search {
     pub found: Found,
+    #[cfg_attr(not(test), allow(dead_code))] // the tests count steps
     pub steps: u64,
+    pub work: u64,
 }
 
 const NIL: u32 = u32::MAX;
@@ -176,15 +179,30 @@ enum Phase {
 }
 
 /// Searches for a linearization of `ops` under `model`, taking at most
-/// `steps_max` model steps.
+/// `steps_max` model steps (the tests' entry point).
+#[cfg(test)]
 pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u64) -> Search {
+    search_within(model, ops, steps_max, u64::MAX)
+}
+
+/// [`search`], stopping also when its work ([`Searcher::work`]) reaches
+/// `work_max` (checked before each step, as `steps_max` is).
+pub(crate) fn search_within<M: Model>(
+    model: &M,
+    ops: &[SearchOp<'_, M>],
+    steps_max: u64,
+    work_max: u64,
+) -> Search {
     let mut s = Searcher::new(model, ops);
-    let found = s.run(steps_max).unwrap_or_else(|| Found::OutOfSteps {
-        longest: s.longest(),
-    });
+    let found = s
+        .run_within(steps_max, work_max)
+        .unwrap_or_else(|| Found::OutOfSteps {
+            longest: s.longest(),
+        });
     Search {
         found,
         steps: s.steps(),
+        work: s.work(),
     }
 }
 
@@ -204,6 +222,8 @@ pub(crate) struct Searcher<'s, 'a, M: Model> {
     best: Option<(Vec<usize>, usize, u32)>,
     state: u32,
     steps: u64,
+    /// Events the walk has visited (steps included).
+    visits: u64,
     phase: Phase,
     entry: u32,
 }
@@ -227,6 +247,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
             best: None,
             state: 0,
             steps: 0,
+            visits: 0,
             phase: Phase::Answered,
             entry,
         }
@@ -235,6 +256,14 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
     /// The model steps taken so far.
     pub(crate) fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// The work done so far, a measure of time that does not depend on
+    /// the machine: one unit per operation handed over (the set-up), per
+    /// event the walk visits (each step is one), and per configuration
+    /// entered in the memo (the initial one aside).
+    pub(crate) fn work(&self) -> u64 {
+        self.ops.len() as u64 + self.visits + self.memo.len() as u64 - 1
     }
 
     /// The most operations linearized at once so far.
@@ -247,11 +276,21 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
     /// have been taken in all (`None`: paused; `run` again to go on).
     /// Once it has ended, it must not be run again.
     pub(crate) fn run(&mut self, until: u64) -> Option<Found> {
+        self.run_within(until, u64::MAX)
+    }
+
+    /// [`Searcher::run`], pausing also when the work reaches `work_until`
+    /// (checked where the steps are: it may go past by one walk of the
+    /// event list).
+    pub(crate) fn run_within(&mut self, until: u64, work_until: u64) -> Option<Found> {
         let (model, ops) = (self.model, self.ops);
         let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
+        // The set-up's work; with the visits and the memo's entries (the
+        // initial one is not work: hence `>`), `work()`.
+        let fixed = ops.len() as u64;
         // The hot variables live in locals while the loop runs.
-        let (mut state, mut steps, mut phase, mut entry) =
-            (self.state, self.steps, self.phase, self.entry);
+        let (mut state, mut steps, mut visits, mut phase, mut entry) =
+            (self.state, self.steps, self.visits, self.phase, self.entry);
         let Searcher {
             list,
             twin,
@@ -263,19 +302,26 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
         } = self;
         macro_rules! pause {
             () => {{
-                (self.state, self.steps, self.phase, self.entry) = (state, steps, phase, entry);
+                (self.state, self.steps, self.visits, self.phase, self.entry) =
+                    (state, steps, visits, phase, entry);
                 return None;
             }};
         }
+        macro_rules! end {
+            ($found:expr) => {{
+                (self.steps, self.visits) = (steps, visits);
+                return Some($found);
+            }};
+        }
         loop {
+            visits += 1;
             if entry == NIL {
                 assert_eq!(
                     phase,
                     Phase::Answered,
                     "the optional walk stops at a return"
                 );
-                self.steps = steps;
-                return Some(Found::Linearizable);
+                end!(Found::Linearizable);
             }
             let tag = list.node[entry as usize];
             let k = (tag & !RET) as usize;
@@ -290,7 +336,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                     entry = list.next[entry as usize];
                     continue;
                 }
-                if steps >= until {
+                if steps >= until || fixed + visits + memo.len() as u64 > work_until {
                     pause!();
                 }
                 steps += 1;
@@ -327,7 +373,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
             }
             if op.output.is_none() {
                 // A maybe whose time is up: it never happened.
-                if steps >= until {
+                if steps >= until || fixed + visits + memo.len() as u64 > work_until {
                     pause!();
                 }
                 steps += 1;
@@ -355,8 +401,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                         .take()
                         .expect("a dead end at a completed operation was recorded");
                     let state = model.describe_state(memo.state(at));
-                    self.steps = steps;
-                    return Some(Found::Violation {
+                    end!(Found::Violation {
                         prefix,
                         unplaced,
                         state,

@@ -23,7 +23,7 @@
 //!    possibilities, so core plus context is still not linearizable.
 
 use crate::model::Model;
-use crate::search::{search, Found, SearchOp};
+use crate::search::{search_within, Found, SearchOp};
 
 /// What shrinking kept, as indices into the partition's operations.
 pub(crate) struct Shrunk {
@@ -40,8 +40,7 @@ pub(crate) struct Shrunk {
     pub prefix: Vec<usize>,
     pub unplaced: usize,
     pub state: String,
-    /// The work shrinking took: model steps, and one unit per operation
-    /// handed to a search.
+    /// The work shrinking took, as `Searcher::work` counts it.
     pub work: u64,
 }
 
@@ -96,21 +95,21 @@ impl<M: Model> Shrinker<'_, '_, M> {
                 ret,
             });
         }
-        // Handing the operations over costs about a step each (the event
-        // list is sorted, the memo set up): it counts as work.
+        // Handing the operations over is work (`Searcher::work`), even
+        // when no search follows.
         let setup = sub.len() as u64;
         if self.budget <= setup {
             self.budget = 0;
             return Trial::Undecided;
         }
-        self.budget -= setup;
-        self.work += setup;
         if sub.iter().all(|op| op.output.is_none()) {
+            self.budget -= setup;
+            self.work += setup;
             return Trial::Passes;
         }
-        let s = search(self.model, &sub, self.steps_max.min(self.budget));
-        self.budget = self.budget.saturating_sub(s.steps);
-        self.work += s.steps;
+        let s = search_within(self.model, &sub, self.steps_max, self.budget);
+        self.budget = self.budget.saturating_sub(s.work);
+        self.work += s.work;
         match s.found {
             Found::Linearizable => Trial::Passes,
             Found::OutOfSteps { .. } => Trial::Undecided,
@@ -363,6 +362,7 @@ pub(crate) fn unshrunk<M: Model>(
 mod tests {
     use super::*;
     use crate::models::{Register, RegisterOp, RegisterRet};
+    use crate::search::search;
 
     type M = Register<u8>;
 

@@ -72,9 +72,11 @@ impl Violation {
         self.steps
     }
 
-    /// The verdict's work: [`Violation::steps`] plus one unit per operation
-    /// handed to a search (each partition searched up to then). Shrinking
-    /// is bounded by a multiple of it: see "Violations" in the crate docs.
+    /// The verdict's work: one unit per operation handed to a search, per
+    /// event a search's walk visited (each step is one) and per
+    /// configuration entered, over every partition searched up to the
+    /// violation. Shrinking is bounded by a multiple of it: see "Shrinking
+    /// is bounded" in the crate docs.
     pub fn work(&self) -> u64 {
         self.work
     }

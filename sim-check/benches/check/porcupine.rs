@@ -13,7 +13,9 @@
 //! `false` (Porcupine: the comparison did not hold when it took effect).
 //!
 //! Prints one line per file:
-//! `PORCUPINE <file> <ops> <verdict> <verdict ns> <with shrinking ns> <minimal>`,
+//! `PORCUPINE <file> <ops> <verdict> <verdict ns> <with shrinking ns> <minimal>
+//! <verdict work> <shrinking work>` (the work as `Violation::work` and
+//! `Violation::shrink_work` count it; `-` without a violation),
 //! each time the mean of as many runs as fit in the time given (at least
 //! one), as Go's benchmarks measure.
 
@@ -148,21 +150,22 @@ fn measure<M: Model>(name: &str, model: &M, h: &History<M::Input, M::Output>, ti
     let alone = mean(time, || {
         std::hint::black_box(linearizable_verdict(model, h).is_ok());
     });
-    let minimal = match linearizable(model, h) {
-        Err(CheckError::Violation(v)) => {
+    let (minimal, work) = match linearizable(model, h) {
+        Err(CheckError::Violation(v)) => (
             if v.is_minimal() {
                 "minimal"
             } else {
                 "not-minimal"
-            }
-        }
-        _ => "-",
+            },
+            format!("{} {}", v.work(), v.shrink_work()),
+        ),
+        _ => ("-", "- -".to_string()),
     };
     let shrinking = mean(time, || {
         std::hint::black_box(linearizable(model, h).is_ok());
     });
     println!(
-        "PORCUPINE {name} {} {verdict} {} {} {minimal}",
+        "PORCUPINE {name} {} {verdict} {} {} {minimal} {work}",
         h.len(),
         alone.as_nanos(),
         shrinking.as_nanos()

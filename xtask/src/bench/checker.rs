@@ -58,12 +58,16 @@ fn ms(ns: f64) -> String {
 /// The per-file table (markdown).
 fn per_file(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| file | ops | verdict | Porcupine ms | sim-check verdict ms | ratio | with shrinking ms | shrunk |\n\
-         |---|---:|---|---:|---:|---:|---:|---|\n",
+        "| file | ops | verdict | Porcupine ms | sim-check verdict ms | ratio | with shrinking ms | shrunk | shrinking work / verdict work |\n\
+         |---|---:|---|---:|---:|---:|---:|---|---:|\n",
     );
     for r in rows {
+        let work = match (r.work, r.shrink_work) {
+            (Some(w), Some(s)) if w > 0 => format!("{:.1}", s as f64 / w as f64),
+            _ => "-".to_string(),
+        };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {work} |\n",
             r.file,
             r.ops,
             r.verdict,
@@ -108,7 +112,8 @@ fn comparison(side: &Result<Comparison, String>) -> String {
          time of one check over as many runs as fit in {BENCH}ms (Go's `-benchtime`; at least \
          one run). *Verdict only* is `linearizable_verdict` (no shrinking, as Porcupine's \
          `CheckEvents`); *with shrinking* is `linearizable`, which also shrinks a violation to \
-         its core (bounded by ten times the verdict's work; Porcupine does not shrink). \
+         its core (bounded by ten times the verdict's work, or 50,000 units for a small one; \
+         Porcupine does not shrink). \
          Verdicts: {agree} of {n} agree with Porcupine's test suite.\n\n",
         go = c.go,
         src = c.source,
@@ -195,6 +200,8 @@ mod tests {
             verdict_ns: v,
             shrink_ns: 2.0 * v,
             minimal: if ok { "-" } else { "minimal" }.into(),
+            work: (!ok).then_some(100),
+            shrink_work: (!ok).then_some(250),
         };
         let c = |rows| {
             Ok(Comparison {
@@ -217,7 +224,7 @@ mod tests {
         assert!(met.contains("Verdicts: 2 of 2 agree"), "{met}");
         assert!(
             met.contains(
-                "| etcd_000.log | 10 | violation | 3.000 | 1.000 | 0.33 | 2.000 | minimal |"
+                "| etcd_000.log | 10 | violation | 3.000 | 1.000 | 0.33 | 2.000 | minimal | 2.5 |"
             ),
             "{met}"
         );

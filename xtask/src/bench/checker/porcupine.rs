@@ -36,6 +36,9 @@ pub(crate) struct Row {
     pub shrink_ns: f64,
     /// `minimal`, `not-minimal`, or `-` (no violation).
     pub minimal: String,
+    /// A violation's verdict work and shrinking work (sim-check's units).
+    pub work: Option<u64>,
+    pub shrink_work: Option<u64>,
 }
 
 impl Row {
@@ -111,7 +114,8 @@ fn compare(bench: &Path, dir: &Path) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| l.starts_with("PORCUPINE ")) {
         let w: Vec<&str> = line.split_whitespace().collect();
-        let [_, file, ops, verdict, alone, shrinking, minimal] = w.as_slice() else {
+        let [_, file, ops, verdict, alone, shrinking, minimal, work, shrink_work] = w.as_slice()
+        else {
             return Err(format!("a line not understood: {line}"));
         };
         let Some(name) = bench_name(file) else {
@@ -132,6 +136,8 @@ fn compare(bench: &Path, dir: &Path) -> Result<Vec<Row>, String> {
             verdict_ns: number(alone)?,
             shrink_ns: number(shrinking)?,
             minimal: minimal.to_string(),
+            work: work.parse().ok(),
+            shrink_work: shrink_work.parse().ok(),
         });
     }
     if rows.is_empty() {
