@@ -69,12 +69,14 @@ fn main() {
     if !args.iter().any(|a| a == "--bench") {
         return;
     }
-    // `--porcupine DIR [MS]`: Porcupine's published histories instead
-    // (see porcupine.rs), each timed over at least MS ms (default 100).
+    // `--porcupine DIR [MS [FILE...]]`: Porcupine's published histories
+    // instead (see porcupine.rs), each timed over at least MS ms (default
+    // 100); only the files named, if any.
     if let Some(at) = args.iter().position(|a| a == "--porcupine") {
         let dir = args.get(at + 1).expect("--porcupine DIR");
         let ms = args.get(at + 2).and_then(|m| m.parse().ok()).unwrap_or(100);
-        porcupine::run(std::path::Path::new(dir), Duration::from_millis(ms));
+        let only = args.get(at + 3..).unwrap_or_default();
+        porcupine::run(std::path::Path::new(dir), Duration::from_millis(ms), only);
         return;
     }
     let kv = Kv::<u8, u8>::new();

@@ -172,8 +172,9 @@ fn measure<M: Model>(name: &str, model: &M, h: &History<M::Input, M::Output>, ti
     );
 }
 
-/// Checks every published history under `dir` (Porcupine's repository).
-pub fn run(dir: &Path, time: Duration) {
+/// Checks the published histories under `dir` (Porcupine's repository):
+/// those named in `only`, or all.
+pub fn run(dir: &Path, time: Duration, only: &[String]) {
     let read =
         |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let files = |sub: &str, ext: &str| {
@@ -181,6 +182,7 @@ pub fn run(dir: &Path, time: Duration) {
             .unwrap_or_else(|e| panic!("{}: {e}", dir.join(sub).display()))
             .map(|e| e.expect("a directory entry").path())
             .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .filter(|p| only.is_empty() || only.iter().any(|o| p.ends_with(o)))
             .collect();
         v.sort();
         v

@@ -55,6 +55,16 @@ fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }
 
+/// A ratio, with two decimals, or two significant digits below 0.01.
+fn ratio(r: f64) -> String {
+    if r >= 0.01 || r == 0.0 {
+        format!("{r:.2}")
+    } else {
+        let digits = (-r.log10()).ceil() as usize + 1;
+        format!("{r:.digits$}")
+    }
+}
+
 /// The per-file table (markdown).
 fn per_file(rows: &[Row]) -> String {
     let mut s = String::from(
@@ -67,13 +77,13 @@ fn per_file(rows: &[Row]) -> String {
             _ => "-".to_string(),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {work} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {work} |\n",
             r.file,
             r.ops,
             r.verdict,
             ms(r.porcupine_ns),
             ms(r.verdict_ns),
-            r.verdict_ns / r.porcupine_ns,
+            ratio(r.verdict_ns / r.porcupine_ns),
             ms(r.shrink_ns),
             r.minimal
         ));
@@ -106,9 +116,11 @@ fn comparison(side: &Result<Comparison, String>) -> String {
     s.push_str(&format!(
         "Porcupine's published histories (the Jepsen etcd logs, one register with \
          compare-and-set; the MIT 6.824 key/value logs, a map with append, partitioned by key), \
-         checked in the same run by Porcupine's own benchmarks (`go test -bench -cpu 1`, {go}; \
-         source: {src}, copied to a temporary directory and removed after) and by \
-         `sim-check/benches/check.rs --porcupine` (single-threaded). Each figure is the mean \
+         checked in the same run by Porcupine's own benchmarks (its test binary, `-test.bench \
+         -test.cpu 1`, {go}; source: {src}, copied to a temporary directory and removed after) \
+         and by `sim-check/benches/check.rs --porcupine` (single-threaded), file by file, the \
+         two in turn (which goes first alternates), so that the machine's load weighs on both \
+         alike. Each figure is the mean \
          time of one check over as many runs as fit in {BENCH}ms (Go's `-benchtime`; at least \
          one run). *Verdict only* is `linearizable_verdict` (no shrinking, as Porcupine's \
          `CheckEvents`); *with shrinking* is `linearizable`, which also shrinks a violation to \
@@ -228,6 +240,9 @@ mod tests {
             ),
             "{met}"
         );
+        assert_eq!(ratio(0.123), "0.12");
+        assert_eq!(ratio(0.000_034), "0.000034");
+        assert_eq!(ratio(0.0051), "0.0051");
         let short = comparison(&c(vec![row("c01-ok.txt", 1e6, 0.6e6, "violation", true)]));
         assert!(short.contains("**not met** (0.60×)"), "{short}");
         assert!(short.contains("Verdicts: 0 of 1 agree"), "{short}");

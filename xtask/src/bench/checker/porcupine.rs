@@ -1,6 +1,7 @@
 //! sim-check side by side with Porcupine (issue 39): Porcupine's own
-//! benchmarks (`go test -bench`, one core) and sim-check's bench
-//! (`--porcupine DIR`) on the same published histories, in the same run.
+//! benchmarks (its test binary's `-test.bench`, one core) and sim-check's
+//! bench (`--porcupine DIR`) on the same published histories, in the same
+//! run, file by file.
 //!
 //! Nothing of Porcupine is kept in this repository. Its source comes from
 //! `PORCUPINE_DIR` (a checkout of github.com/anishathalye/porcupine) or
@@ -75,41 +76,66 @@ fn compare(bench: &Path, dir: &Path) -> Result<Vec<Row>, String> {
     let test = std::fs::read_to_string(dir.join("porcupine_test.go"))
         .map_err(|e| format!("porcupine_test.go: {e}"))?;
     let expected = expected(&test);
+    // Porcupine's test binary, built once; then file by file, each
+    // checker in turn (which goes first alternates), so that a change in
+    // the machine's load weighs on both alike.
     eprintln!(
-        "==> bench [checker] Porcupine: go test -bench (one core) in {}",
+        "==> bench [checker] Porcupine: go test -c in {}",
         dir.display()
     );
+    let go_env = |cmd: &mut Command| {
+        // Porcupine needs no other module: never reach the network.
+        cmd.env("GOFLAGS", "-mod=mod")
+            .env("GOPROXY", "off")
+            .env("GOTOOLCHAIN", "local");
+    };
     let mut cmd = Command::new("go");
     cmd.current_dir(dir)
-        .args(["test", "-run", "^$", "-cpu", "1"])
-        .args([
-            "-bench",
-            r"^Benchmark(EtcdJepsen[0-9]+|Kv[0-9]+Clients?(Ok|Bad))$",
-        ])
-        .arg(format!("-benchtime={BENCH_MS}ms"))
-        // Porcupine needs no other module: never reach the network.
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOPROXY", "off")
-        .env("GOTOOLCHAIN", "local");
+        .args(["test", "-c", "-o", "porcupine.test"]);
+    go_env(&mut cmd);
     let (ok, text) = output(&mut cmd)?;
     if !ok {
-        return Err(format!("Porcupine's benchmarks failed:\n{text}"));
+        return Err(format!("building Porcupine's tests failed:\n{text}"));
     }
-    let porcupine = go_bench(&text);
+    let files = published(dir)?;
     eprintln!(
-        "==> bench [checker] sim-check: {} --porcupine",
+        "==> bench [checker] {} histories, each by Porcupine's benchmark (one core) and by {} --porcupine",
+        files.len(),
         bench.display()
     );
-    let mut cmd = Command::new(bench);
-    cmd.arg("--bench")
-        .arg("--porcupine")
-        .arg(dir)
-        .arg(BENCH_MS.to_string());
-    let (ok, text) = output(&mut cmd)?;
-    if !ok {
-        return Err(format!(
-            "sim-check's bench on Porcupine's histories failed:\n{text}"
-        ));
+    let mut porcupine = BTreeMap::new();
+    let mut text = String::new();
+    for (i, file) in files.iter().enumerate() {
+        let Some(name) = bench_name(file) else {
+            continue;
+        };
+        let mut go = Command::new(dir.join("porcupine.test"));
+        go.current_dir(dir)
+            .args(["-test.run", "^$", "-test.cpu", "1"])
+            .arg(format!("-test.bench=^Benchmark{name}$"))
+            .arg(format!("-test.benchtime={BENCH_MS}ms"));
+        go_env(&mut go);
+        let mut ours = Command::new(bench);
+        ours.arg("--bench")
+            .arg("--porcupine")
+            .arg(dir)
+            .arg(BENCH_MS.to_string())
+            .arg(file);
+        for go_first in [i % 2 == 0, i % 2 == 1] {
+            if go_first {
+                let (ok, out) = output(&mut go)?;
+                if !ok {
+                    return Err(format!("Porcupine's benchmark of {file} failed:\n{out}"));
+                }
+                porcupine.extend(go_bench(&out));
+            } else {
+                let (ok, out) = output(&mut ours)?;
+                if !ok {
+                    return Err(format!("sim-check's bench on {file} failed:\n{out}"));
+                }
+                text.push_str(&out);
+            }
+        }
     }
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| l.starts_with("PORCUPINE ")) {
@@ -144,6 +170,24 @@ fn compare(bench: &Path, dir: &Path) -> Result<Vec<Row>, String> {
         return Err(format!("no history was compared:\n{text}"));
     }
     Ok(rows)
+}
+
+/// The published histories' file names, in order: the etcd logs, then the
+/// kv logs.
+fn published(dir: &Path) -> Result<Vec<String>, String> {
+    let mut all = Vec::new();
+    for (sub, ext) in [("test_data/jepsen", ".log"), ("test_data/kv", ".txt")] {
+        let entries = std::fs::read_dir(dir.join(sub))
+            .map_err(|e| format!("{}: {e}", dir.join(sub).display()))?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(ext))
+            .collect();
+        names.sort();
+        all.extend(names);
+    }
+    Ok(all)
 }
 
 /// Go's version, installing Debian's package if it is missing.
