@@ -164,19 +164,19 @@
 //! **Shrinking is bounded.** Its searches count *work*, a measure of time
 //! that, like the steps, does not depend on the machine: one unit per
 //! operation handed to a search (setting it up), per event the search's
-//! walk visits (each step is one), and per configuration it enters in the
-//! memo. The *verdict's work* ([`Violation::work`]) counts the same for the
-//! check's own searches, every partition's up to the violation. Shrinking
-//! takes at most max(10 × the verdict's work, 50,000) units — the floor
-//! shrinks a small history fully, in a millisecond or two — and never more
-//! than the cap, [`Options::shrink_steps_max`]. [`Violation::shrink_work`]
-//! is what it took. The budget is checked before each search and before
-//! each step within one, so it may be passed by one walk of the event list
-//! and, as in the check's own searches, by deciding whether an unknown
-//! operation's placement is covered. A unit of shrinking costs more time
-//! than one of the verdict (its searches weaken most answers, so more of
-//! their steps succeed and are kept): on Porcupine's published histories
-//! it took up to about 3 times as long, see docs/perf.md.
+//! walk visits (each step is one), per configuration it enters in the memo,
+//! and per model step deciding whether an unknown operation's placement is
+//! covered. The *verdict's work* ([`Violation::work`]) counts the same for
+//! the check's own searches, every partition's up to the violation.
+//! Shrinking takes at most max(10 × the verdict's work, 50,000) units — the
+//! floor shrinks a small history fully, in a millisecond or two — and never
+//! more than the cap, [`Options::shrink_steps_max`].
+//! [`Violation::shrink_work`] is what it took. The budget is checked before
+//! each search and at each event a search visits, so it may be passed by the
+//! few units of one step. A unit of shrinking costs more time than one of
+//! the verdict (its searches weaken most answers, so more of their steps
+//! succeed and are kept): on Porcupine's published histories up to about 3
+//! times as much; see docs/perf.md.
 //!
 //! **The verdict alone.** [`linearizable_verdict`] does not shrink: a
 //! violation is reported as the search found it, with the whole partition

@@ -222,7 +222,8 @@ pub(crate) struct Searcher<'s, 'a, M: Model> {
     best: Option<(Vec<usize>, usize, u32)>,
     state: u32,
     steps: u64,
-    /// Events the walk has visited (steps included).
+    /// Events the walk has visited (steps included), and the model steps
+    /// of checking whether an unknown placement is covered.
     visits: u64,
     phase: Phase,
     entry: u32,
@@ -260,8 +261,9 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
 
     /// The work done so far, a measure of time that does not depend on
     /// the machine: one unit per operation handed over (the set-up), per
-    /// event the walk visits (each step is one), and per configuration
-    /// entered in the memo (the initial one aside).
+    /// event the walk visits (each step is one), per configuration entered
+    /// in the memo (the initial one aside), and per model step checking
+    /// whether an unknown placement is covered.
     pub(crate) fn work(&self) -> u64 {
         self.ops.len() as u64 + self.visits + self.memo.len() as u64 - 1
     }
@@ -280,8 +282,9 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
     }
 
     /// [`Searcher::run`], pausing also when the work reaches `work_until`
-    /// (checked where the steps are: it may go past by one walk of the
-    /// event list).
+    /// (checked at every visit, so it goes past by at most the few units of
+    /// one step: its configuration, and the checks of whether an unknown
+    /// placement is covered).
     pub(crate) fn run_within(&mut self, until: u64, work_until: u64) -> Option<Found> {
         let (model, ops) = (self.model, self.ops);
         let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
@@ -314,6 +317,12 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
             }};
         }
         loop {
+            // Every transition comes back here with the search's whole
+            // state in `entry`, `phase`, `state` and the stack: a pause
+            // here resumes exactly.
+            if fixed + visits + memo.len() as u64 > work_until {
+                pause!();
+            }
             visits += 1;
             if entry == NIL {
                 assert_eq!(
@@ -336,7 +345,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                     entry = list.next[entry as usize];
                     continue;
                 }
-                if steps >= until || fixed + visits + memo.len() as u64 > work_until {
+                if steps >= until {
                     pause!();
                 }
                 steps += 1;
@@ -346,9 +355,13 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
                     // same as no effect, which is tried anyway.
                     let same = next == *current;
                     let useful = op.output.is_some() || !same;
-                    if useful
-                        && !(free(k) && absorbed(model, op, &next, stack, memo, free, &mut steps))
-                    {
+                    let before = steps;
+                    let covered = useful
+                        && free(k)
+                        && absorbed(model, op, &next, stack, memo, free, &mut steps);
+                    // Its checks are model steps: work too.
+                    visits += steps - before;
+                    if useful && !covered {
                         bits.set(k);
                         let entered = if same {
                             memo.insert_same(bits, state)
@@ -373,7 +386,7 @@ impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
             }
             if op.output.is_none() {
                 // A maybe whose time is up: it never happened.
-                if steps >= until || fixed + visits + memo.len() as u64 > work_until {
+                if steps >= until {
                     pause!();
                 }
                 steps += 1;
@@ -622,6 +635,20 @@ mod tests {
                 };
                 assert_eq!(found, whole.found);
                 assert_eq!(s.steps(), whole.steps);
+                // Paused by work instead: the same again, each pause within
+                // one step's few units of its limit.
+                let mut s = Searcher::new(&model, &ops);
+                let found = loop {
+                    let until = s.work() + chunk;
+                    if let Some(found) = s.run_within(u64::MAX, until) {
+                        break found;
+                    }
+                    assert!(s.work() >= until, "paused early");
+                    assert!(s.work() <= until + 1 + ops.len() as u64, "{}", s.work());
+                };
+                assert_eq!(found, whole.found);
+                assert_eq!(s.steps(), whole.steps);
+                assert!(s.work() > s.steps());
             }
         }
     }
