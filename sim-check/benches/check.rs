@@ -3,11 +3,15 @@
 //! construction unless answers are corrupted on purpose. Run with
 //! `cargo bench -p sim-check`; prints one line per workload (best of three
 //! runs: the machine may be shared) and panics if a verdict is not the
-//! expected one.
+//! expected one. With `--porcupine DIR`, checks Porcupine's published
+//! histories from a copy of its repository instead (`check/porcupine.rs`).
 
 #[path = "../tests/it/store.rs"]
 #[allow(dead_code)]
 mod store;
+
+#[path = "check/porcupine.rs"]
+mod porcupine;
 
 use sim_check::{linearizable, CheckError, History, Kv, OpId, Register, RegisterOp, RegisterRet};
 use std::time::{Duration, Instant};
@@ -61,7 +65,18 @@ fn measure<M: Exec>(
 fn main() {
     // `cargo test --all-targets` runs this without `--bench`: only
     // `cargo bench` measures.
-    if !std::env::args().any(|a| a == "--bench") {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
+        return;
+    }
+    // `--porcupine DIR [MS [FILE...]]`: Porcupine's published histories
+    // instead (see porcupine.rs), each timed over at least MS ms (default
+    // 100); only the files named, if any.
+    if let Some(at) = args.iter().position(|a| a == "--porcupine") {
+        let dir = args.get(at + 1).expect("--porcupine DIR");
+        let ms = args.get(at + 2).and_then(|m| m.parse().ok()).unwrap_or(100);
+        let only = args.get(at + 3..).unwrap_or_default();
+        porcupine::run(std::path::Path::new(dir), Duration::from_millis(ms), only);
         return;
     }
     let kv = Kv::<u8, u8>::new();

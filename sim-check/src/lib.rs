@@ -63,7 +63,7 @@
 //!
 //! **Partitions.** When [`Model::partition`] gives every operation a key,
 //! each key's operations are a history of their own, checked from the
-//! initial state, in key order. For models that are independent objects
+//! initial state, in turns (below). For models that are independent objects
 //! per key (the [`Kv`] map) this decides exactly the same as checking the
 //! whole (linearizability is compositional), much faster.
 //!
@@ -95,8 +95,35 @@
 //! [`CheckError::Timeout`] — never `Ok` — unless another partition is a
 //! violation, which is returned instead. The default (5,000,000 steps) is
 //! about a second and at most a few hundred MB for a thousand-operation
-//! partition. The search is exponential at worst; what makes it so is
-//! ambiguity that only later operations resolve:
+//! partition.
+//!
+//! **Turns.** Partitions are searched in turns, so that a hard partition
+//! never starves the others. In round *r* (0, 1, 2, …) every partition not
+//! yet decided goes on, in key order, until its search has taken
+//! min(1,024 × 2^*r*, `steps_max`) steps in all; a partition left alone
+//! (every other one decided) goes on to `steps_max` at once. A paused
+//! search resumes exactly where it stopped, so each partition's verdict and
+//! steps are those of searching it alone. The first violation found ends
+//! the check. Hence:
+//!
+//! - `steps_max` is a budget *per partition*: the check as a whole takes at
+//!   most (number of partitions) × `steps_max` search steps, plus
+//!   shrinking's ([`Options::shrink_steps_max`], below);
+//! - if a partition's search proves a violation in *s* steps, the check
+//!   ends before any other partition has taken more than max(1,024, 2*s*)
+//!   steps: [`Violation::steps`] counts the steps of all partitions up to
+//!   then. The budget is checked before each placement; deciding whether
+//!   an unknown operation's placement is covered by an earlier one (above)
+//!   counts steps too and may go a few past it;
+//! - which violation is reported depends on step counts only: the same
+//!   history gets the same one on every run and machine, though not
+//!   necessarily the one in the first partition in key order;
+//! - a paused search keeps its memo, so the memory is that of every
+//!   undecided partition's search at once (as when partitions are searched
+//!   concurrently).
+//!
+//! The search is exponential at worst; what makes it so is ambiguity that
+//! only later operations resolve:
 //!
 //! - many concurrent operations on one partition (partition by key when the
 //!   model allows it);
@@ -125,14 +152,38 @@
 //!    unknown operation is never in the core. **Minimal** means
 //!    1-minimal: when [`Violation::is_minimal`] is true, taking any single
 //!    core operation as a maybe too makes the cut history linearizable. It
-//!    is not necessarily the smallest core there is. Shrinking takes at most
-//!    [`Options::shrink_steps_max`] steps; if they run out, the core is
-//!    still a proven violation, and `is_minimal` is false.
+//!    is not necessarily the smallest core there is. If shrinking's budget
+//!    (below) runs out, the core is still a proven violation, and
+//!    `is_minimal` is false.
 //! 3. *The context* ([`Violation::context`]): the maybes shown beside the
 //!    core, a 1-minimal set of them such that every core operation stays
 //!    needed with only them beside it: taking it as a maybe too makes core
 //!    plus context linearizable. Typically the writes the core's reads saw.
 //!    Core plus context (as maybes) is itself not linearizable.
+//!
+//! **Shrinking is bounded.** Its searches count *work*, a measure of time
+//! that, like the steps, does not depend on the machine: one unit per
+//! operation handed to a search (setting it up), per event the search's
+//! walk visits (each step is one), per configuration it enters in the memo,
+//! and per model step deciding whether an unknown operation's placement is
+//! covered. The *verdict's work* ([`Violation::work`]) counts the same for
+//! the check's own searches, every partition's up to the violation.
+//! Shrinking takes at most max(10 × the verdict's work, 50,000) units — the
+//! floor shrinks a small history fully, in a millisecond or two — and never
+//! more than the cap, [`Options::shrink_steps_max`].
+//! [`Violation::shrink_work`] is what it took. The budget is checked before
+//! each search and at each event a search visits, so it may be passed by the
+//! few units of one step. A unit of shrinking costs more time than one of
+//! the verdict (its searches weaken most answers, so more of their steps
+//! succeed and are kept): on Porcupine's published histories up to about 3
+//! times as much; see docs/perf.md.
+//!
+//! **The verdict alone.** [`linearizable_verdict`] does not shrink: a
+//! violation is reported as the search found it, with the whole partition
+//! up to its last return as the core (every completed operation), the other
+//! operations called before then as context, not minimal, and
+//! [`Violation::shrink_work`] 0. Its verdict, partition and
+//! [`Violation::steps`] are those of [`linearizable`].
 //!
 //! [`Violation::linearized`] is the longest order of core and context
 //! operations the search could build, and [`Violation::unplaced`] the core
@@ -142,8 +193,8 @@
 //!
 //! # Models
 //!
-//! [`Register`] (read, write, compare-and-set), [`Kv`] (get, put, delete;
-//! partitioned by key), [`Counter`] (add, read), [`Set`] (add, contains,
+//! [`Register`] (read, write, compare-and-set), [`Kv`] (get, put, delete,
+//! and append with MIT 6.824's semantics; partitioned by key), [`Counter`] (add, read), [`Set`] (add, contains,
 //! read all), [`Queue`] (FIFO enqueue, dequeue). Any other object is a
 //! [`Model`]: a state, and a step that accepts or refuses an operation and
 //! its answer.
@@ -158,11 +209,13 @@ mod search;
 mod shrink;
 mod violation;
 
-pub use check::{linearizable, linearizable_with, Options};
+pub use check::{
+    linearizable, linearizable_verdict, linearizable_verdict_with, linearizable_with, Options,
+};
 pub use history::{Event, History, Op, OpId, Outcome};
 pub use model::Model;
 pub use models::{
-    Counter, CounterOp, CounterRet, Kv, KvOp, KvRet, Queue, QueueOp, QueueRet, Register,
-    RegisterOp, RegisterRet, Set, SetOp, SetRet,
+    Appendable, Counter, CounterOp, CounterRet, Kv, KvOp, KvRet, Queue, QueueOp, QueueRet,
+    Register, RegisterOp, RegisterRet, Set, SetOp, SetRet,
 };
 pub use violation::{CheckError, Timeout, Undecided, Violation};

@@ -88,10 +88,15 @@ fn key(op: usize) -> u64 {
 pub(crate) struct Memo<S> {
     words: usize,
     /// Per entry: its hash (bound bits and state), its bitset (`words`
-    /// words), its state.
+    /// words), the index of its state in `states`.
     hashes: Vec<u64>,
     bits: Vec<u64>,
+    state_of: Vec<u32>,
+    /// The states, each with its hash. A step that leaves the state as it
+    /// was (a read, a "never happened") enters a configuration that shares
+    /// its parent's state: nothing is cloned, stored or hashed again.
     states: Vec<S>,
+    state_hashes: Vec<u64>,
     /// Open addressing, linear probing: an entry index, or 0 for an empty
     /// slot (entry 0 is the initial state, which is never looked up).
     slots: Vec<u32>,
@@ -105,38 +110,79 @@ impl<S: Eq + Hash> Memo<S> {
             words: bits.words.len(),
             hashes: vec![0],
             bits: bits.words.clone(),
+            state_of: vec![0],
+            state_hashes: vec![hash_one(&init)],
             states: vec![init],
             slots: vec![0; 1024],
         }
     }
 
+    /// The configurations entered, the initial one included.
+    pub(crate) fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// The state of entry `index`.
     pub(crate) fn state(&self, index: u32) -> &S {
-        &self.states[index as usize]
+        &self.states[self.state_of[index as usize] as usize]
     }
 
     /// Adds the configuration (`bits`, `state`) and returns its index, or
     /// `None` if an entered configuration dominates it.
     pub(crate) fn insert(&mut self, bits: &Bits, state: S) -> Option<u32> {
+        let hash = hash_one(&state);
+        let index = self.enter(bits, hash, |memo, e| {
+            memo.states[memo.state_of[e] as usize] == state
+        })?;
+        let id = u32::try_from(self.states.len()).expect("at most 2^32 states");
+        self.states.push(state);
+        self.state_hashes.push(hash);
+        self.state_of.push(id);
+        Some(index)
+    }
+
+    /// Adds the configuration (`bits`, the state of entry `of`), as
+    /// `insert` does, sharing that entry's state.
+    pub(crate) fn insert_same(&mut self, bits: &Bits, of: u32) -> Option<u32> {
+        let id = self.state_of[of as usize];
+        let hash = self.state_hashes[id as usize];
+        let index = self.enter(bits, hash, |memo, e| {
+            let other = memo.state_of[e];
+            other == id || memo.states[other as usize] == memo.states[id as usize]
+        })?;
+        self.state_of.push(id);
+        Some(index)
+    }
+
+    /// Looks (`bits`, a state whose hash is `state_hash` and which `same`
+    /// compares with an entry's) up; if no entry dominates it, takes a slot
+    /// and the next entry index for it and pushes its hash and bits (the
+    /// caller pushes its state).
+    fn enter(
+        &mut self,
+        bits: &Bits,
+        state_hash: u64,
+        same: impl Fn(&Self, usize) -> bool,
+    ) -> Option<u32> {
         assert_eq!(bits.words.len(), self.words);
-        if (self.states.len() + 1) * 2 > self.slots.len() {
+        if (self.hashes.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let hash = mix(bits.hash ^ hash_one(&state));
+        let hash = mix(bits.hash ^ state_hash);
         let mask = self.slots.len() - 1;
         let mut slot = hash as usize & mask;
         loop {
             let e = self.slots[slot] as usize;
             if e == 0 {
-                let index = u32::try_from(self.states.len()).expect("at most 2^32 configurations");
+                let index = u32::try_from(self.hashes.len()).expect("at most 2^32 configurations");
                 self.hashes.push(hash);
                 self.bits.extend_from_slice(&bits.words);
-                self.states.push(state);
                 self.slots[slot] = index;
                 return Some(index);
             }
             if self.hashes[e] == hash
                 && bits.dominated_by(&self.bits[e * self.words..(e + 1) * self.words])
-                && self.states[e] == state
+                && same(self, e)
             {
                 return None;
             }
@@ -236,6 +282,15 @@ mod tests {
         assert_eq!(memo.insert(&bits, 5), Some(3));
         assert_eq!(*memo.state(0), 0);
         assert_eq!(*memo.state(3), 5);
+        // Sharing entry 3's state: the same configuration as a new copy.
+        bits.set(1);
+        assert_eq!(memo.insert_same(&bits, 3), Some(4));
+        assert_eq!(*memo.state(4), 5);
+        assert_eq!(memo.insert(&bits, 5), None);
+        assert_eq!(memo.insert_same(&bits, 1), None, "entry 1 also holds 5");
+        assert_eq!(memo.insert_same(&bits, 2), Some(5));
+        assert_eq!(*memo.state(5), 6);
+        assert_eq!(memo.states.len(), 4, "shared states are stored once");
     }
 
     #[test]

@@ -61,10 +61,13 @@ pub(crate) enum Found {
     },
 }
 
-/// The result of one search, and the model steps it took.
+/// The result of one search, the model steps it took, and its work
+/// ([`Searcher::work`]).
 pub(crate) struct Search {
     pub found: Found,
+    #[cfg_attr(not(test), allow(dead_code))] // the tests count steps
     pub steps: u64,
+    pub work: u64,
 }
 
 const NIL: u32 = u32::MAX;
@@ -176,120 +179,254 @@ enum Phase {
 }
 
 /// Searches for a linearization of `ops` under `model`, taking at most
-/// `steps_max` model steps.
+/// `steps_max` model steps (the tests' entry point).
+#[cfg(test)]
 pub(crate) fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M>], steps_max: u64) -> Search {
-    let mut list = List::new(ops);
-    let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
-    let twin = twins(ops, free);
-    let mut bits = Bits::new(ops.len(), free);
-    let mut memo = Memo::new(&bits, model.init());
-    // The choices made: (operation, index of the state before it, phase).
-    let mut stack: Vec<(usize, u32, Phase)> = Vec::new();
-    let mut state = 0u32;
-    let mut steps = 0u64;
-    // The longest prefix seen at a dead end, and what could not follow it.
-    let mut best: Option<(Vec<usize>, usize, u32)> = None;
-    let mut phase = Phase::Answered;
-    let mut entry = list.next[0];
-    loop {
-        if entry == NIL {
-            assert_eq!(
-                phase,
-                Phase::Answered,
-                "the optional walk stops at a return"
-            );
-            return Search {
-                found: Found::Linearizable,
-                steps,
-            };
+    search_within(model, ops, steps_max, u64::MAX)
+}
+
+/// [`search`], stopping also when its work ([`Searcher::work`]) reaches
+/// `work_max` (checked before each step, as `steps_max` is).
+pub(crate) fn search_within<M: Model>(
+    model: &M,
+    ops: &[SearchOp<'_, M>],
+    steps_max: u64,
+    work_max: u64,
+) -> Search {
+    let mut s = Searcher::new(model, ops);
+    let found = s
+        .run_within(steps_max, work_max)
+        .unwrap_or_else(|| Found::OutOfSteps {
+            longest: s.longest(),
+        });
+    Search {
+        found,
+        steps: s.steps(),
+        work: s.work(),
+    }
+}
+
+/// A search that can stop after any number of steps and go on later from
+/// exactly where it stopped: paused and resumed, it takes the same steps
+/// in the same order and finds the same thing as run in one go.
+pub(crate) struct Searcher<'s, 'a, M: Model> {
+    model: &'s M,
+    ops: &'s [SearchOp<'a, M>],
+    list: List,
+    twin: Vec<u32>,
+    bits: Bits,
+    memo: Memo<M::State>,
+    /// The choices made: (operation, index of the state before it, phase).
+    stack: Vec<(usize, u32, Phase)>,
+    /// The longest prefix seen at a dead end, and what could not follow it.
+    best: Option<(Vec<usize>, usize, u32)>,
+    state: u32,
+    steps: u64,
+    /// Events the walk has visited (steps included), and the model steps
+    /// of checking whether an unknown placement is covered.
+    visits: u64,
+    phase: Phase,
+    entry: u32,
+}
+
+impl<'s, 'a, M: Model> Searcher<'s, 'a, M> {
+    pub(crate) fn new(model: &'s M, ops: &'s [SearchOp<'a, M>]) -> Self {
+        let list = List::new(ops);
+        let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
+        let twin = twins(ops, free);
+        let bits = Bits::new(ops.len(), free);
+        let memo = Memo::new(&bits, model.init());
+        let entry = list.next[0];
+        Searcher {
+            model,
+            ops,
+            list,
+            twin,
+            bits,
+            memo,
+            stack: Vec::new(),
+            best: None,
+            state: 0,
+            steps: 0,
+            visits: 0,
+            phase: Phase::Answered,
+            entry,
         }
-        let tag = list.node[entry as usize];
-        let k = (tag & !RET) as usize;
-        let op = &ops[k];
-        if tag & RET == 0 {
-            // A call: a candidate if it belongs to this phase.
-            // Free operations with equal inputs are interchangeable (the
-            // earlier called can stand in for the later anywhere), so only
-            // the earliest undecided of them is a candidate.
-            let waits = twin[k] != NIL && !bits.get(twin[k] as usize);
-            if op.output.is_some() != (phase == Phase::Answered) || waits {
+    }
+
+    /// The model steps taken so far.
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The work done so far, a measure of time that does not depend on
+    /// the machine: one unit per operation handed over (the set-up), per
+    /// event the walk visits (each step is one), per configuration entered
+    /// in the memo (the initial one aside), and per model step checking
+    /// whether an unknown placement is covered.
+    pub(crate) fn work(&self) -> u64 {
+        self.ops.len() as u64 + self.visits + self.memo.len() as u64 - 1
+    }
+
+    /// The most operations linearized at once so far.
+    pub(crate) fn longest(&self) -> usize {
+        let best = self.best.as_ref().map_or(0, |b| b.0.len());
+        best.max(self.stack.len())
+    }
+
+    /// Goes on searching until the search ends (`Some`) or `until` steps
+    /// have been taken in all (`None`: paused; `run` again to go on).
+    /// Once it has ended, it must not be run again.
+    pub(crate) fn run(&mut self, until: u64) -> Option<Found> {
+        self.run_within(until, u64::MAX)
+    }
+
+    /// [`Searcher::run`], pausing also when the work reaches `work_until`
+    /// (checked at every visit, so it goes past by at most the few units of
+    /// one step: its configuration, and the checks of whether an unknown
+    /// placement is covered).
+    pub(crate) fn run_within(&mut self, until: u64, work_until: u64) -> Option<Found> {
+        let (model, ops) = (self.model, self.ops);
+        let free = |k: usize| ops[k].output.is_none() && ops[k].ret.is_none();
+        // The set-up's work; with the visits and the memo's entries (the
+        // initial one is not work: hence `>`), `work()`.
+        let fixed = ops.len() as u64;
+        // The hot variables live in locals while the loop runs.
+        let (mut state, mut steps, mut visits, mut phase, mut entry) =
+            (self.state, self.steps, self.visits, self.phase, self.entry);
+        let Searcher {
+            list,
+            twin,
+            bits,
+            memo,
+            stack,
+            best,
+            ..
+        } = self;
+        macro_rules! pause {
+            () => {{
+                (self.state, self.steps, self.visits, self.phase, self.entry) =
+                    (state, steps, visits, phase, entry);
+                return None;
+            }};
+        }
+        macro_rules! end {
+            ($found:expr) => {{
+                (self.steps, self.visits) = (steps, visits);
+                return Some($found);
+            }};
+        }
+        loop {
+            // Every transition comes back here with the search's whole
+            // state in `entry`, `phase`, `state` and the stack: a pause
+            // here resumes exactly.
+            if fixed + visits + memo.len() as u64 > work_until {
+                pause!();
+            }
+            visits += 1;
+            if entry == NIL {
+                assert_eq!(
+                    phase,
+                    Phase::Answered,
+                    "the optional walk stops at a return"
+                );
+                end!(Found::Linearizable);
+            }
+            let tag = list.node[entry as usize];
+            let k = (tag & !RET) as usize;
+            let op = &ops[k];
+            if tag & RET == 0 {
+                // A call: a candidate if it belongs to this phase.
+                // Free operations with equal inputs are interchangeable (the
+                // earlier called can stand in for the later anywhere), so only
+                // the earliest undecided of them is a candidate.
+                let waits = twin[k] != NIL && !bits.get(twin[k] as usize);
+                if op.output.is_some() != (phase == Phase::Answered) || waits {
+                    entry = list.next[entry as usize];
+                    continue;
+                }
+                if steps >= until {
+                    pause!();
+                }
+                steps += 1;
+                let current = memo.state(state);
+                if let Some(next) = model.step(current, op.input, op.output) {
+                    // Without an answer, an effect that changes nothing is the
+                    // same as no effect, which is tried anyway.
+                    let same = next == *current;
+                    let useful = op.output.is_some() || !same;
+                    let before = steps;
+                    let covered = useful
+                        && free(k)
+                        && absorbed(model, op, &next, stack, memo, free, &mut steps);
+                    // Its checks are model steps: work too.
+                    visits += steps - before;
+                    if useful && !covered {
+                        bits.set(k);
+                        let entered = if same {
+                            memo.insert_same(bits, state)
+                        } else {
+                            memo.insert(bits, next)
+                        };
+                        if let Some(index) = entered {
+                            stack.push((k, state, phase));
+                            (state, phase, entry) = (index, Phase::Answered, take(list, k));
+                            continue;
+                        }
+                        bits.clear(k);
+                    }
+                }
                 entry = list.next[entry as usize];
                 continue;
             }
-            if steps >= steps_max {
-                return out_of_steps(&best, &stack, steps);
-            }
-            steps += 1;
-            let current = memo.state(state);
-            if let Some(next) = model.step(current, op.input, op.output) {
-                // Without an answer, an effect that changes nothing is the
-                // same as no effect, which is tried anyway.
-                let useful = op.output.is_some() || next != *current;
-                if useful
-                    && !(free(k) && absorbed(model, op, &next, &stack, &memo, free, &mut steps))
-                {
-                    bits.set(k);
-                    if let Some(index) = memo.insert(&bits, next) {
-                        stack.push((k, state, phase));
-                        (state, phase, entry) = (index, Phase::Answered, take(&mut list, k));
-                        continue;
-                    }
-                    bits.clear(k);
-                }
-            }
-            entry = list.next[entry as usize];
-            continue;
-        }
-        // A return: nothing called after it may go before its operation.
-        if phase == Phase::Answered {
-            (phase, entry) = (Phase::Optional, list.next[0]);
-            continue;
-        }
-        if op.output.is_none() {
-            // A maybe whose time is up: it never happened.
-            if steps >= steps_max {
-                return out_of_steps(&best, &stack, steps);
-            }
-            steps += 1;
-            bits.set(k);
-            let same = memo.state(state).clone();
-            if let Some(index) = memo.insert(&bits, same) {
-                stack.push((k, state, Phase::Never));
-                (state, phase, entry) = (index, Phase::Answered, take(&mut list, k));
+            // A return: nothing called after it may go before its operation.
+            if phase == Phase::Answered {
+                (phase, entry) = (Phase::Optional, list.next[0]);
                 continue;
             }
-            bits.clear(k);
-        } else if best.as_ref().is_none_or(|b| stack.len() > b.0.len()) {
-            // A completed operation that had to be linearized by now.
-            let prefix = stack
-                .iter()
-                .filter(|c| c.2 != Phase::Never)
-                .map(|c| c.0)
-                .collect();
-            best = Some((prefix, k, state));
-        }
-        // Undo the last choice and try its configuration's next
-        // alternative; after "never", there is none.
-        loop {
-            let Some((j, before, how)) = stack.pop() else {
-                let (prefix, unplaced, at) =
-                    best.expect("a dead end at a completed operation was recorded");
-                let state = model.describe_state(memo.state(at));
-                return Search {
-                    found: Found::Violation {
+            if op.output.is_none() {
+                // A maybe whose time is up: it never happened.
+                if steps >= until {
+                    pause!();
+                }
+                steps += 1;
+                bits.set(k);
+                if let Some(index) = memo.insert_same(bits, state) {
+                    stack.push((k, state, Phase::Never));
+                    (state, phase, entry) = (index, Phase::Answered, take(list, k));
+                    continue;
+                }
+                bits.clear(k);
+            } else if best.as_ref().is_none_or(|b| stack.len() > b.0.len()) {
+                // A completed operation that had to be linearized by now.
+                let prefix = stack
+                    .iter()
+                    .filter(|c| c.2 != Phase::Never)
+                    .map(|c| c.0)
+                    .collect();
+                *best = Some((prefix, k, state));
+            }
+            // Undo the last choice and try its configuration's next
+            // alternative; after "never", there is none.
+            loop {
+                let Some((j, before, how)) = stack.pop() else {
+                    let (prefix, unplaced, at) = best
+                        .take()
+                        .expect("a dead end at a completed operation was recorded");
+                    let state = model.describe_state(memo.state(at));
+                    end!(Found::Violation {
                         prefix,
                         unplaced,
                         state,
-                    },
-                    steps,
+                    });
                 };
-            };
-            state = before;
-            bits.clear(j);
-            list.unlift(j);
-            if how != Phase::Never {
-                (phase, entry) = (how, list.next[list.call[j] as usize]);
-                break;
+                state = before;
+                bits.clear(j);
+                list.unlift(j);
+                if how != Phase::Never {
+                    (phase, entry) = (how, list.next[list.call[j] as usize]);
+                    break;
+                }
             }
         }
     }
@@ -347,18 +484,6 @@ fn absorbed<M: Model>(
 fn take(list: &mut List, op: usize) -> u32 {
     list.lift(op);
     list.next[0]
-}
-
-fn out_of_steps(
-    best: &Option<(Vec<usize>, usize, u32)>,
-    stack: &[(usize, u32, Phase)],
-    steps: u64,
-) -> Search {
-    let longest = best.as_ref().map_or(0, |b| b.0.len()).max(stack.len());
-    Search {
-        found: Found::OutOfSteps { longest },
-        steps,
-    }
 }
 
 #[cfg(test)]
@@ -474,5 +599,57 @@ mod tests {
         let s = search(&Register::new(0), &ops, 1_000_000);
         assert!(matches!(s.found, Found::Violation { .. }));
         assert!(s.steps < 10_000, "{} steps", s.steps);
+    }
+
+    #[test]
+    fn a_paused_search_goes_on_exactly_where_it_stopped() {
+        // Unknown and concurrent writes, then reads: thousands of steps,
+        // with dead ends and backtracking; once linearizable, once not.
+        let writes: Vec<RegisterOp<u8>> = (0..12).map(RegisterOp::Write).collect();
+        let (wo, r) = (RegisterRet::Write, RegisterOp::Read);
+        let reads: Vec<RegisterRet<u8>> = [3, 7, 99].map(RegisterRet::Read).to_vec();
+        for last in [1, 2] {
+            let mut ops: Vec<SearchOp<'_, M>> = writes
+                .iter()
+                .zip(0..)
+                .map(|(w, c)| {
+                    let known = c % 3 != 0;
+                    op(w, known.then_some(&wo), c, known.then_some(100 + c))
+                })
+                .collect();
+            ops.push(op(&r, Some(&reads[0]), 200, Some(201)));
+            ops.push(op(&r, Some(&reads[last]), 202, Some(203)));
+            let whole = search(&Register::new(0), &ops, u64::MAX);
+            assert!(whole.steps > 100, "{} steps", whole.steps);
+            let model = Register::new(0);
+            for chunk in [1, 7, 64] {
+                let mut s = Searcher::new(&model, &ops);
+                let found = loop {
+                    // Checks that an unknown placement makes count too, so
+                    // a pause may come a few steps past its grant.
+                    let until = s.steps() + chunk;
+                    if let Some(found) = s.run(until) {
+                        break found;
+                    }
+                    assert!(s.steps() >= until, "paused early");
+                };
+                assert_eq!(found, whole.found);
+                assert_eq!(s.steps(), whole.steps);
+                // Paused by work instead: the same again, each pause within
+                // one step's few units of its limit.
+                let mut s = Searcher::new(&model, &ops);
+                let found = loop {
+                    let until = s.work() + chunk;
+                    if let Some(found) = s.run_within(u64::MAX, until) {
+                        break found;
+                    }
+                    assert!(s.work() >= until, "paused early");
+                    assert!(s.work() <= until + 1 + ops.len() as u64, "{}", s.work());
+                };
+                assert_eq!(found, whole.found);
+                assert_eq!(s.steps(), whole.steps);
+                assert!(s.work() > s.steps());
+            }
+        }
     }
 }

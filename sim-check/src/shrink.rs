@@ -23,7 +23,7 @@
 //!    possibilities, so core plus context is still not linearizable.
 
 use crate::model::Model;
-use crate::search::{search, Found, SearchOp};
+use crate::search::{search_within, Found, SearchOp};
 
 /// What shrinking kept, as indices into the partition's operations.
 pub(crate) struct Shrunk {
@@ -40,6 +40,8 @@ pub(crate) struct Shrunk {
     pub prefix: Vec<usize>,
     pub unplaced: usize,
     pub state: String,
+    /// The work shrinking took, as `Searcher::work` counts it.
+    pub work: u64,
 }
 
 enum Trial {
@@ -56,7 +58,9 @@ struct Shrinker<'m, 'a, M: Model> {
     model: &'m M,
     ops: &'m [SearchOp<'a, M>],
     steps_max: u64,
+    /// Work left, and work done.
     budget: u64,
+    work: u64,
 }
 
 impl<M: Model> Shrinker<'_, '_, M> {
@@ -91,15 +95,21 @@ impl<M: Model> Shrinker<'_, '_, M> {
                 ret,
             });
         }
-        if sub.iter().all(|op| op.output.is_none()) {
-            return Trial::Passes;
-        }
-        let limit = self.steps_max.min(self.budget);
-        if limit == 0 {
+        // Handing the operations over is work (`Searcher::work`), even
+        // when no search follows.
+        let setup = sub.len() as u64;
+        if self.budget <= setup {
+            self.budget = 0;
             return Trial::Undecided;
         }
-        let s = search(self.model, &sub, limit);
-        self.budget = self.budget.saturating_sub(s.steps);
+        if sub.iter().all(|op| op.output.is_none()) {
+            self.budget -= setup;
+            self.work += setup;
+            return Trial::Passes;
+        }
+        let s = search_within(self.model, &sub, self.steps_max, self.budget);
+        self.budget = self.budget.saturating_sub(s.work);
+        self.work += s.work;
         match s.found {
             Found::Linearizable => Trial::Passes,
             Found::OutOfSteps { .. } => Trial::Undecided,
@@ -138,6 +148,7 @@ pub(crate) fn shrink<M: Model>(
         ops,
         steps_max,
         budget,
+        work: 0,
     };
     let completed: Vec<usize> = (0..ops.len())
         .filter(|&i| ops[i].output.is_some())
@@ -156,6 +167,7 @@ pub(crate) fn shrink<M: Model>(
         prefix,
         unplaced,
         state,
+        work: 0,
     };
     let mut decided = true;
 
@@ -198,12 +210,16 @@ pub(crate) fn shrink<M: Model>(
         .copied()
         .filter(|&i| ops[i].output.is_some() && ops[i].ret.is_some_and(|r| r <= end))
         .collect();
-    let others = |core: &[usize]| -> Vec<usize> {
-        within
-            .iter()
-            .copied()
-            .filter(|i| !core.contains(i))
-            .collect()
+    let mut member = vec![false; ops.len()];
+    let mut others = |core: &[usize]| -> Vec<usize> {
+        for &i in core {
+            member[i] = true;
+        }
+        let rest = within.iter().copied().filter(|&i| !member[i]).collect();
+        for &i in core {
+            member[i] = false;
+        }
+        rest
     };
 
     // 2. The core: weaken chunks of halving size, then single operations
@@ -310,13 +326,43 @@ pub(crate) fn shrink<M: Model>(
         // operation as a maybe.
         _ => best.context = others(&core),
     }
+    best.work = s.work;
     best
+}
+
+/// A violation as the search found it, not shrunk: the whole partition up
+/// to its last return, every completed operation in the core, the others
+/// as context; not minimal.
+pub(crate) fn unshrunk<M: Model>(
+    ops: &[SearchOp<'_, M>],
+    (prefix, unplaced, state): (Vec<usize>, usize, String),
+) -> Shrunk {
+    let end = ops
+        .iter()
+        .filter(|op| op.output.is_some())
+        .filter_map(|op| op.ret)
+        .max()
+        .expect("a violation has a completed operation");
+    let (core, context) = (0..ops.len())
+        .filter(|&i| ops[i].call < end)
+        .partition(|&i| ops[i].output.is_some());
+    Shrunk {
+        end,
+        core,
+        context,
+        minimal: false,
+        prefix,
+        unplaced,
+        state,
+        work: 0,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::models::{Register, RegisterOp, RegisterRet};
+    use crate::search::search;
 
     type M = Register<u8>;
 

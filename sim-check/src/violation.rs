@@ -58,9 +58,35 @@ pub struct Violation {
     pub(crate) linearized: Vec<OpId>,
     pub(crate) unplaced: OpId,
     pub(crate) state: String,
+    pub(crate) steps: u64,
+    pub(crate) work: u64,
+    pub(crate) shrink_work: u64,
 }
 
 impl Violation {
+    /// The search steps the check took, over every partition, up to the
+    /// moment it found this violation (shrinking aside). Partitions are
+    /// searched in turns, so a hard partition does not delay a violation
+    /// elsewhere: see "Limits" in the crate docs.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The verdict's work: one unit per operation handed to a search, per
+    /// event a search's walk visited (each step is one) and per
+    /// configuration entered, over every partition searched up to the
+    /// violation. Shrinking is bounded by a multiple of it: see "Shrinking
+    /// is bounded" in the crate docs.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The work shrinking took, counted as [`Violation::work`] is (0 from
+    /// [`crate::linearizable_verdict`], which does not shrink).
+    pub fn shrink_work(&self) -> u64 {
+        self.shrink_work
+    }
+
     /// The partition's key, if the model partitions.
     pub fn partition(&self) -> Option<&str> {
         self.partition.as_deref()

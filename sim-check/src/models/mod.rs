@@ -9,7 +9,7 @@ mod register;
 mod set;
 
 pub use counter::{Counter, CounterOp, CounterRet};
-pub use kv::{Kv, KvOp, KvRet};
+pub use kv::{Appendable, Kv, KvOp, KvRet};
 pub use queue::{Queue, QueueOp, QueueRet};
 pub use register::{Register, RegisterOp, RegisterRet};
 pub use set::{Set, SetOp, SetRet};

@@ -302,6 +302,81 @@ fn keys_are_independent() {
     assert_eq!(v.unplaced(), g);
 }
 
+/// Two concurrent appends, then a read: the read sees both, in either
+/// order, and nothing else.
+fn two_appends_then_get(seen: &str) -> History<KvOp<&'static str, String>, KvRet<String>> {
+    let mut h = History::new();
+    let x = h.invoke(0, KvOp::Append("k", "x".to_string()), None);
+    let y = h.invoke(1, KvOp::Append("k", "y".to_string()), None);
+    h.ok(y, KvRet::Append, None);
+    h.ok(x, KvRet::Append, None);
+    done(
+        &mut h,
+        2,
+        KvOp::Get("k"),
+        KvRet::Get(Some(seen.to_string())),
+    );
+    h
+}
+
+#[test]
+fn concurrent_appends_land_in_either_order_and_both() {
+    let kv = Kv::with_append();
+    check(&kv, &two_appends_then_get("xy")).unwrap();
+    check(&kv, &two_appends_then_get("yx")).unwrap();
+    for lost in ["x", "y", "", "xx", "xyx"] {
+        let v = violation(&kv, &two_appends_then_get(lost));
+        assert_eq!(v.unplaced(), OpId(2), "{lost:?}");
+    }
+}
+
+#[test]
+fn appends_that_completed_one_after_the_other_are_in_that_order() {
+    // append x; then append y; then get -> "yx": not linearizable, since
+    // the appends did not overlap.
+    let kv = Kv::with_append();
+    let mut h = History::new();
+    done(&mut h, 0, KvOp::Append("k", "x".to_string()), KvRet::Append);
+    done(&mut h, 1, KvOp::Append("k", "y".to_string()), KvRet::Append);
+    let g = done(
+        &mut h,
+        2,
+        KvOp::Get("k"),
+        KvRet::Get(Some("yx".to_string())),
+    );
+    let v = violation(&kv, &h);
+    assert_eq!(v.unplaced(), g);
+    // Shrunk: "yx" cannot be read whichever of the appends took effect
+    // (each taken as a maybe), so the read alone is the core.
+    assert_eq!(v.core(), [g]);
+    // In order, or overlapping, the answers are fine.
+    let mut h = History::new();
+    done(&mut h, 0, KvOp::Append("k", "x".to_string()), KvRet::Append);
+    done(&mut h, 1, KvOp::Append("k", "y".to_string()), KvRet::Append);
+    done(
+        &mut h,
+        2,
+        KvOp::Get("k"),
+        KvRet::Get(Some("xy".to_string())),
+    );
+    check(&kv, &h).unwrap();
+    check(&kv, &two_appends_then_get("yx")).unwrap();
+}
+
+#[test]
+fn a_missing_key_reads_as_empty_only_with_append() {
+    // 6.824: Get of a missing key returns "", and Append creates it.
+    let mut h = History::new();
+    done(&mut h, 0, KvOp::Get("k"), KvRet::Get(Some(String::new())));
+    done(&mut h, 0, KvOp::Append("k", "a".to_string()), KvRet::Append);
+    done(&mut h, 1, KvOp::Get("k"), KvRet::Get(Some("a".to_string())));
+    check(&Kv::with_append(), &h).unwrap();
+    // Without append, "" is a value someone must have put.
+    let mut h = History::new();
+    let g = done(&mut h, 0, KvOp::Get("k"), KvRet::Get(Some(String::new())));
+    assert_eq!(violation(&Kv::<&str, String>::new(), &h).unplaced(), g);
+}
+
 #[test]
 fn a_search_that_runs_out_of_steps_is_a_timeout_never_a_pass() {
     // Many concurrent writes and a read: linearizable, but not in 3 steps.

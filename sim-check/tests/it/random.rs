@@ -202,6 +202,11 @@ fn kv_against_brute_force_on_the_whole_history() {
 }
 
 #[test]
+fn kv_with_append_against_brute_force_on_the_whole_history() {
+    assert_mixed(compare(&Kv::<u8, String>::with_append(), 6, 1500, 2));
+}
+
+#[test]
 fn counter_against_brute_force() {
     assert_mixed(compare(&Counter::new(0), 3, 1500, 3));
 }
@@ -244,6 +249,7 @@ where
 fn correct_stores_pass_at_scale() {
     correct_stores_pass(&Register::new(0u8), 11, 4, 300, &[0, 10, 30]);
     correct_stores_pass(&Kv::<u8, u8>::new(), 12, 5, 300, &[0, 10, 30]);
+    correct_stores_pass(&Kv::<u8, String>::with_append(), 16, 5, 300, &[0, 10, 30]);
     correct_stores_pass(&Counter::new(0), 13, 4, 300, &[0, 10, 30]);
     correct_stores_pass(&Set::<u8>::new(), 14, 8, 300, &[0, 10, 30]);
     // A queue's state holds the order of every element not yet dequeued,

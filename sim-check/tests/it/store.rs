@@ -243,6 +243,7 @@ impl Exec for Kv<u8, u8> {
                 s.remove(k);
                 (s, KvRet::Delete)
             }
+            KvOp::Append(..) => unreachable!("a Kv::new() has no append"),
         }
     }
 
@@ -261,6 +262,54 @@ impl Exec for Kv<u8, u8> {
             KvOp::Get(_) => KvRet::Get(Some(rng.below(3) as u8)),
             KvOp::Put(..) => KvRet::Put,
             KvOp::Delete(_) => KvRet::Delete,
+            KvOp::Append(..) => KvRet::Append,
+        }
+    }
+}
+
+/// A 6.824 store (`Kv::with_append`): a missing key reads as "".
+impl Exec for Kv<u8, String> {
+    fn exec(&self, s: &Self::State, input: &KvOp<u8, String>) -> (Self::State, KvRet<String>) {
+        let mut s = s.clone();
+        let r = match input {
+            KvOp::Get(k) => KvRet::Get(Some(s.get(k).cloned().unwrap_or_default())),
+            KvOp::Put(k, v) => {
+                s.insert(*k, v.clone());
+                KvRet::Put
+            }
+            KvOp::Delete(k) => {
+                s.remove(k);
+                KvRet::Delete
+            }
+            KvOp::Append(k, v) => {
+                s.entry(*k).or_default().push_str(v);
+                KvRet::Append
+            }
+        };
+        (s, r)
+    }
+
+    fn input(&self, rng: &mut Rng, keys: u64) -> KvOp<u8, String> {
+        let k = rng.below(keys) as u8;
+        let v = ["", "a", "b", "ab"][rng.below(4) as usize].to_string();
+        match rng.below(7) {
+            0..=2 => KvOp::Get(k),
+            3 => KvOp::Put(k, v),
+            4 => KvOp::Delete(k),
+            _ => KvOp::Append(k, v),
+        }
+    }
+
+    fn output(&self, rng: &mut Rng, input: &KvOp<u8, String>) -> KvRet<String> {
+        match input {
+            KvOp::Get(_) if rng.percent(15) => KvRet::Get(None),
+            KvOp::Get(_) => {
+                let v = ["", "a", "b", "ab", "ba", "aab"][rng.below(6) as usize];
+                KvRet::Get(Some(v.to_string()))
+            }
+            KvOp::Put(..) => KvRet::Put,
+            KvOp::Delete(_) => KvRet::Delete,
+            KvOp::Append(..) => KvRet::Append,
         }
     }
 }
