@@ -688,3 +688,15 @@ fn blocked_forever(f: Failure) -> ! {
     eprintln!("{text}");
     std::process::exit(101);
 }
+
+/// How many waiters of this run wait on `addr`'s futex queue now (threads
+/// of dead nodes aside); `None` outside a simulation's executor. For
+/// libc/pthread.rs: a reader--writer lock that prefers writers lets no new
+/// reader in while a writer waits.
+pub(crate) fn futex_waiters(addr: usize) -> Option<usize> {
+    with_threads(|t| {
+        t.queues
+            .get(&addr)
+            .map_or(0, |q| q.iter().filter(|e| !e.waiter.dead.get()).count())
+    })
+}
