@@ -32,10 +32,10 @@
 //! leaves nothing behind. Per kind:
 //! - mutexes (normal, adaptive, recursive, error-checking) follow glibc's
 //!   own protocol on `__lock` (0, 1, 2 with atomic exchanges), `__owner`,
-//!   `__count`, `__nusers`, so they stay correct even against a thread
-//!   outside the simulation using the same mutex at the same time; an
-//!   unlock that finds waiters but wakes none of the simulation's also wakes
-//!   the kernel's. Robust, priority-inheritance and priority-protection
+//!   `__count`, `__nusers`, so mutual exclusion holds even against a
+//!   thread outside the simulation using the same mutex at the same time;
+//!   an unlock that finds waiters but wakes none of the simulation's also
+//!   wakes the kernel's. Robust, priority-inheritance and priority-protection
 //!   mutexes are locked by glibc's own `pthread_mutex_trylock`, retried
 //!   every [`POLL`] of virtual time (the kernel's bookkeeping of those kinds
 //!   stays glibc's); a destroyed mutex's calls are glibc's (`EINVAL`).
