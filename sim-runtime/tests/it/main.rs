@@ -18,6 +18,7 @@ mod schedules;
 mod signals;
 mod tasks;
 mod threads;
+mod threads_c;
 mod time;
 mod unsupported;
 

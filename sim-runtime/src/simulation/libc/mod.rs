@@ -38,6 +38,8 @@ pub(crate) mod cstate;
 pub(crate) mod fs;
 pub(crate) mod net;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod pthread;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod refused;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod sys;

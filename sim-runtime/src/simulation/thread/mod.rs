@@ -1114,3 +1114,15 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
         with_threads(|t| t.idle.push((node, incarnation, w.clone())));
     }
 }
+
+/// How many waiters of this run wait on `addr`'s futex queue now (threads
+/// of dead nodes aside); `None` outside a simulation's executor. For
+/// libc/pthread.rs: a reader--writer lock that prefers writers lets no new
+/// reader in while a writer waits.
+pub(crate) fn futex_waiters(addr: usize) -> Option<usize> {
+    with_threads(|t| {
+        t.queues
+            .get(&addr)
+            .map_or(0, |q| q.iter().filter(|e| !e.waiter.dead.get()).count())
+    })
+}
