@@ -17,7 +17,11 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// `fs-compat` builds fs-err's `tokio` module and axum-server's rustls TLS,
 /// which name std's `Metadata` and `FileType` through `tokio::fs`; `tls`
 /// runs reqwest's default TLS and tonic's with the platform's roots, under
-/// a partition and a crash, on ring (same bytes per seed) and aws-lc-rs.
+/// a partition and a crash, on ring (same bytes per seed) and aws-lc-rs;
+/// `threads` runs rayon, `std::thread::scope`, crossbeam-channel,
+/// tracing-appender's writer and futures' `block_on` with every OS thread
+/// a simulated thread (what is not simulated yet waits behind its
+/// `pending` feature).
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -27,6 +31,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "shop",
     "fs-compat",
     "tls",
+    "threads",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this

@@ -134,6 +134,33 @@ const TESTS: &[Test] = &[
         "tonic_tls_channel_through_a_partition_and_a_crash",
     ),
     graph_test("tls", "aws_lc", "bytes_of_one_seed"),
+    graph_test("threads", "sim", "thread_scope_in_a_task"),
+    graph_test(
+        "threads",
+        "sim",
+        "crossbeam_channel_from_a_thread_to_a_polling_task",
+    ),
+    graph_test(
+        "threads",
+        "sim",
+        "crossbeam_channel_from_a_thread_to_spawn_blocking",
+    ),
+    graph_test("threads", "sim", "crossbeam_channel_from_tasks_to_a_thread"),
+    graph_test(
+        "threads",
+        "sim",
+        "futures_block_on_in_a_thread_waits_for_a_task",
+    ),
+    // These two rerun differently in one process today (rayon-core's
+    // process-wide steal-seed counter; tracing-core's process-wide dispatcher
+    // lock, contended by seeds run side by side): the sweep's determinism
+    // check reports it. examples/threads/tests/pending.rs says more.
+    graph_test("threads", "sim", "rayon_par_iter_in_a_handler"),
+    graph_test(
+        "threads",
+        "sim",
+        "tracing_appender_non_blocking_writes_every_line",
+    ),
     test("stores", "lsm", "durable_commits_survive_a_crash"),
     test(
         "stores",
@@ -185,6 +212,14 @@ const FAIL_BY_DESIGN: &[&str] = &[
     "examples/canaries/tests/sweep.rs",
     // The main demo's planted bug, run by `cargo xtask demo`.
     "examples/kv/tests/demo.rs",
+];
+
+/// Files whose `#[sim::test]`s wait on unfinished work (each fails today,
+/// as its comments say, behind a Cargo feature off by default), so they
+/// are not swept.
+const PENDING: &[&str] = &[
+    // Simulated OS threads (issue 35): what they do not do yet.
+    "examples/threads/tests/pending.rs",
 ];
 
 /// Lines of a failure's report kept in the markdown, before the trace.
@@ -588,7 +623,7 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
          `SIM_*` variable cleared. With the check on each seed runs twice and the two runs are \
          compared decision by decision, so *seeds/s* counts seeds, not runs. A failure's \
          strategy and class are its first failing seed's. Not swept: the tests of {}, which \
-         fail by design.\n",
+         fail by design, and of {}, which wait on unfinished work (behind a Cargo feature).\n",
         opts.command,
         elapsed.as_secs(),
         opts.seeds,
@@ -596,6 +631,11 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
         opts.seeds,
         opts.jobs,
         FAIL_BY_DESIGN
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        PENDING
             .iter()
             .map(|f| format!("`{f}`"))
             .collect::<Vec<_>>()
@@ -752,7 +792,7 @@ mod tests {
             files.sort();
             for file in files {
                 let rel = file.strip_prefix(&root).unwrap().display().to_string();
-                if FAIL_BY_DESIGN.contains(&rel.as_str()) {
+                if FAIL_BY_DESIGN.contains(&rel.as_str()) || PENDING.contains(&rel.as_str()) {
                     continue;
                 }
                 let source = std::fs::read_to_string(&file).unwrap();
@@ -802,6 +842,13 @@ mod tests {
             if !root.join(f).exists() {
                 problems.push(format!(
                     "FAIL_BY_DESIGN in xtask/src/sweep.rs names {f}, which does not exist"
+                ));
+            }
+        }
+        for f in PENDING {
+            if !root.join(f).exists() {
+                problems.push(format!(
+                    "PENDING in xtask/src/sweep.rs names {f}, which does not exist"
                 ));
             }
         }

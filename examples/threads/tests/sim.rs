@@ -1,0 +1,230 @@
+//! The threaded code simulated, dependencies and all: `cargo sim test -p
+//! threads`. Every OS thread the code or its crates start (rayon's workers,
+//! scoped threads, crossbeam's producer, tracing-appender's writer) is a
+//! simulated thread of its node: it runs only while it holds the
+//! simulation's baton, its sleeps are timers on the virtual clock, and the
+//! seed decides who runs at each hand-off. Under the older `--cfg
+//! simulation` alone this crate's `tokio` is real Tokio, which has no
+//! runtime inside a simulation: the file is empty then.
+#![cfg(sim_graph)]
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+use threads::*;
+use tokio::sync::{mpsc, oneshot};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// rayon's `par_iter` inside a handler task, on a pool of three workers
+/// (simulated threads): each worker runs (`broadcast` reaches all three),
+/// six 10 ms sleeps spread over the workers take less virtual time than one
+/// thread sleeping them in turn would, and the handler answers two client
+/// tasks with sums computed on the pool. (Without the same-seed rerun:
+/// rayon-core seeds each worker's steal order from a process-wide counter,
+/// so a rerun in the same process steals differently; see
+/// `tests/pending.rs`.)
+#[sim::test(seeds = 0..12)]
+async fn rayon_par_iter_in_a_handler() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .thread_name(|i| format!("sum-{i}"))
+        .build()
+        .unwrap();
+    assert_eq!(pool.current_num_threads(), 3);
+    assert_eq!(worker_indices(&pool), vec![0, 1, 2]);
+    let t0 = sim::elapsed();
+    assert_eq!(parallel_sleeps(&pool, 6, 10 * MS), vec![0, 1, 2, 3, 4, 5]);
+    let slept = sim::elapsed() - t0;
+    assert!(
+        slept >= 20 * MS
+            && slept < 60 * MS
+            && slept.as_nanos().is_multiple_of((10 * MS).as_nanos()),
+        "six 10 ms sleeps on three workers took {slept:?} of virtual time"
+    );
+
+    let (tx, rx) = mpsc::channel::<SumRequest>(4);
+    let server = tokio::spawn(serve_sums(rx, Some(pool)));
+    let clients: Vec<_> = [1_000u64, 12_345]
+        .into_iter()
+        .map(|n| {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let (reply, answer) = oneshot::channel();
+                tx.send((n, reply)).await.unwrap();
+                (n, answer.await.unwrap())
+            })
+        })
+        .collect();
+    drop(tx);
+    for c in clients {
+        let (n, sum) = c.await.unwrap();
+        assert_eq!(sum, sum_of_squares_formula(n), "n={n}");
+    }
+    server.await.unwrap();
+}
+
+/// `std::thread::scope` in a task: the threads borrow the task's texts
+/// mutably, sleep in virtual time (the scope takes exactly the longest
+/// sleep), finish in the order of their sleeps, and the task runs on after.
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn thread_scope_in_a_task() {
+    let ticker = tokio::spawn(async {
+        tokio::time::sleep(5 * MS).await;
+        sim::elapsed()
+    });
+    let counted = tokio::spawn(async {
+        let mut texts: Vec<String> = ["a b c", "d e", "f", "g h i j"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let t0 = sim::elapsed();
+        let s = scoped_counts(&mut texts, 10 * MS);
+        (s, sim::elapsed() - t0)
+    })
+    .await
+    .unwrap();
+    let (s, took) = counted;
+    assert_eq!(s.words, 10);
+    assert_eq!(s.finished, vec![3, 2, 1, 0]);
+    assert_eq!(s.shouted, vec!["A B C", "D E", "F", "G H I J"]);
+    assert_eq!(took, 40 * MS, "the scope waits for its longest sleeper");
+    assert!(ticker.await.unwrap() >= 5 * MS);
+}
+
+/// A crossbeam channel from a thread to a task that polls it with
+/// `try_recv` and a Tokio sleep: each reading arrives within one poll of
+/// the thread's send, which its virtual-time sleeps place exactly.
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn crossbeam_channel_from_a_thread_to_a_polling_task() {
+    let (rx, sensor_thread) = sensor(5, 10 * MS);
+    let got = tokio::spawn(drain_polling(rx, MS)).await.unwrap();
+    sensor_thread.join().unwrap();
+    assert_eq!(
+        got.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4]
+    );
+    for (v, at) in &got {
+        let sent = 10 * MS * (v + 1);
+        assert!(
+            *at >= sent && *at <= sent + MS,
+            "reading {v} sent at {sent:?} arrived at {at:?}"
+        );
+    }
+}
+
+/// A crossbeam channel from a thread, drained by a blocking `recv` inside
+/// `spawn_blocking` (in a simulation the closure runs on the executor's
+/// thread, which waits as a blocked worker would while the thread runs).
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn crossbeam_channel_from_a_thread_to_spawn_blocking() {
+    let (rx, sensor_thread) = sensor(3, 7 * MS);
+    let t0 = sim::elapsed();
+    assert_eq!(drain_blocking(rx).await, vec![0, 1, 2]);
+    assert_eq!(sim::elapsed() - t0, 21 * MS);
+    sensor_thread.join().unwrap();
+}
+
+/// A crossbeam channel from tasks to a thread blocked in its `recv`, which
+/// answers each on a Tokio oneshot; the thread ends when the last sender
+/// is dropped and says how many it served.
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn crossbeam_channel_from_tasks_to_a_thread() {
+    let (tx, doubler_thread) = doubler();
+    let askers: Vec<_> = (0..3u32)
+        .map(|a| {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                for i in 0..4 {
+                    let v = a * 10 + i;
+                    let (reply, answer) = oneshot::channel();
+                    tx.send((v, reply)).unwrap();
+                    answers.push((v, answer.await.unwrap()));
+                    tokio::time::sleep(MS).await;
+                }
+                answers
+            })
+        })
+        .collect();
+    drop(tx);
+    for a in askers {
+        let answers = a.await.unwrap();
+        assert_eq!(answers.len(), 4);
+        for (v, doubled) in answers {
+            assert_eq!(doubled, v * 2);
+        }
+    }
+    assert_eq!(doubler_thread.join().unwrap(), 12);
+}
+
+/// tracing-appender's `non_blocking` writer: lines logged by tasks reach
+/// the writer through its worker thread, every one and each task's in
+/// order, by the time the guard is dropped. (Without the same-seed rerun:
+/// `Dispatch::new` takes tracing-core's process-wide lock, which seeds run
+/// side by side contend for real; see `tests/pending.rs`.)
+#[sim::test(seeds = 0..12)]
+async fn tracing_appender_non_blocking_writes_every_line() {
+    let sink = Captured::default();
+    log_from_tasks(sink.clone(), 3, 5, MS).await;
+    let text = sink.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 15, "{text}");
+    for task in 0..3 {
+        let mine: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.contains(&format!("task={task} ")))
+            .collect();
+        let want: Vec<String> = (0..5)
+            .map(|line| format!(" INFO logged task={task} line={line}"))
+            .collect();
+        assert_eq!(mine, want, "{text}");
+    }
+}
+
+/// `futures::executor::block_on` inside a std thread, on a Tokio oneshot
+/// that a task fills after a virtual-time sleep: the thread parks until
+/// the task's send wakes it, and answers at exactly that virtual time.
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn futures_block_on_in_a_thread_waits_for_a_task() {
+    let t0 = sim::elapsed();
+    assert_eq!(doubled_by_a_blocked_thread(21, 50 * MS).await, 42);
+    assert_eq!(sim::elapsed() - t0, 50 * MS);
+}
+
+/// One threaded scenario, run to the end in a fresh simulation per call:
+/// a producer thread feeds a polling task over crossbeam while three
+/// threads and two tasks append to one log under a std `Mutex`, yielding
+/// between appends. The same seed gives the same log and the same
+/// fingerprint, twice in one process; different seeds interleave the
+/// threads and tasks differently. (Every thread starts before any is
+/// joined: see `a_thread_joined_after_another_was_joined` in
+/// `tests/pending.rs`.)
+#[test]
+fn a_threaded_run_is_a_function_of_its_seed() {
+    fn run(seed: u64) -> (Vec<String>, u64) {
+        sim::World::new(seed).block_on(async {
+            let (rx, producer) = sensor(3, MS);
+            let readings = tokio::spawn(drain_polling(rx, MS));
+            let mut log = interleaving(3, 2, 4).await;
+            assert_eq!(log.len(), (3 + 2) * 4);
+            let readings = readings.await.unwrap();
+            assert_eq!(readings.len(), 3);
+            log.push(format!("{readings:?}"));
+            producer.join().unwrap();
+            (log, sim::fingerprint())
+        })
+    }
+    for seed in [3, 11] {
+        let (first, second) = (run(seed), run(seed));
+        assert_eq!(first, second, "seed {seed} ran differently twice");
+    }
+    let logs: BTreeSet<Vec<String>> = (0..8).map(|seed| run(seed).0).collect();
+    assert!(
+        logs.len() >= 4,
+        "8 seeds gave only {} interleavings: {logs:?}",
+        logs.len()
+    );
+    let prints: BTreeSet<u64> = (0..8).map(|seed| run(seed).1).collect();
+    assert_eq!(prints.len(), 8, "two seeds had one fingerprint");
+}
