@@ -2,6 +2,10 @@
 //! the start of every simulation, so that one seed replays the same after
 //! another in the same process.
 //!
+//! - SQLite's random number generator, below; rayon-core's counter that
+//!   seeds its workers' stealing order (a Rust static, found by its mangled
+//!   name the same way).
+//!
 //! SQLite seeds its random number generator (temporary file names, the
 //! rollback journal's nonce, the WAL's salts, `randomblob()`) on first use
 //! from `/dev/urandom` and keeps it for the process. Inside a simulation
@@ -45,27 +49,51 @@ crate::simulation::core::hooks::carried!(
 
 /// A per-process state this module knows how to reset.
 struct Known {
-    /// The C function that resets it.
-    symbol: &'static str,
+    /// Whether a symbol's (mangled) name is the one that resets it or
+    /// holds it.
+    symbol: fn(&str) -> bool,
     /// What it is, for the harness's note.
     what: &'static str,
     /// Resets it, given the function's address.
     reset: fn(usize),
 }
 
-const KNOWN: &[Known] = &[Known {
-    symbol: "sqlite3_randomness",
-    what: "SQLite's random number generator (sqlite3_randomness)",
-    reset: |addr| {
-        // SAFETY: `addr` is the executable's `sqlite3_randomness`, whose C
-        // signature is `void (int N, void *P)`; N = 0 with P = NULL is its
-        // documented reset (SQLite reseeds on the next draw).
-        unsafe {
-            let f = std::mem::transmute::<usize, unsafe extern "C" fn(i32, *mut u8)>(addr);
-            f(0, std::ptr::null_mut());
-        }
+const KNOWN: &[Known] = &[
+    Known {
+        symbol: |name| name == "sqlite3_randomness",
+        what: "SQLite's random number generator (sqlite3_randomness)",
+        reset: |addr| {
+            // SAFETY: `addr` is the executable's `sqlite3_randomness`, whose C
+            // signature is `void (int N, void *P)`; N = 0 with P = NULL is its
+            // documented reset (SQLite reseeds on the next draw).
+            unsafe {
+                let f = std::mem::transmute::<usize, unsafe extern "C" fn(i32, *mut u8)>(addr);
+                f(0, std::ptr::null_mut());
+            }
+        },
     },
-}];
+    Known {
+        // rayon-core seeds each worker's choice of whom to steal from with
+        // a hash of a process-wide counter (`XorShift64Star::new`'s
+        // `COUNTER`), so a pool made in a later run of the process steals
+        // in another order: it starts from 0 again in every run.
+        symbol: |name| {
+            name.contains("rayon_core")
+                && name.contains("XorShift64Star")
+                && name.contains("7COUNTER")
+        },
+        what: "rayon-core's counter that seeds its workers' stealing order",
+        reset: |addr| {
+            // SAFETY: `addr` is rayon-core's `static COUNTER: AtomicUsize`,
+            // which lives for the whole process; an atomic store is how
+            // rayon itself writes it.
+            unsafe {
+                (*(addr as *const std::sync::atomic::AtomicUsize))
+                    .store(0, std::sync::atomic::Ordering::Relaxed)
+            }
+        },
+    },
+];
 
 /// The known states this executable has, with their resets' addresses.
 fn found() -> &'static [(&'static Known, usize)] {
@@ -111,7 +139,7 @@ fn scan() -> Option<Vec<(&'static Known, usize)>> {
             if name == "open64" {
                 anchor_at = Some(sym.address() as usize);
             }
-            if let Some(k) = KNOWN.iter().find(|k| k.symbol == name) {
+            if let Some(k) = KNOWN.iter().find(|k| (k.symbol)(name)) {
                 hits.push((k, sym.address() as usize));
             }
         }

@@ -29,6 +29,12 @@
 //! process's thread count stays flat.
 
 pub(crate) mod gate;
+mod pool;
+mod report;
+
+use self::pool::Worker;
+pub(crate) use self::pool::{run_blocking, Job};
+use self::report::{start_site, started_by, ORPHAN_WORDS};
 
 use self::gate::Gate;
 use crate::simulation::core::executor::{self, current, with_current, Driver};
@@ -37,7 +43,7 @@ use crate::simulation::core::node::NodeId;
 use crate::simulation::core::report::Failure;
 use crate::simulation::core::watchdog::RunningThread;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -89,54 +95,6 @@ enum Blocked {
     /// The end of simulated thread `id`.
     Join(u64),
     Sleep,
-}
-
-/// The return addresses of the calling stack, innermost first (at most 32).
-fn started_by() -> Vec<usize> {
-    let mut ips = Vec::with_capacity(32);
-    // SAFETY: the unsynchronized walk is unsafe for the backends that
-    // need a lock (Windows' dbghelp); on Linux it is `_Unwind_Backtrace`,
-    // which any thread may call at any time. The closure only records
-    // addresses.
-    unsafe {
-        backtrace::trace_unsynchronized(|frame| {
-            ips.push(frame.ip() as usize);
-            ips.len() < 32
-        });
-    }
-    ips
-}
-
-/// Where a thread was started: the first frame of `ips` outside std, the
-/// simulator and the unwinder, as `file:line`.
-fn start_site(ips: &[usize]) -> Option<String> {
-    let mut site = None;
-    for &ip in ips {
-        hooks::on_real_disk(|| {
-            backtrace::resolve(ip as *mut std::ffi::c_void, |symbol| {
-                if site.is_some() {
-                    return;
-                }
-                let (Some(file), Some(line)) = (symbol.filename(), symbol.lineno()) else {
-                    return;
-                };
-                let file = file.to_string_lossy();
-                let ours = [
-                    "/rustc/",
-                    "/sim-runtime/src/",
-                    "/backtrace-",
-                    "/library/std/",
-                ];
-                if !ours.iter().any(|o| file.contains(o)) {
-                    site = Some(format!("{file}:{line}"));
-                }
-            })
-        });
-        if site.is_some() {
-            break;
-        }
-    }
-    site
 }
 
 /// What the thread handed the baton back for.
@@ -319,40 +277,6 @@ pub(crate) struct Threads {
     /// A futex word this run woke that a thread of an earlier run was
     /// blocked on when that run ended ([`ORPHAN_WORDS`]).
     woke_orphan: Option<usize>,
-}
-
-/// Futex words that threads were blocked on when their run ended (they
-/// never run again): a later run that wakes one is handing work to a
-/// thread that is gone, as with a process-wide pool (rayon's global pool)
-/// that an earlier run started. Bounded; guarded by a spin lock, since a
-/// std lock here would itself be a simulated futex.
-static ORPHAN_WORDS: OrphanWords = OrphanWords {
-    busy: AtomicBool::new(false),
-    words: UnsafeCell::new(BTreeSet::new()),
-};
-
-struct OrphanWords {
-    busy: AtomicBool,
-    words: UnsafeCell<BTreeSet<usize>>,
-}
-
-// SAFETY: `words` is touched only while `busy` is held (`with`).
-unsafe impl Sync for OrphanWords {}
-
-impl OrphanWords {
-    fn with<R>(&self, f: impl FnOnce(&mut BTreeSet<usize>) -> R) -> R {
-        while self
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
-        // SAFETY: the spin lock is held.
-        let out = f(unsafe { &mut *self.words.get() });
-        self.busy.store(false, Ordering::Release);
-        out
-    }
 }
 
 impl Driver for Threads {
@@ -1029,90 +953,6 @@ fn blocked_forever(f: Failure) -> ! {
     hooks::leave_thread();
     eprintln!("{text}");
     std::process::exit(101);
-}
-
-/// A job of `spawn_blocking`.
-pub(crate) type Job = Box<dyn FnOnce() + Send>;
-
-/// How long an idle `spawn_blocking` worker waits for another job before
-/// it ends (Tokio's default keep-alive), in virtual time.
-const KEEP_ALIVE: Duration = Duration::from_secs(10);
-
-/// A simulated thread that runs `spawn_blocking` jobs, as Tokio's blocking
-/// pool does: one job at a time, then it waits for the next.
-#[derive(Default)]
-pub(crate) struct Worker {
-    job: std::sync::Mutex<Option<Job>>,
-    ready: std::sync::Condvar,
-}
-
-/// Runs `job` on a `spawn_blocking` worker of the current node: an idle
-/// one, or a new simulated thread. `Err(job)` outside a simulation's
-/// executor.
-pub(crate) fn run_blocking(job: Job) -> Result<(), Job> {
-    let Some((node, incarnation)) = with_current(|e| {
-        let node = e.current_node();
-        (node, e.core().node(node).incarnation)
-    }) else {
-        return Err(job);
-    };
-    let idle = with_threads(|t| {
-        t.idle.retain(|(n, i, _)| *n != node || *i == incarnation);
-        let at = t.idle.iter().rposition(|(n, _, _)| *n == node)?;
-        Some(t.idle.remove(at).2)
-    })
-    .flatten();
-    let worker = match idle {
-        Some(w) => w,
-        None => {
-            let w = Arc::new(Worker::default());
-            let mine = w.clone();
-            let started = std::thread::Builder::new()
-                .name("tokio-runtime-worker".into())
-                .spawn(move || work(mine, node, incarnation));
-            if started.is_err() {
-                return Err(job);
-            }
-            w
-        }
-    };
-    *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
-    worker.ready.notify_one();
-    Ok(())
-}
-
-/// A `spawn_blocking` worker's life: each job, then idle until the next or
-/// until [`KEEP_ALIVE`] passes.
-fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
-    let idle = |idle: bool| {
-        if let Some(ctl) = this_thread() {
-            with_current(|e| e.core_mut().set_idle_worker(ctl.task.get(), idle));
-        }
-    };
-    loop {
-        let job = {
-            let mut slot = w.job.lock().unwrap_or_else(|e| e.into_inner());
-            loop {
-                if let Some(job) = slot.take() {
-                    idle(false);
-                    break job;
-                }
-                idle(true);
-                let (s, waited) = w
-                    .ready
-                    .wait_timeout(slot, KEEP_ALIVE)
-                    .unwrap_or_else(|e| e.into_inner());
-                slot = s;
-                if waited.timed_out() && slot.is_none() {
-                    drop(slot);
-                    with_threads(|t| t.idle.retain(|(_, _, x)| !Arc::ptr_eq(x, &w)));
-                    return;
-                }
-            }
-        };
-        job();
-        with_threads(|t| t.idle.push((node, incarnation, w.clone())));
-    }
 }
 
 /// How many waiters of this run wait on `addr`'s futex queue now (threads

@@ -1,0 +1,93 @@
+//! `spawn_blocking`'s pool: simulated threads of the calling node that run
+//! one closure at a time and wait for the next, as Tokio's blocking pool
+//! does.
+
+use super::{this_thread, with_threads};
+use crate::simulation::core::executor::with_current;
+use crate::simulation::core::node::NodeId;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A job of `spawn_blocking`.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// How long an idle `spawn_blocking` worker waits for another job before
+/// it ends (Tokio's default keep-alive), in virtual time.
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// A simulated thread that runs `spawn_blocking` jobs, as Tokio's blocking
+/// pool does: one job at a time, then it waits for the next.
+#[derive(Default)]
+pub(crate) struct Worker {
+    job: std::sync::Mutex<Option<Job>>,
+    ready: std::sync::Condvar,
+}
+
+/// Runs `job` on a `spawn_blocking` worker of the current node: an idle
+/// one, or a new simulated thread. `Err(job)` outside a simulation's
+/// executor.
+pub(crate) fn run_blocking(job: Job) -> Result<(), Job> {
+    let Some((node, incarnation)) = with_current(|e| {
+        let node = e.current_node();
+        (node, e.core().node(node).incarnation)
+    }) else {
+        return Err(job);
+    };
+    let idle = with_threads(|t| {
+        t.idle.retain(|(n, i, _)| *n != node || *i == incarnation);
+        let at = t.idle.iter().rposition(|(n, _, _)| *n == node)?;
+        Some(t.idle.remove(at).2)
+    })
+    .flatten();
+    let worker = match idle {
+        Some(w) => w,
+        None => {
+            let w = Arc::new(Worker::default());
+            let mine = w.clone();
+            let started = std::thread::Builder::new()
+                .name("tokio-runtime-worker".into())
+                .spawn(move || work(mine, node, incarnation));
+            if started.is_err() {
+                return Err(job);
+            }
+            w
+        }
+    };
+    *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
+    worker.ready.notify_one();
+    Ok(())
+}
+
+/// A `spawn_blocking` worker's life: each job, then idle until the next or
+/// until [`KEEP_ALIVE`] passes.
+fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
+    let idle = |idle: bool| {
+        if let Some(ctl) = this_thread() {
+            with_current(|e| e.core_mut().set_idle_worker(ctl.task.get(), idle));
+        }
+    };
+    loop {
+        let job = {
+            let mut slot = w.job.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if let Some(job) = slot.take() {
+                    idle(false);
+                    break job;
+                }
+                idle(true);
+                let (s, waited) = w
+                    .ready
+                    .wait_timeout(slot, KEEP_ALIVE)
+                    .unwrap_or_else(|e| e.into_inner());
+                slot = s;
+                if waited.timed_out() && slot.is_none() {
+                    drop(slot);
+                    with_threads(|t| t.idle.retain(|(_, _, x)| !Arc::ptr_eq(x, &w)));
+                    return;
+                }
+            }
+        };
+        job();
+        with_threads(|t| t.idle.push((node, incarnation, w.clone())));
+    }
+}
