@@ -246,13 +246,13 @@ pub(super) fn judge_spins(
             let first = all.iter().next().cloned().unwrap_or_default();
             let places = match addresses.len() {
                 1 => String::new(),
-                n => format!("; {n} spinning places in all"),
+                n => format!(" ({n} spinning places in all)"),
             };
             format!(
-                "{name} {version} {} ({how}: first at {place}, linked into {first}{}{places}). \
-                 Where a holder can be parked, {}",
-                Family::Spins.what(),
+                "{name} {version} waits by spinning, at {place}, linked into {first}{}{places}: \
+                 {how} {}. Where a holder can be parked, {}",
                 more(&all),
+                Family::Spins.what(),
                 Family::Spins.advice()
             )
         })
@@ -707,18 +707,15 @@ mod tests {
         let notes = judge_spins(&mut placed, &[&spin, &crossbeam], Path::new("/w"));
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
-            notes[0].starts_with("spin 0.10.1 waits by spinning on an atomic"),
-            "{}",
-            notes[0]
-        );
-        assert!(
-            notes[0].contains(
-                "first at helper/tests/common/mod.rs:9 in `double::common::count`, linked into \
-                 helper test `double` (and 1 more executable); 2 spinning places in all)"
+            notes[0].starts_with(
+                "spin 0.10.1 waits by spinning, at helper/tests/common/mod.rs:9 in \
+                 `double::common::count`, linked into helper test `double` (and 1 more \
+                 executable) (2 spinning places in all): spin's Mutex"
             ),
             "{}",
             notes[0]
         );
+        assert!(notes[0].contains("never futex or yield"), "{}", notes[0]);
         assert!(notes[0].contains("SIM_HANG_TIMEOUT"), "{}", notes[0]);
         // Every candidate left `placed`; the raw thread stays a blocker.
         assert!(placed

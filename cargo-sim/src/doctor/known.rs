@@ -73,7 +73,7 @@ impl Family {
                  no hand-off is"
             }
             Family::Spins => {
-                "waits by spinning on an atomic (`pause` in a loop: no futex, no yield): in a \
+                "loop on an atomic with `pause` while they wait, and never futex or yield: in a \
                  simulation the waiting thread keeps the baton, so when the holder is parked at a \
                  hand-off (a contended lock, a sleep, a join, an await) the run hangs, and the \
                  watchdog reports it after SIM_HANG_TIMEOUT (10 s unless set)"
@@ -284,12 +284,12 @@ pub(super) struct Spinner {
 pub(super) const SPINNERS: &[Spinner] = &[
     Spinner {
         name: "spin",
-        how: "spin's Mutex, RwLock, Once, Lazy and Barrier with its default relax strategy \
-              (`spin::relax::Spin`; `spin::relax::Yield`, feature `std`, yields instead)",
+        how: "spin's Mutex, RwLock, Once, Lazy and Barrier, with its default relax strategy \
+              (`spin::relax::Spin`; `spin::relax::Yield`, feature `std`, yields instead),",
     },
     Spinner {
         name: "spinning_top",
-        how: "spinning_top's Spinlock and RwSpinlock (both relax strategies spin)",
+        how: "spinning_top's Spinlock and RwSpinlock (both of its relax strategies spin)",
     },
 ];
 
