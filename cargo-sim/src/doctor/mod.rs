@@ -61,7 +61,9 @@
 //!
 //! What it cannot see, or cannot tell apart: native (C, C++) code's own
 //! instructions (its calls are read); a vDSO clock looked up by hand; a
-//! call made only through a function pointer computed at run time; and
+//! call made only through a function pointer computed at run time; the
+//! workspace's code that an optimized test profile inlines into a function
+//! not judged here (a test's closure into the simulator's `block_on`); and
 //! whether a test runs simulated at all: a process started in a plain
 //! `#[test]` that builds no runtime is fine under `cargo sim test`, but
 //! doctor lists it like any other (narrow what it builds with `--test`,
