@@ -1,6 +1,6 @@
 //! The rule applied to what was read, and the report it gives.
 
-use super::known::{known, Family, Shown};
+use super::known::{known, spinner, Family, Shown};
 use super::objects::{Code, Symbols};
 use super::own::{Owner, Site};
 use crate::graph::Package;
@@ -146,7 +146,8 @@ pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<Strin
     let mut places: BTreeMap<Key, (String, String, BTreeSet<String>)> = BTreeMap::new();
     let mut lineless = BTreeSet::new();
     for code in own {
-        for site in code.sites.iter().filter(|s| s.owner == Owner::Workspace) {
+        let own = |s: &&Site| s.owner == Owner::Workspace && s.family != Family::Spins;
+        for site in code.sites.iter().filter(own) {
             let place = match &site.line {
                 Some((file, line)) => {
                     let shown = file.strip_prefix(root).unwrap_or(file);
@@ -190,6 +191,72 @@ pub(super) fn judge_own(own: &[Placed], root: &Path) -> (Vec<Finding>, Vec<Strin
         })
         .collect();
     (findings, notes)
+}
+
+/// Takes every candidate spin wait out of `placed` (own.rs finds each
+/// `pause`), and keeps as a note, one per crate, those whose inlined frames
+/// are in the source of a crate known to wait by spinning alone
+/// (`known::SPINNERS`; `packages` are the graph's packages outside the
+/// workspace). The rest are the brief spins of locks that then park or
+/// yield, and say nothing.
+pub(super) fn judge_spins(
+    placed: &mut [Placed],
+    packages: &[&Package],
+    root: &Path,
+) -> Vec<String> {
+    let spinners: Vec<&Package> = packages
+        .iter()
+        .copied()
+        .filter(|p| spinner(&p.name).is_some())
+        .collect();
+    // (first place, every executable, every address).
+    type Spun = (String, BTreeSet<String>, BTreeSet<u64>);
+    // By package (name, version).
+    let mut found: BTreeMap<(String, String), Spun> = BTreeMap::new();
+    for code in placed.iter_mut() {
+        let (spins, rest): (Vec<Site>, Vec<Site>) = std::mem::take(&mut code.sites)
+            .into_iter()
+            .partition(|s| s.family == Family::Spins);
+        code.sites = rest;
+        for site in spins {
+            let Some(p) = spinners
+                .iter()
+                .find(|p| site.frames.iter().any(|f| f.starts_with(&p.dir)))
+            else {
+                continue;
+            };
+            let place = match (&site.owner, &site.line) {
+                (Owner::Workspace, Some((file, line))) => {
+                    let shown = file.strip_prefix(root).unwrap_or(file);
+                    format!("{}:{line} in `{}`", shown.display(), site.function)
+                }
+                _ => format!("`{}`", site.function),
+            };
+            let entry = found
+                .entry((p.name.clone(), p.version.clone()))
+                .or_insert_with(|| (place, BTreeSet::new(), BTreeSet::new()));
+            entry.1.insert(code.label.clone());
+            entry.2.insert(site.address);
+        }
+    }
+    found
+        .into_iter()
+        .map(|((name, version), (place, all, addresses))| {
+            let how = spinner(&name).map(|s| s.how).unwrap_or_default();
+            let first = all.iter().next().cloned().unwrap_or_default();
+            let places = match addresses.len() {
+                1 => String::new(),
+                n => format!(" ({n} spinning places in all)"),
+            };
+            format!(
+                "{name} {version} waits by spinning, at {place}, linked into {first}{}{places}: \
+                 {how} {}. Where a holder can be parked, {}",
+                more(&all),
+                Family::Spins.what(),
+                Family::Spins.advice()
+            )
+        })
+        .collect()
 }
 
 /// Applies the rule (see the module's comment) to the libraries outside
@@ -262,7 +329,9 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Place
             .count()
             == 1;
         let ours = |s: &&Site| {
-            s.owner == mine && (alone || s.source.as_ref().is_some_and(|f| f.starts_with(&p.dir)))
+            s.owner == mine
+                && s.family != Family::Spins
+                && (alone || s.source.as_ref().is_some_and(|f| f.starts_with(&p.dir)))
         };
         for placed in placed {
             for site in placed.sites.iter().filter(ours) {
@@ -390,8 +459,9 @@ mod tests {
     #[test]
     fn a_crate_blocks_only_through_its_own_linked_calls() {
         let spawner = examined("spawner", OBJDUMP);
-        // `start` is linked (a thread, and socket2's `Socket::new`, which
-        // the interposers serve), `unused_exec` is not.
+        // `start` is linked (a std thread, which is simulated, a thread made
+        // with clone, which is not, and socket2's `Socket::new`, which the
+        // interposers serve), `unused_exec` is not.
         let mut report = judge(
             std::slice::from_ref(&spawner),
             &[binary(&["_ZN7spawner5start17hE"])],
@@ -401,20 +471,23 @@ mod tests {
         assert_eq!(report.findings.len(), 1, "{report:?}");
         let f = &report.findings[0];
         assert_eq!(f.who, "spawner 1.0.0");
-        assert_eq!(f.what, format!("it {}", Family::Threads.what()));
+        assert_eq!(f.what, format!("it {}", Family::RawThreads.what()));
         assert_eq!(
             f.evidence,
-            ["`demangled(_ZN7spawner5start17hE)` calls std::thread::functions::spawn, linked into \
-              app test `t`"],
+            ["`demangled(_ZN7spawner5start17hE)` calls clone, linked into app test `t`"],
         );
         let text = report.render();
         assert!(
             text.starts_with("blocker: spawner 1.0.0: `demangled("),
             "{text}"
         );
-        assert!(text.contains("\n    why: it starts an OS thread"), "{text}");
         assert!(
-            text.contains("\n    do:  run that work with tokio::task::spawn_blocking"),
+            text.contains("\n    why: it makes a thread without pthread_create"),
+            "{text}"
+        );
+        assert!(text.contains("runs outside the simulation"), "{text}");
+        assert!(
+            text.contains("\n    do:  start the thread with std::thread or pthread_create"),
             "{text}"
         );
         assert!(text.ends_with("1 blocker (1 executable of the workspace (its own code read in each), 1 crate outside the workspace and the simulator); each says what to do\n"), "{text}");
@@ -442,13 +515,16 @@ mod tests {
         let quanta_code = "RELOCATION RECORDS FOR [.text._ZN6quanta3now17hE]:\n\
                            0000000000000003 R_X86_64_PC32     .rodata..Lanon.1.0-0x4\n";
         let quanta = examined("quanta", quanta_code);
+        let aws = examined("aws-lc-sys", "");
+        // RocksDB's C++ starts threads and waits on pthread locks: its
+        // threads are simulated, so it is no longer a known case.
         let rocks = examined("librocksdb-sys", "");
         let linked = binary(&["_ZN6quanta3now17hE", "_ZN5ticks3now17hE"]);
-        let report = judge(&[by_instruction, quanta, rocks], &[linked], &[]);
+        let report = judge(&[by_instruction, quanta, aws, rocks], &[linked], &[]);
         let who: Vec<&str> = report.findings.iter().map(|f| f.who.as_str()).collect();
         assert_eq!(
             who,
-            ["ticks 1.0.0", "quanta 1.0.0", "librocksdb-sys 1.0.0"],
+            ["ticks 1.0.0", "quanta 1.0.0", "aws-lc-sys 1.0.0"],
             "{report:?}"
         );
         assert_eq!(
@@ -467,12 +543,9 @@ mod tests {
         );
         // Their code built but none of it linked: nothing can run, nothing
         // counts.
-        let rocks = "RELOCATION RECORDS FOR [.text.rocksdb_open]:\n\
-                     0000000000000003 R_X86_64_PLT32    open64-0x4\n";
-        let mut unlinked = vec![
-            examined("quanta", quanta_code),
-            examined("librocksdb-sys", rocks),
-        ];
+        let aws = "RELOCATION RECORDS FOR [.text.RAND_bytes]:\n\
+                   0000000000000003 R_X86_64_PLT32    open64-0x4\n";
+        let mut unlinked = vec![examined("quanta", quanta_code), examined("aws-lc-sys", aws)];
         unlinked[0].source_error = Some("/r/quanta: not found".into());
         let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])], &[]);
         assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
@@ -505,6 +578,7 @@ mod tests {
                 source: Some(PathBuf::from(
                     "/r/rustix-0.38.44/src/backend/linux_raw/arch/x86_64.rs",
                 )),
+                frames: Vec::new(),
             }],
         };
         let report = judge(&[old, new], &[binary(&[])], &[placed]);
@@ -559,15 +633,124 @@ mod tests {
     }
 
     #[test]
+    fn a_spin_wait_is_a_note_only_where_a_spinners_source_put_it() {
+        let mut spin = package("spin");
+        spin.version = "0.10.1".into();
+        spin.dir = PathBuf::from("/r/spin-0.10.1");
+        let mut crossbeam = package("crossbeam-utils");
+        crossbeam.dir = PathBuf::from("/r/crossbeam-utils-0.8.23");
+        let site = |function: &str, family, address, frames: &[&str], line: Option<u32>| Site {
+            owner: Owner::Workspace,
+            function: function.into(),
+            callee: "the `pause` instruction".into(),
+            family,
+            address,
+            line: line.map(|l| (PathBuf::from("/w/helper/tests/common/mod.rs"), l)),
+            source: frames.first().map(PathBuf::from),
+            frames: frames.iter().map(PathBuf::from).collect(),
+        };
+        let mut placed = [
+            Placed {
+                label: "helper test `double`".into(),
+                package: "helper".into(),
+                sites: vec![
+                    // spin's Mutex::lock, inlined (always) into a helper.
+                    site(
+                        "double::common::count",
+                        Family::Spins,
+                        0x10,
+                        &[
+                            "/rustc/x/library/core/src/hint.rs",
+                            "/r/spin-0.10.1/src/relax.rs",
+                            "/r/spin-0.10.1/src/mutex/spin.rs",
+                            "/w/helper/tests/common/mod.rs",
+                        ],
+                        Some(9),
+                    ),
+                    // crossbeam's backoff, which yields after spinning.
+                    site(
+                        "double::common::send",
+                        Family::Spins,
+                        0x20,
+                        &[
+                            "/r/crossbeam-utils-0.8.23/src/backoff.rs",
+                            "/w/helper/tests/common/mod.rs",
+                        ],
+                        Some(14),
+                    ),
+                    // No debug information: whose it is cannot be told.
+                    site("double::common::quiet", Family::Spins, 0x30, &[], None),
+                    site(
+                        "double::common::raw",
+                        Family::RawThreads,
+                        0x40,
+                        &[],
+                        Some(20),
+                    ),
+                ],
+            },
+            Placed {
+                label: "helper test `triple`".into(),
+                package: "helper".into(),
+                sites: vec![Site {
+                    owner: Owner::Dependency("spin".into()),
+                    ..site(
+                        "<spin::once::Once<T,R>>::poll",
+                        Family::Spins,
+                        0x50,
+                        &["/r/spin-0.10.1/src/once.rs"],
+                        None,
+                    )
+                }],
+            },
+        ];
+        let notes = judge_spins(&mut placed, &[&spin, &crossbeam], Path::new("/w"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "spin 0.10.1 waits by spinning, at helper/tests/common/mod.rs:9 in \
+                 `double::common::count`, linked into helper test `double` (and 1 more \
+                 executable) (2 spinning places in all): spin's Mutex"
+            ),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("never futex or yield"), "{}", notes[0]);
+        assert!(notes[0].contains("SIM_HANG_TIMEOUT"), "{}", notes[0]);
+        // Every candidate left `placed`; the raw thread stays a blocker.
+        assert!(placed
+            .iter()
+            .all(|p| p.sites.iter().all(|s| s.family != Family::Spins)));
+        let (findings, _) = judge_own(&placed, Path::new("/w"));
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].who, "helper/tests/common/mod.rs:20");
+        // Without a spinner in the graph, nothing is said.
+        let mut again = [Placed {
+            label: "x test `y`".into(),
+            package: "x".into(),
+            sites: vec![site(
+                "x::f",
+                Family::Spins,
+                0x10,
+                &["/r/spin-0.10.1/src/relax.rs"],
+                Some(1),
+            )],
+        }];
+        assert!(judge_spins(&mut again, &[&crossbeam], Path::new("/w")).is_empty());
+        assert!(again[0].sites.is_empty());
+    }
+
+    #[test]
     fn own_places_are_one_finding_per_line_across_executables() {
         let site = |line: Option<u32>| Site {
             owner: Owner::Workspace,
             function: "double::common::expected".into(),
-            callee: "std::thread::functions::spawn".into(),
-            family: Family::Threads,
+            callee: "clone".into(),
+            family: Family::RawThreads,
             address: 0x19f30f,
             line: line.map(|l| (PathBuf::from("/w/helper/tests/common/mod.rs"), l)),
             source: None,
+            frames: Vec::new(),
         };
         let own = [
             Placed {
@@ -597,10 +780,12 @@ mod tests {
         );
         assert_eq!(
             findings[1].evidence,
-            ["`double::common::expected` calls std::thread::functions::spawn, linked into helper \
-              test `double` (and 1 more executable)"]
+            [
+                "`double::common::expected` calls clone, linked into helper test `double` (and 1 \
+              more executable)"
+            ]
         );
-        assert_eq!(findings[1].advice, Family::Threads.advice());
+        assert_eq!(findings[1].advice, Family::RawThreads.advice());
         assert_eq!(notes.len(), 1);
         assert!(notes[0].starts_with("helper test `stripped` has no line information"));
     }

@@ -14,11 +14,13 @@
 use std::path::Path;
 
 /// What a watched function or instruction does that the seed does not
-/// decide. Every family is a blocker: code that does it either cannot run
-/// in a simulation or runs outside the seed.
+/// decide. Every family but [`Family::Spins`] is a blocker: code that does
+/// it either cannot run in a simulation or runs outside the seed. Starting
+/// a thread is none of them: `pthread_create` makes a simulated thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum Family {
-    Threads,
+    /// A thread made with `clone`/`clone3` itself, not `pthread_create`.
+    RawThreads,
     Processes,
     /// Blocking I/O on a std or socket2 socket (connect, accept, send,
     /// receive), and std's Unix-domain sockets.
@@ -27,14 +29,21 @@ pub(super) enum Family {
     Syscalls,
     Tsc,
     CpuRandom,
+    /// A descriptor only the real kernel serves (inotify): it watches the
+    /// real disk, and a thread that waits on it waits in the kernel.
+    KernelOnly,
+    /// A wait that spins with no hand-off (`pause` in a loop, no futex, no
+    /// yield) in a crate known to wait that way (`SPINNERS`). A note, not a
+    /// blocker: it hangs a run only when the holder is parked at a hand-off.
+    Spins,
 }
 
 impl Family {
     pub(super) fn what(self) -> &'static str {
         match self {
-            Family::Threads => {
-                "starts an OS thread: a simulation refuses it (pthread_create fails with EAGAIN) \
-                 and the run fails as a forbidden operation"
+            Family::RawThreads => {
+                "makes a thread without pthread_create (clone or clone3 itself): it runs outside \
+                 the simulation, on the real clock, never at the seed's turn"
             }
             Family::Processes => {
                 "starts a process, which would run on the real machine outside the seed: a \
@@ -58,15 +67,25 @@ impl Family {
                 "reads the CPU's random number generator (rdrand, rdseed): randomness the seed \
                  does not decide"
             }
+            Family::KernelOnly => {
+                "makes a descriptor only the real kernel serves (inotify): it watches the real \
+                 disk, not the node's, and a thread that waits on it waits in the kernel, where \
+                 no hand-off is"
+            }
+            Family::Spins => {
+                "loop on an atomic with `pause` while they wait, and never futex or yield: in a \
+                 simulation the waiting thread keeps the baton, so when the holder is parked at a \
+                 hand-off (a contended lock, a sleep, a join, an await) the run hangs, and the \
+                 watchdog reports it after SIM_HANG_TIMEOUT (10 s unless set)"
+            }
         }
     }
 
     pub(super) fn advice(self) -> &'static str {
         match self {
-            Family::Threads => {
-                "run that work with tokio::task::spawn_blocking (in a simulation it runs inline, \
-                 as a task) or tokio::spawn, or put the thread behind a trait that simulated \
-                 tests implement with a task"
+            Family::RawThreads => {
+                "start the thread with std::thread or pthread_create, which a simulation runs as \
+                 a simulated thread of the node, or keep that code out of simulated tests"
             }
             Family::Processes => {
                 "put the process behind a trait of the service, and give simulated tests a fake \
@@ -88,18 +107,28 @@ impl Family {
             Family::CpuRandom => {
                 "take randomness from getrandom, rand or std, which follow the seed"
             }
+            Family::KernelOnly => {
+                "put file watching behind a trait of the service, and give simulated tests a fake \
+                 that the test drives"
+            }
+            Family::Spins => {
+                "wait with std::sync (Mutex, RwLock, OnceLock, LazyLock: they park on a futex, \
+                 which hands off)"
+            }
         }
     }
 
     /// A short name, for the summary and the evidence.
     pub(super) fn name(self) -> &'static str {
         match self {
-            Family::Threads => "an OS thread",
+            Family::RawThreads => "a thread made without pthread_create",
             Family::Processes => "a process",
             Family::Sockets => "blocking socket I/O",
             Family::Syscalls => "a raw system call",
             Family::Tsc => "the timestamp counter",
             Family::CpuRandom => "the CPU's random numbers",
+            Family::KernelOnly => "a kernel-only descriptor",
+            Family::Spins => "a spin wait",
         }
     }
 }
@@ -137,54 +166,22 @@ pub(super) struct Known {
 /// cases, not a proof: the calls and instructions read from the built code
 /// are the rule, and an entry here words the finding or adds what they
 /// cannot show. mio is not here: it is under the real Tokio, which the
-/// simulation replaces.
+/// simulation replaces. Nor is any crate whose only escape was starting
+/// threads (rayon, threadpool, fjall's workers, reqwest's `blocking`,
+/// tracing-appender's `non_blocking`, coarsetime's and quanta's updaters,
+/// SQLite's sorter threads, RocksDB's background threads): their threads
+/// are simulated threads of the node, and the pthread locks C and C++
+/// code waits on are the simulation's too.
 pub(super) const KNOWN: &[Known] = &[
     Known {
-        name: "rayon-core",
+        name: "inotify",
         shown: Shown::Calls,
-        what: "rayon's thread pool starts OS threads, which a simulation refuses",
-        advice:
-            "keep parallel iterators out of code under simulated tests (a plain iterator there)",
-    },
-    Known {
-        name: "threadpool",
-        shown: Shown::Calls,
-        what: "its pool starts OS threads, which a simulation refuses",
-        advice: "use tokio::task::spawn_blocking in code under simulated tests",
-    },
-    Known {
-        name: "notify",
-        shown: Shown::Calls,
-        what: "watches files from an OS thread of its own, which a simulation refuses",
-        advice: "put file watching behind a trait that simulated tests replace",
-    },
-    Known {
-        name: "coarsetime",
-        shown: Shown::Calls,
-        what: "its Updater starts an OS thread, which a simulation refuses (its clock itself \
-               follows the seed)",
-        advice: "call coarsetime::Instant::now() and start no Updater in simulated tests",
-    },
-    Known {
-        name: "reqwest",
-        shown: Shown::Calls,
-        what: "its `blocking` client runs a runtime on an OS thread of its own, which a \
-               simulation refuses",
-        advice: "use the async reqwest::Client in simulated code: its connector and resolver run \
-                 on the simulated network",
-    },
-    Known {
-        name: "sled",
-        shown: Shown::Calls,
-        what: "flushes from an OS thread of its own, which a simulation refuses",
-        advice: "put the store behind a trait with a simulated double, or use a store that runs \
-                 on the node's disk (redb, SQLite, lsm-tree)",
-    },
-    Known {
-        name: "fjall",
-        shown: Shown::Calls,
-        what: "starts worker threads when it opens, which a simulation refuses",
-        advice: "use its engine, lsm-tree, which starts none and runs on the node's disk",
+        what: "watches files through the kernel's inotify (notify's watcher on Linux uses it): \
+               the kernel sees the real disk, not the node's, so no event comes for the node's \
+               files, and notify's event thread waits for that descriptor in the kernel (epoll), \
+               where no hand-off is",
+        advice: "put file watching behind a trait of the service, and give simulated tests a fake \
+                 that the test drives",
     },
     Known {
         name: "rustix",
@@ -256,13 +253,6 @@ pub(super) const KNOWN: &[Known] = &[
         advice: "",
     },
     Known {
-        name: "libsqlite3-sys",
-        shown: Shown::OnRequest,
-        what: "links SQLite's sorter threads, which start only after `PRAGMA threads = N` (0 by \
-               default); leave it at 0 in simulated tests (a simulation refuses the threads)",
-        advice: "",
-    },
-    Known {
         name: "aws-lc-sys",
         shown: Shown::Native(Family::CpuRandom),
         what: "AWS-LC's generator seeds from CPU jitter timed with `rdtsc` and mixes in `RDRAND` \
@@ -273,14 +263,39 @@ pub(super) const KNOWN: &[Known] = &[
                  (`rustls::crypto::ring::default_provider().install_default()`), whose \
                  randomness is getrandom's, so a seed sends the same bytes",
     },
-    Known {
-        name: "librocksdb-sys",
-        shown: Shown::Native(Family::Threads),
-        what: "RocksDB's C++ code starts threads of its own, which a simulation refuses",
-        advice: "put the store behind a trait with a simulated double, or use a store that runs \
-                 on the node's disk (redb, SQLite, lsm-tree)",
+];
+
+/// A crate whose waits spin with no hand-off, and what its own remedy is.
+pub(super) struct Spinner {
+    pub(super) name: &'static str,
+    /// How it waits, and what else it offers.
+    pub(super) how: &'static str,
+}
+
+/// Crates known to wait by spinning alone: their lock, once and barrier
+/// waits loop on an atomic with `pause` (`core::hint::spin_loop`) and
+/// never call the futex or `sched_yield`. Read from their sources: spin's
+/// default relax strategy (`spin::relax::Spin`) is the spin-loop hint
+/// (`Yield`, behind its `std` feature, yields and is not counted, nor is
+/// `Loop`, which executes no `pause` to find); spinning_top's `Spin` and
+/// `Backoff` both spin, `Backoff` only longer. Not here, because they park
+/// or yield after spinning a while: std's locks, parking_lot, crossbeam's
+/// `Backoff::snooze`, rayon's idle workers.
+pub(super) const SPINNERS: &[Spinner] = &[
+    Spinner {
+        name: "spin",
+        how: "spin's Mutex, RwLock, Once, Lazy and Barrier, with its default relax strategy \
+              (`spin::relax::Spin`; `spin::relax::Yield`, feature `std`, yields instead),",
+    },
+    Spinner {
+        name: "spinning_top",
+        how: "spinning_top's Spinlock and RwSpinlock (both of its relax strategies spin)",
     },
 ];
+
+pub(super) fn spinner(name: &str) -> Option<&'static Spinner> {
+    SPINNERS.iter().find(|s| s.name == name)
+}
 
 pub(super) fn known(name: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.name == name)
@@ -330,14 +345,33 @@ mod tests {
         for served in ["mio", "socket2", "hyper-util", "redb", "tempfile"] {
             assert!(known(served).is_none(), "{served} is served now");
         }
-        // SQLite's files are served; its sorter threads are a note.
-        assert_eq!(known("libsqlite3-sys").unwrap().shown, Shown::OnRequest);
-        assert!(
-            known("crossbeam-channel").is_none(),
-            "channels start no thread"
-        );
-        assert_eq!(known("rayon-core").unwrap().shown, Shown::Calls);
+        // Threads are simulated: crates known only for starting them (and
+        // C/C++ stores for their threads and pthread locks) are not here.
+        for threads in [
+            "rayon-core",
+            "threadpool",
+            "fjall",
+            "reqwest",
+            "tracing-appender",
+            "coarsetime",
+            "sled",
+            "libsqlite3-sys",
+            "librocksdb-sys",
+            "crossbeam-channel",
+        ] {
+            assert!(known(threads).is_none(), "{threads} starts threads only");
+        }
+        // What remains says only its other reason.
+        let quanta = known("quanta").unwrap();
+        assert_eq!(quanta.shown, Shown::Linked(Family::Tsc));
+        assert!(!quanta.what.contains("thread"), "{}", quanta.what);
+        assert!(known("inotify").unwrap().what.contains("real disk"));
+        assert!(KNOWN.iter().all(|k| !k.what.contains("refuses")));
         assert_eq!(known("minstant").unwrap().shown, Shown::Linked(Family::Tsc));
+        assert!(spinner("spin").is_some() && spinner("spinning_top").is_some());
+        for parks in ["parking_lot", "crossbeam-utils", "lock_api", "once_cell"] {
+            assert!(spinner(parks).is_none(), "{parks} parks or yields");
+        }
         let mut names: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();
         names.sort_unstable();
         names.dedup();

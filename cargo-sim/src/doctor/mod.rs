@@ -6,23 +6,32 @@
 //! disk; std and socket2 sockets made and bound as stubs that Tokio's
 //! `from_std` turns into simulated ones (hyper-util's `HttpConnector`,
 //! under reqwest and tonic, works this way); `getaddrinfo` from the
-//! simulated network; clocks and randomness from the seed. Doctor does not
-//! list any of that. What is still outside, each a *blocker*
-//! (`known::Family`):
+//! simulated network; clocks and randomness from the seed; and OS threads:
+//! `pthread_create` (std::thread, rayon, C and C++ code) makes a simulated
+//! thread of the node, whose waits (locks, sleeps, yields, joins) are
+//! hand-off points. Doctor does not list any of that. What is still
+//! outside, each a *blocker* (`known::Family`):
 //!
-//! - starting an OS thread (`pthread_create` is refused: the run fails);
+//! - a thread made without `pthread_create` (`clone`, `clone3`): it runs
+//!   outside the simulation;
 //! - starting a process (`std::process::Command`, `fork`, `posix_spawn`);
 //! - blocking I/O on a std or socket2 socket (`connect`, `accept`, `send`,
 //!   `recv`: refused, the run fails), and std's Unix-domain sockets;
 //! - system calls made without libc (the `syscall` instruction, e.g.
 //!   rustix's linux_raw backend; cargo sim turns on rustix 1.x's
 //!   `use-libc`, so only older rustix shows here);
-//! - the CPU's timestamp counter (`rdtsc`) and random numbers (`rdrand`).
+//! - the CPU's timestamp counter (`rdtsc`) and random numbers (`rdrand`);
+//! - inotify, a descriptor only the real kernel serves.
 //!
-//! Spin loops are not judged: a `pause` loop that waits for another thread
-//! cannot be told from the uncontended fast paths of locks and channels
-//! that never spin in a one-thread simulation, and one that never ends is
-//! caught at run time by the watchdog (`SIM_HANG_TIMEOUT`).
+//! Spin loops are judged only where a crate is known to wait by spinning
+//! alone (`known::SPINNERS`: spin's and spinning_top's locks and onces),
+//! and only in the code of the executables, where the debug information
+//! says whose source a `pause` came from: a note, not a blocker, since such
+//! a wait hangs a run only when the holder is parked at a hand-off. Any
+//! other spin loop (an atomic polled without `yield_now`, a spinner inlined
+//! into a library's own non-generic code) looks like the brief spins of
+//! std's locks, parking_lot and crossbeam, which park or yield afterwards;
+//! it is caught at run time by the watchdog (`SIM_HANG_TIMEOUT`).
 //!
 //! The tests are built as `cargo sim test --no-run` builds them, and two
 //! kinds of code are read:
@@ -41,21 +50,21 @@
 //!    function counts when it is linked into an executable judged here
 //!    (`nm`). A few crates are known cases (`known::KNOWN`): their entry
 //!    words the finding, counts what the code cannot show (quanta's TSC
-//!    mode, RocksDB's C++ threads), or makes what a crate does only on
+//!    mode, AWS-LC's RDRAND in C), or makes what a crate does only on
 //!    request a note (trybuild and assert_cmd run processes, their job in
-//!    a plain `#[test]`; SQLite starts sorter threads only after `PRAGMA
-//!    threads`).
+//!    a plain `#[test]`).
 //!
 //! Attributing calls to the calling crate is what keeps the expected ones
-//! out: libtest starts a thread per test, the real Tokio under the
-//! simulation has a blocking pool, and those are the harness's and the
-//! simulator's (`OURS`), not the service's; what only the simulator
-//! depends on is not judged either.
+//! out: the real Tokio under the simulation and the simulator make system
+//! calls of their own, and those are the simulator's (`OURS`), not the
+//! service's; what only the simulator depends on is not judged either.
 //!
 //! What it cannot see, or cannot tell apart: native (C, C++) code's own
 //! instructions (its calls are read); a vDSO clock looked up by hand; a
-//! call made only through a function pointer computed at run time; and
-//! whether a test runs simulated at all: a thread started in a plain
+//! call made only through a function pointer computed at run time; the
+//! workspace's code that an optimized test profile inlines into a function
+//! not judged here (a test's closure into the simulator's `block_on`); and
+//! whether a test runs simulated at all: a process started in a plain
 //! `#[test]` that builds no runtime is fine under `cargo sim test`, but
 //! doctor lists it like any other (narrow what it builds with `--test`,
 //! `--lib` and the like).
@@ -75,10 +84,13 @@ usage: cargo sim doctor [--manifest-path <Cargo.toml>] [-p <package>]...
 
 Builds the tests as `cargo sim test --no-run` does and names what still
 reaches outside the seed, in the workspace's own code (file and line) and in
-its dependencies: OS threads, processes, blocking I/O on std sockets, raw
-system calls, the CPU's timestamp counter and random numbers. Files, socket
+its dependencies: threads made without pthread_create (raw clone),
+processes, blocking I/O on std sockets, raw system calls, the CPU's
+timestamp counter and random numbers, inotify. OS threads, files, socket
 creation and name lookups are simulated and not listed. Each blocker says
-what to do.
+what to do. Waits of crates known to spin alone (spin, spinning_top) are
+notes; any other spin loop is caught at run time by the watchdog
+(SIM_HANG_TIMEOUT).
 Target and feature selection, as cargo test takes them: --lib, --bins,
 --bin N, --tests, --test N, --examples, --example N, --benches, --bench N,
 --all-targets, --workspace, --exclude P, --features F, --all-features,
@@ -131,7 +143,7 @@ mod names;
 mod objects;
 mod own;
 
-use judge::{judge, judge_own, Examined, Placed, Report, EXIT_UNREAD};
+use judge::{judge, judge_own, judge_spins, Examined, Placed, Report, EXIT_UNREAD};
 use known::hints_instructions;
 use names::owners;
 use objects::{parse_artifacts, read_code, read_instructions, Code, Symbols, Tools};
@@ -344,10 +356,13 @@ fn examine(options: &Options) -> Result<Report, String> {
             )),
         }
     }
+    let packages: Vec<&crate::graph::Package> = examined.iter().map(|e| &e.package).collect();
+    let spins = judge_spins(&mut placed, &packages, graph.root());
     let mut report = judge(&examined, &binaries, &placed);
     let (own_findings, own_notes) = judge_own(&placed, graph.root());
     report.findings.splice(0..0, own_findings);
     report.notes.splice(0..0, own_notes);
+    report.notes.extend(spins);
     report.unknown.splice(0..0, unknown);
     report.executables = artifacts.executables.len();
     Ok(report)

@@ -15,12 +15,29 @@ pub(super) fn instruction(mnemonic: &str) -> Option<Family> {
     }
 }
 
-/// C functions that start a process or a thread behind std's back, and the
-/// socket calls a stub refuses.
+/// Whether a (demangled) function is the spin-loop hint, which a debug build
+/// calls rather than inlines: `core::hint::spin_loop`, its deprecated
+/// `spin_loop_hint` and the `pause` intrinsic beneath them.
+pub(super) fn spin_hint(symbol: &str) -> bool {
+    let Some(path) = plain_path(symbol) else {
+        return false;
+    };
+    matches!(
+        path.trim(),
+        "core::hint::spin_loop"
+            | "core::sync::atomic::spin_loop_hint"
+            | "core::core_arch::x86::sse2::_mm_pause"
+    )
+}
+
+/// C functions that start a process, or a thread past `pthread_create`
+/// (which a simulation runs as a simulated thread, so it is not here), the
+/// socket calls a stub refuses, and descriptors only the kernel serves.
 const C_FUNCTIONS: &[(&str, Family)] = &[
-    ("pthread_create", Family::Threads),
-    ("clone", Family::Threads),
-    ("clone3", Family::Threads),
+    ("clone", Family::RawThreads),
+    ("clone3", Family::RawThreads),
+    ("inotify_init", Family::KernelOnly),
+    ("inotify_init1", Family::KernelOnly),
     ("fork", Family::Processes),
     ("vfork", Family::Processes),
     ("posix_spawn", Family::Processes),
@@ -89,20 +106,15 @@ pub(super) fn watched(symbol: &str) -> Option<Family> {
         })
     };
     match p.as_slice() {
-        ["std", "thread", rest @ ..] => hit(
-            rest.iter()
-                .any(|s| (s.starts_with("spawn") && *s != "spawnhook") || *s == "scope"),
-            Family::Threads,
-        ),
+        // std::thread (spawn, Builder, scope) is not watched: its threads
+        // are simulated threads of the node.
         ["std", "net", ..] => hit(blocking(), Family::Sockets),
         ["std", "os", "unix", "net", ..] => hit(unix(), Family::Sockets),
         ["std", "process", ..] => hit(process(), Family::Processes),
         // std's internals, which a caller refers to directly when a test
         // profile with optimizations inlines std's wrappers into it.
         ["std", "sys", rest @ ..] => {
-            if rest.contains(&"thread") && after("Thread", &|s| s == "new") {
-                Some(Family::Threads)
-            } else if rest.contains(&"process")
+            if rest.contains(&"process")
                 && (process() || matches!(p.last(), Some(&"spawn") | Some(&"output")))
             {
                 Some(Family::Processes)
@@ -240,25 +252,34 @@ mod tests {
 
     #[test]
     fn watched_functions_are_recognized_in_both_manglings() {
-        let t = Some(Family::Threads);
+        let t = Some(Family::RawThreads);
         let p = Some(Family::Processes);
         let s = Some(Family::Sockets);
         for (name, want) in [
-            ("std::thread::functions::spawn", t),
-            ("std::thread::spawn", t),
+            // Threads started through pthread_create are simulated.
+            ("std::thread::functions::spawn", None),
+            ("std::thread::spawn", None),
             (
                 "<std::thread::builder::Builder>::spawn_unchecked::<app::f::{closure#0}, ()>",
-                t,
+                None,
             ),
             (
                 "std::thread::scoped::<impl std::thread::builder::Builder>::spawn_scoped",
-                t,
+                None,
             ),
-            ("std::thread::scoped::scope", t),
-            ("pthread_create", t),
+            ("std::thread::scoped::scope", None),
+            ("pthread_create", None),
+            ("pthread_create@GLIBC_2.34", None),
+            ("pthread_mutex_lock", None),
+            ("<std::sys::thread::unix::Thread>::new", None),
+            // A thread made past it is not.
+            ("clone", t),
+            ("clone@GLIBC_2.2.5", t),
+            ("clone3", t),
+            ("nix::sched::clone", None),
+            ("inotify_init1", Some(Family::KernelOnly)),
             ("std::thread::spawnhook::run_spawn_hooks", None),
             ("std::thread::sleep", None),
-            ("<std::sys::thread::unix::Thread>::new", t),
             ("std::sys::thread_local::native::eager::destroy", None),
             ("std::process::Command::spawn", p),
             ("<std::process::Command>::output", p),
@@ -312,7 +333,22 @@ mod tests {
         assert_eq!(instruction("rdtscp"), Some(Family::Tsc));
         assert_eq!(instruction("rdseed"), Some(Family::CpuRandom));
         assert_eq!(instruction("call"), None);
-        assert_eq!(instruction("pause"), None, "spin loops are not judged");
+        assert_eq!(
+            instruction("pause"),
+            None,
+            "a pause is judged only where a known spinner's source put it (own.rs)"
+        );
+    }
+
+    #[test]
+    fn the_spin_loop_hint_is_known_in_its_debug_forms() {
+        assert!(spin_hint("core::hint::spin_loop"));
+        assert!(spin_hint("core::sync::atomic::spin_loop_hint"));
+        assert!(spin_hint("core::core_arch::x86::sse2::_mm_pause"));
+        assert!(!spin_hint("std::thread::yield_now"));
+        assert!(!spin_hint(
+            "<spin::relax::Spin as spin::relax::RelaxStrategy>::relax"
+        ));
     }
 
     #[test]

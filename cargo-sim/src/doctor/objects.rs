@@ -371,6 +371,7 @@ OFFSET           TYPE              VALUE
 000000000000000b R_X86_64_GOTPCREL  std::thread::functions::spawn-0x0000000000000004
 000000000000001b R_X86_64_PLT32    std::thread::functions::spawn-0x0000000000000004
 0000000000000023 R_X86_64_PLT32    socket2::socket::Socket::new-0x0000000000000004
+0000000000000031 R_X86_64_PLT32    clone-0x0000000000000004
 
 
 RELOCATION RECORDS FOR [.text._ZN7spawner4pure17hE]:
@@ -385,6 +386,8 @@ OFFSET           TYPE              VALUE
 RELOCATION RECORDS FOR [.text]:
 OFFSET           TYPE              VALUE
 0000000000000010 R_X86_64_PLT32    pthread_create-0x0000000000000004
+0000000000000018 R_X86_64_PLT32    pthread_mutex_lock-0x0000000000000004
+0000000000000020 R_X86_64_PLT32    clone3-0x0000000000000004
 ";
 
 #[cfg(test)]
@@ -402,15 +405,17 @@ mod tests {
                     callee: "std::process::Command::spawn".into(),
                     family: Family::Processes,
                 },
+                // std::thread::spawn, pthread_create and the pthread locks
+                // are simulated; a thread made with clone itself is not.
                 Call {
                     function: Some("_ZN7spawner5start17hE".into()),
-                    callee: "std::thread::functions::spawn".into(),
-                    family: Family::Threads,
+                    callee: "clone".into(),
+                    family: Family::RawThreads,
                 },
                 Call {
                     function: None,
-                    callee: "pthread_create".into(),
-                    family: Family::Threads,
+                    callee: "clone3".into(),
+                    family: Family::RawThreads,
                 },
             ]
         );

@@ -14,6 +14,11 @@
 //! GOT (how Rust reaches another crate's function) names a slot, which the
 //! dynamic relocations (`objdump -R`) resolve to a function or an import.
 //! A `syscall`, `rdtsc` or `rdrand` instruction there counts as itself.
+//! So does a `pause` (or, in a debug build, a call to the spin-loop hint),
+//! as a candidate spin wait: mod.rs keeps it only where the debug
+//! information's inlined frames put it in a crate known to wait by spinning
+//! alone (`known::SPINNERS`), since std's locks, parking_lot and crossbeam
+//! spin a little too before they park or yield.
 //!
 //! The place is read from the debug information (`addr2line -i`, at the
 //! instruction's own address): of the inlined frames there, the innermost
@@ -27,7 +32,7 @@
 //! profile) the function is still named, without a line.
 
 use super::known::Family;
-use super::names::{instruction, watched};
+use super::names::{instruction, spin_hint, watched};
 use super::objects::{instruction_line, mnemonic, stream, Tools};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -57,6 +62,9 @@ pub(super) struct Site {
     /// The innermost frame's file: which package's source the code is
     /// (two versions of a crate share its name).
     pub(super) source: Option<PathBuf>,
+    /// Every inlined frame's file, innermost first: whose code put the
+    /// instruction there (a spin wait inlined into its caller).
+    pub(super) frames: Vec<PathBuf>,
 }
 
 /// A symbol of an executable, as `nm -S` gives it, raw and demangled.
@@ -194,7 +202,14 @@ impl Image {
         let (functions, owner): (Vec<Symbol>, Vec<Option<Owner>>) = picked.into_iter().unzip();
         let watched = functions
             .iter()
-            .filter_map(|f| Some((f.address, (f.demangled.clone(), watched(&f.demangled)?))))
+            .filter_map(|f| {
+                let family = if spin_hint(&f.demangled) {
+                    Family::Spins
+                } else {
+                    watched(&f.demangled)?
+                };
+                Some((f.address, (f.demangled.clone(), family)))
+            })
             .collect();
         Image {
             functions,
@@ -266,6 +281,8 @@ impl Image {
             let mut found: Vec<(String, Family)> = Vec::new();
             if let Some(family) = instruction(m) {
                 found.push((format!("the `{m}` instruction"), family));
+            } else if m == "pause" {
+                found.push(("the `pause` instruction".to_string(), Family::Spins));
             }
             found.extend(referenced(text).into_iter().filter_map(|a| self.target(a)));
             for (callee, family) in found {
@@ -281,6 +298,7 @@ impl Image {
                         address,
                         line: None,
                         source: None,
+                        frames: Vec::new(),
                     });
                 }
             }
@@ -403,6 +421,7 @@ pub(super) fn sites(
             if let Some(found) = lines.get(&s.address) {
                 s.line = found.line.clone();
                 s.source = found.source.clone();
+                s.frames = found.frames.clone();
             }
         }
     }
@@ -417,6 +436,8 @@ pub(super) struct Located {
     pub(super) line: Option<(PathBuf, u32)>,
     /// The innermost frame's file.
     pub(super) source: Option<PathBuf>,
+    /// Every frame's file, innermost first.
+    pub(super) frames: Vec<PathBuf>,
 }
 
 /// `addr2line -a -f -i` output: per address, its inlined frames innermost
@@ -433,7 +454,15 @@ pub(super) fn parse_addr2line(text: &str, root: &Path) -> BTreeMap<u64, Located>
                 .or(frames.first())
                 .cloned();
             let source = frames.first().map(|(p, _)| p.clone());
-            out.insert(a, Located { line, source });
+            let files = frames.iter().map(|(p, _)| p.clone()).collect();
+            out.insert(
+                a,
+                Located {
+                    line,
+                    source,
+                    frames: files,
+                },
+            );
         }
         frames.clear();
     };
@@ -486,6 +515,7 @@ mod tests {
 00000000001a2000 0000000000000010 t rustix::backend::arch::asm::syscall0_readonly
 0000000000648030 T _Unwind_Resume@plt
 0000000000200000 0000000000000010 T fork
+0000000000192b00 0000000000000010 t core::hint::spin_loop
 ";
 
     fn image() -> Image {
@@ -513,7 +543,8 @@ mod tests {
         let slots = parse_dynamic_relocations(
             "0000000000d15ac8 R_X86_64_RELATIVE  *ABS*+0x0000000000192a50\n\
              0000000000d15ad0 R_X86_64_GLOB_DAT  posix_spawnp@GLIBC_2.2.5\n\
-             0000000000d15ad8 R_X86_64_RELATIVE  *ABS*+0x0000000000199070\n",
+             0000000000d15ad8 R_X86_64_RELATIVE  *ABS*+0x0000000000199070\n\
+             0000000000d15ae0 R_X86_64_JUMP_SLOT  clone@GLIBC_2.2.5\n",
         );
         Image::new(&symbols, slots, &judged)
     }
@@ -578,6 +609,9 @@ mod tests {
   19f32d:\tcall   *%rax
   19f32f:\trdtsc
   19f331:\tjmp    200000 <fork>
+  19f333:\tcall   *0xb67a7(%rip)        # d15ae0 <_DYNAMIC+0x460>
+  19f339:\tpause
+  19f33b:\tcall   192b00 <_ZN4core4hint9spin_loop17hE>
 
 000000000019f3c0 <_ZN6double6common5quiet17hE>:
   19f3c0:\tcall   *0xb6712(%rip)        # d15ad8 <_DYNAMIC+0x458>
@@ -593,23 +627,28 @@ mod tests {
             .iter()
             .map(|s| (s.address, s.callee.as_str(), s.family))
             .collect();
+        // std::thread::spawn, called directly (0x19f30f) and through the
+        // GOT (0x19f320), makes a simulated thread: not a site. A thread
+        // made with clone is; so is every spin-loop hint, a candidate that
+        // mod.rs keeps only in a known spinner's code.
         assert_eq!(
             got,
             [
-                (0x19f30f, "std::thread::functions::spawn", Family::Threads),
-                (0x19f320, "std::thread::functions::spawn", Family::Threads),
                 (0x19f326, "posix_spawnp", Family::Processes),
                 (0x19f32f, "the `rdtsc` instruction", Family::Tsc),
                 (0x19f331, "fork", Family::Processes),
+                (0x19f333, "clone", Family::RawThreads),
+                (0x19f339, "the `pause` instruction", Family::Spins),
+                (0x19f33b, "core::hint::spin_loop", Family::Spins),
                 (0x1a2003, "the `syscall` instruction", Family::Syscalls),
             ]
         );
-        assert!(sites[..5]
+        assert!(sites[..6]
             .iter()
             .all(|s| s.function == "double::common::expected" && s.owner == Owner::Workspace));
-        assert_eq!(sites[5].owner, Owner::Dependency("rustix".into()));
+        assert_eq!(sites[6].owner, Owner::Dependency("rustix".into()));
         assert_eq!(
-            sites[5].function,
+            sites[6].function,
             "rustix::backend::arch::asm::syscall0_readonly"
         );
     }
@@ -638,6 +677,13 @@ tests/common/mod.rs:9
         assert_eq!(
             lines[&0x19f30f].source,
             Some(PathBuf::from("/rustc/abc/library/std/src/thread/mod.rs"))
+        );
+        assert_eq!(
+            lines[&0x19f30f].frames,
+            [
+                PathBuf::from("/rustc/abc/library/std/src/thread/mod.rs"),
+                PathBuf::from("/w/helper/tests/common/mod.rs")
+            ]
         );
         assert_eq!(
             lines[&0x19f331].line,
