@@ -46,8 +46,9 @@ commands:
            it (cfg(simulation) and cfg(sim_graph) are set); lint arguments
            after `--` as with cargo clippy
   doctor   what still reaches outside the seed, in the workspace's own code
-           (by file and line) and its dependencies: OS threads, processes,
-           blocking std socket I/O, raw system calls, the TSC; exits 1 if
+           (by file and line) and its dependencies: threads made without
+           pthread_create, processes, blocking std socket I/O, raw system
+           calls, the TSC; exits 1 if
            something does. cargo sim doctor --help says more.
 
 The SIM_* variables (SIM_SEED, SIM_SEEDS, SIM_SCHEDULE, ...) pass through.

@@ -131,7 +131,7 @@ fn watch(limit: Duration) {
                     // handed it back: that clears the pointer), so its
                     // record, which lives as long as it does, is alive.
                     let thread = unsafe { &*thread };
-                    eprintln!("{}", thread_hang(thread, &p, entry.2, polls));
+                    say(&thread_hang(thread, &p, entry.2, polls));
                     std::process::exit(101);
                 }
                 let task = p.task.load(Ordering::Relaxed);
@@ -140,7 +140,7 @@ fn watch(limit: Duration) {
                 } else {
                     format!("task {task}")
                 };
-                eprintln!(
+                say(&format!(
                     "\nsim: hang (inconclusive): {what} on node #{} has blocked its OS thread for {}s of \
                      real time at step {}, seed {}. A simulated task made a blocking call \
                      (std::thread::sleep, a blocking channel receive, a std::sync lock, real I/O), so \
@@ -150,10 +150,27 @@ fn watch(limit: Duration) {
                     entry.2,
                     polls,
                     p.seed
-                );
+                ));
                 std::process::exit(101);
             }
         }
+    }
+}
+
+/// Writes `text` and a newline straight to the process's stderr: this
+/// thread was started from a test's thread, whose output libtest captures
+/// (and a spawned thread inherits the capture), and the process is about
+/// to exit, which would throw the captured text away.
+fn say(text: &str) {
+    let line = format!("{text}\n");
+    let mut rest = line.as_bytes();
+    while !rest.is_empty() {
+        // SAFETY: writes from a valid buffer of `rest.len()` bytes to fd 2.
+        let n = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            break;
+        }
+        rest = &rest[n as usize..];
     }
 }
 

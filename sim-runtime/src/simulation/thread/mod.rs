@@ -951,7 +951,11 @@ pub(crate) fn detach(pthread: libc::pthread_t) -> bool {
 fn blocked_forever(f: Failure) -> ! {
     let text = with_current(|exec| exec.render_failure(&f)).unwrap_or_else(|| f.message.clone());
     hooks::leave_thread();
-    eprintln!("{text}");
+    // Straight to stderr: libtest's capture would be thrown away by the
+    // exit.
+    let line = format!("{text}\n");
+    // SAFETY: writes from a valid buffer of its own length to fd 2.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
     std::process::exit(101);
 }
 
