@@ -151,15 +151,19 @@ const TESTS: &[Test] = &[
         "sim",
         "futures_block_on_in_a_thread_waits_for_a_task",
     ),
-    // These two rerun differently in one process today (rayon-core's
-    // process-wide steal-seed counter; tracing-core's process-wide dispatcher
-    // lock, contended by seeds run side by side): the sweep's determinism
-    // check reports it. examples/threads/tests/pending.rs says more.
     graph_test("threads", "sim", "rayon_par_iter_in_a_handler"),
     graph_test(
         "threads",
         "sim",
         "tracing_appender_non_blocking_writes_every_line",
+    ),
+    graph_test("threads", "sim", "rayon_pool_reruns_identically"),
+    graph_test("threads", "sim", "a_thread_joined_after_another_was_joined"),
+    graph_test("threads", "sim", "local_pool_handle_spawn_pinned"),
+    graph_test(
+        "threads",
+        "sim",
+        "tracing_appender_is_deterministic_beside_other_seeds",
     ),
     test("stores", "lsm", "durable_commits_survive_a_crash"),
     test(

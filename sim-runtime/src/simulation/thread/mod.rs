@@ -745,14 +745,17 @@ pub(crate) unsafe fn futex_wait(
     // SAFETY: the caller's contract; a futex word is read atomically.
     let word = unsafe { &*addr.cast::<AtomicU32>() };
     let mut now = word.load(Ordering::SeqCst);
-    if now == expected && this_thread().is_none() && timeout != Some(Duration::ZERO) {
-        // The executor's thread blocks in a task's code. The word may be a
-        // lock in a static that a thread outside the run holds for a
-        // moment (another seed's run registering with a global registry):
-        // wait for it for real, briefly, before the run decides anything.
-        // Held by a thread of the run, it cannot change meanwhile (that
-        // thread waits for the baton), so the run's decisions are the same
-        // either way.
+    let briefly_outside = this_thread().is_none() || std::thread::panicking();
+    if now == expected && briefly_outside && timeout != Some(Duration::ZERO) {
+        // The executor's thread blocks in a task's code, or a thread blocks
+        // while it panics (std's panic machinery takes process-wide locks:
+        // a thread ended while it held one would stop every later panic in
+        // the process). The word may be a lock in a static that a thread
+        // outside the run holds for a moment (another seed's run
+        // registering with a global registry, printing): wait for it for
+        // real, briefly, before the run decides anything. Held by a thread
+        // of the run, it cannot change meanwhile (that thread waits for the
+        // baton), so the run's decisions are the same either way.
         with_current(|_| ())?;
         gate::wait_outside(word, expected, OUTSIDE_FIRST);
         now = word.load(Ordering::SeqCst);
