@@ -238,6 +238,11 @@ impl Builder {
             config.time_limit = l;
         }
         let exec = Exec::new(config);
+        OWNED.with(|o| {
+            let mut o = o.borrow_mut();
+            o.retain(|w| w.strong_count() > 0);
+            o.push(Rc::downgrade(&exec));
+        });
         exec.compat.set_time_frozen(self.start_paused);
         exec.compat.set_timers_enabled(self.enable_time);
         exec.compat.set_io_enabled(self.enable_io);
@@ -256,6 +261,28 @@ impl Builder {
         }
         Ok(Runtime::from_exec(exec, self.flavor))
     }
+}
+
+thread_local! {
+    /// The runtimes built on this thread (a test's own `Runtime`), newest
+    /// last: a thread this thread starts outside their `block_on` is a
+    /// simulated thread of the newest one still running (thread/).
+    static OWNED: std::cell::RefCell<Vec<std::rc::Weak<Exec>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The newest runtime built on this thread that is not shut down, if any.
+pub(crate) fn owned_runtime() -> Option<Rc<Exec>> {
+    OWNED
+        .try_with(|o| {
+            o.borrow()
+                .iter()
+                .rev()
+                .filter_map(std::rc::Weak::upgrade)
+                .find(|e| !e.compat.shut_down())
+        })
+        .ok()
+        .flatten()
 }
 
 impl fmt::Debug for Builder {

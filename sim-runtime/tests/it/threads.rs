@@ -535,3 +535,36 @@ fn work_for_a_pool_an_earlier_run_started_is_a_reported_deadlock() {
         "{msg}"
     );
 }
+
+/// A test that builds its own runtime and starts threads before (or
+/// between) its `block_on`s, as Tokio's own tests do: the threads are the
+/// runtime's simulated threads; they run while it runs, and joining one
+/// from the test's thread runs the runtime until the thread ends.
+#[test]
+fn threads_started_by_a_runtime_s_owner_run_in_it() {
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .sim_seed(40)
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let (tx, rx) = sim_runtime::sync::oneshot::channel();
+    let spawner = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        handle.spawn(async move { tx.send(sim::elapsed()).unwrap() });
+    });
+    let at = rt.block_on(async move { rx.await.unwrap() });
+    assert_eq!(at, Duration::from_millis(50));
+    spawner.join().unwrap();
+    // Joined outside block_on: the runtime runs until the thread ends.
+    let rt2 = rt.handle().clone();
+    let sleeper = std::thread::spawn(move || {
+        rt2.block_on(async { sim_runtime::time::sleep(Duration::from_secs(5)).await });
+        7
+    });
+    assert_eq!(sleeper.join().unwrap(), 7);
+    assert_eq!(
+        rt.block_on(async { sim::elapsed() }),
+        Duration::from_millis(5050)
+    );
+}

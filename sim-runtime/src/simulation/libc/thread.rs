@@ -66,7 +66,7 @@ pub unsafe extern "C" fn pthread_create(
     start: StartRoutine,
     arg: *mut c_void,
 ) -> c_int {
-    if simulated() {
+    if simulated() || thread::owner_starts_threads() {
         if let Some(prepared) = thread::prepare(start, arg, real_join) {
             let ctl = prepared.ctl().clone();
             let mut detached = false;
@@ -153,7 +153,7 @@ runs (an interception test's thread); it was refused.\n";
 /// The C contract of `pthread_join`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pthread_join(t: pthread_t, retval: *mut *mut c_void) -> c_int {
-    if simulated() {
+    if simulated() || thread::owner_starts_threads() {
         thread::join(t);
     }
     // SAFETY: glibc's `pthread_join`; the arguments pass through.

@@ -437,7 +437,9 @@ pub(crate) fn prepare(
     arg: *mut libc::c_void,
     real_join: RealJoin,
 ) -> Option<Box<Start>> {
-    with_current(|exec| {
+    let exec = exec_for_new_thread()?;
+    Some({
+        let exec = &*exec;
         let node = exec.current_node();
         let mut core = exec.core_mut();
         let threads = core.driver::<Threads>();
@@ -467,6 +469,19 @@ pub(crate) fn prepare(
     })
 }
 
+/// The simulation a thread started now belongs to: the one running on
+/// this thread, or else the newest runtime this thread built (a test that
+/// starts a thread before its `block_on`: the thread runs in it).
+fn exec_for_new_thread() -> Option<Rc<executor::Exec>> {
+    current().or_else(crate::simulation::runtime::owned_runtime)
+}
+
+/// Whether a thread started now, outside any simulation, joins one: this
+/// thread built a runtime that is still up.
+pub(crate) fn owner_starts_threads() -> bool {
+    current().is_none() && crate::simulation::runtime::owned_runtime().is_some()
+}
+
 /// The OS thread of a prepared `Start` exists as `pthread`: it becomes a
 /// task of its node, runnable now. `detached`: created detached (the run
 /// joins it for real when it ends).
@@ -478,7 +493,7 @@ pub(crate) fn started(ctl: &Arc<Ctl>, pthread: libc::pthread_t, detached: bool) 
         started_by: ctl.started_by.clone(),
     });
     ctl.detached.set(detached);
-    let exec = current().expect("prepare found an executor");
+    let exec = exec_for_new_thread().expect("prepare found an executor");
     exec.core_mut().driver::<Threads>().all.push(ctl.clone());
     let name: Arc<str> = Arc::from(format!("thread {}", ctl.id));
     let task = ThreadTask {
@@ -905,6 +920,9 @@ fn find(pthread: libc::pthread_t) -> Option<Arc<Ctl>> {
 /// then joins it for real. `false` if `pthread` is not a simulated thread
 /// of this run (the real join follows).
 pub(crate) fn join(pthread: libc::pthread_t) -> bool {
+    if current().is_none() {
+        return join_from_owner(pthread);
+    }
     let Some(ctl) = find(pthread) else {
         return false;
     };
@@ -930,6 +948,62 @@ pub(crate) fn set_name(pthread: libc::pthread_t, name: &str) {
     *ctl.name.borrow_mut() = Some(name.to_string());
     let task_name: Arc<str> = Arc::from(format!("thread {} '{name}'", ctl.id));
     with_current(|e| e.core_mut().set_task_name(ctl.task.get(), task_name));
+}
+
+/// `pthread_join` of a simulated thread by the thread that built its
+/// runtime, outside the runtime's `block_on`: the runtime runs (as its
+/// `block_on` would) until the thread ends. `false` if `pthread` is no
+/// thread of that runtime.
+fn join_from_owner(pthread: libc::pthread_t) -> bool {
+    let Some(exec) = crate::simulation::runtime::owned_runtime() else {
+        return false;
+    };
+    let ctl = {
+        let mut core = exec.core_mut();
+        let threads = core.driver::<Threads>();
+        threads
+            .all
+            .iter()
+            .rev()
+            .find(|c| c.pthread.get() == pthread && !c.reaped.get())
+            .cloned()
+    };
+    let Some(ctl) = ctl else {
+        return false;
+    };
+    let ended = ctl.clone();
+    let waiter = Waiter::new();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        exec.block_on(std::future::poll_fn(|cx| {
+            if ended.exited.load(Ordering::Acquire) != 0 {
+                return Poll::Ready(());
+            }
+            *waiter.waker.borrow_mut() = Some(cx.waker().clone());
+            waiter.woken.set(false);
+            with_threads(|t| {
+                let q = t.queues.entry(ended.exited.as_ptr() as usize).or_default();
+                if !q.iter().any(|e| Rc::ptr_eq(&e.waiter, &waiter)) {
+                    q.push_back(Queued {
+                        bitset: u32::MAX,
+                        expected: 0,
+                        waiter: waiter.clone(),
+                    });
+                }
+            });
+            Poll::Pending
+        }))
+    }));
+    if let Err(payload) = run {
+        // The run failed while this C call drove it: its report is the
+        // panic's text, and the call cannot unwind into its C caller.
+        let text = crate::simulation::core::report::payload_text(&*payload);
+        let line = format!("{text}\n");
+        // SAFETY: writes from a valid buffer of its own length to fd 2.
+        unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+        std::process::exit(101);
+    }
+    ctl.reaped.set(true);
+    true
 }
 
 /// Whether `pthread` is a simulated thread of this run; if so, it is
