@@ -442,7 +442,10 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        if self.shared {
+        // Built on a simulated thread, or dropped on one (the last `Arc` of
+        // a test's runtime, moved into its threads): the simulation is not
+        // this thread's to shut down; it ends with its executor.
+        if self.shared || super::thread::on_simulated_thread() {
             return;
         }
         let in_async = executor::current().is_some_and(|e| e.in_block_on());

@@ -568,3 +568,33 @@ fn threads_started_by_a_runtime_s_owner_run_in_it() {
         Duration::from_millis(5050)
     );
 }
+
+/// The thread that built a runtime waits, outside `block_on`, on a std
+/// channel: the runtime runs meanwhile as Tokio's threads would go on by
+/// themselves (its simulated threads; a multi-thread runtime's tasks).
+#[test]
+fn a_runtime_s_owner_waiting_outside_block_on_lets_it_run() {
+    let rt = sim_runtime::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .sim_seed(41)
+        .build()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(async move {
+        sim_runtime::time::sleep(Duration::from_millis(10)).await;
+        tx.send(sim::elapsed()).unwrap();
+    });
+    assert_eq!(rx.recv().unwrap(), Duration::from_millis(10));
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let handle = rt.handle().clone();
+    let t = std::thread::spawn(move || {
+        handle.block_on(async { sim_runtime::time::sleep(Duration::from_millis(5)).await });
+        tx.send(7).unwrap();
+    });
+    assert_eq!(rx.recv_timeout(Duration::from_secs(60)).unwrap(), 7);
+    t.join().unwrap();
+    assert_eq!(
+        rt.block_on(async { sim::elapsed() }),
+        Duration::from_millis(15)
+    );
+}

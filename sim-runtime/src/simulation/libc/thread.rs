@@ -225,7 +225,8 @@ pub(super) unsafe fn futex(
     _addr2: c_long,
     val3: c_long,
 ) -> Option<c_long> {
-    if !simulated() {
+    let owner = !simulated();
+    if owner && !thread::owner_starts_threads() {
         return None;
     }
     let op = op as c_int;
@@ -249,7 +250,12 @@ pub(super) unsafe fn futex(
                 Some(if cmd == libc::FUTEX_WAIT {
                     Duration::from_nanos(ns)
                 } else {
-                    let now = if op & libc::FUTEX_CLOCK_REALTIME != 0 {
+                    let realtime = op & libc::FUTEX_CLOCK_REALTIME != 0;
+                    let now = if owner {
+                        // Outside a simulation the deadline was read from
+                        // the real clocks.
+                        real_now_ns(realtime)
+                    } else if realtime {
                         hooks::wall_ns()
                     } else {
                         hooks::mono_ns()
@@ -257,8 +263,14 @@ pub(super) unsafe fn futex(
                     Duration::from_nanos(ns.saturating_sub(now))
                 })
             };
-            // SAFETY: the futex contract: `addr` is a readable word.
-            match unsafe { thread::futex_wait(addr, val as u32, bitset, timeout) }? {
+            let waited = if owner {
+                // SAFETY: the futex contract: `addr` is a readable word.
+                unsafe { thread::owner_wait(addr, val as u32, bitset, timeout) }
+            } else {
+                // SAFETY: the futex contract: `addr` is a readable word.
+                unsafe { thread::futex_wait(addr, val as u32, bitset, timeout) }
+            };
+            match waited? {
                 Ok(()) => Some(0),
                 Err(e) => {
                     set_errno(e);
@@ -283,6 +295,23 @@ pub(super) unsafe fn futex(
         }
         _ => None,
     }
+}
+
+/// The real clock now, in ns (realtime or monotonic): this thread is
+/// outside any simulation, so `clock_gettime` is glibc's.
+fn real_now_ns(realtime: bool) -> u64 {
+    let mut ts = timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let clock = if realtime {
+        libc::CLOCK_REALTIME
+    } else {
+        libc::CLOCK_MONOTONIC
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    duration_ns(&ts)
 }
 
 /// A `timespec`'s value in ns (negative parts count as 0).

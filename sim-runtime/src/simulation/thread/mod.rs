@@ -29,9 +29,12 @@
 //! process's thread count stays flat.
 
 pub(crate) mod gate;
+mod owner;
 mod pool;
 mod report;
 
+use self::owner::join_from_owner;
+pub(crate) use self::owner::owner_wait;
 use self::pool::Worker;
 pub(crate) use self::pool::{run_blocking, Job};
 use self::report::{start_site, started_by, ORPHAN_WORDS};
@@ -414,11 +417,20 @@ impl Drop for Threads {
 /// `None` outside a simulation's executor, or while the executor's own code
 /// holds its core (its internal locks then wait for real).
 fn with_threads<R>(f: impl FnOnce(&mut Threads) -> R) -> Option<R> {
-    with_current(|exec| {
-        exec.try_core_mut()
-            .map(|mut core| f(core.driver::<Threads>()))
-    })
-    .flatten()
+    if let Some(ptr) = Some(executor::current_ptr()).filter(|p| !p.is_null()) {
+        // SAFETY: as `with_current`'s: the entered executor outlives this
+        // call, which runs no user code.
+        let exec = unsafe { &*ptr };
+        return exec
+            .try_core_mut()
+            .map(|mut core| f(core.driver::<Threads>()));
+    }
+    // Outside any `block_on`, on the thread that built a runtime: its
+    // threads all wait for the baton, so this thread has the runtime to
+    // itself (thread/owner.rs).
+    let exec = crate::simulation::runtime::owned_runtime()?;
+    let mut core = exec.try_core_mut()?;
+    Some(f(core.driver::<Threads>()))
 }
 
 /// What starts a simulated thread: the start routine and its argument, and
@@ -948,62 +960,6 @@ pub(crate) fn set_name(pthread: libc::pthread_t, name: &str) {
     *ctl.name.borrow_mut() = Some(name.to_string());
     let task_name: Arc<str> = Arc::from(format!("thread {} '{name}'", ctl.id));
     with_current(|e| e.core_mut().set_task_name(ctl.task.get(), task_name));
-}
-
-/// `pthread_join` of a simulated thread by the thread that built its
-/// runtime, outside the runtime's `block_on`: the runtime runs (as its
-/// `block_on` would) until the thread ends. `false` if `pthread` is no
-/// thread of that runtime.
-fn join_from_owner(pthread: libc::pthread_t) -> bool {
-    let Some(exec) = crate::simulation::runtime::owned_runtime() else {
-        return false;
-    };
-    let ctl = {
-        let mut core = exec.core_mut();
-        let threads = core.driver::<Threads>();
-        threads
-            .all
-            .iter()
-            .rev()
-            .find(|c| c.pthread.get() == pthread && !c.reaped.get())
-            .cloned()
-    };
-    let Some(ctl) = ctl else {
-        return false;
-    };
-    let ended = ctl.clone();
-    let waiter = Waiter::new();
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        exec.block_on(std::future::poll_fn(|cx| {
-            if ended.exited.load(Ordering::Acquire) != 0 {
-                return Poll::Ready(());
-            }
-            *waiter.waker.borrow_mut() = Some(cx.waker().clone());
-            waiter.woken.set(false);
-            with_threads(|t| {
-                let q = t.queues.entry(ended.exited.as_ptr() as usize).or_default();
-                if !q.iter().any(|e| Rc::ptr_eq(&e.waiter, &waiter)) {
-                    q.push_back(Queued {
-                        bitset: u32::MAX,
-                        expected: 0,
-                        waiter: waiter.clone(),
-                    });
-                }
-            });
-            Poll::Pending
-        }))
-    }));
-    if let Err(payload) = run {
-        // The run failed while this C call drove it: its report is the
-        // panic's text, and the call cannot unwind into its C caller.
-        let text = crate::simulation::core::report::payload_text(&*payload);
-        let line = format!("{text}\n");
-        // SAFETY: writes from a valid buffer of its own length to fd 2.
-        unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
-        std::process::exit(101);
-    }
-    ctl.reaped.set(true);
-    true
 }
 
 /// Whether `pthread` is a simulated thread of this run; if so, it is
