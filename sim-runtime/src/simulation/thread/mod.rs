@@ -134,6 +134,8 @@ pub(crate) struct Ctl {
     reaped: Cell<bool>,
     /// Detached by the program: the run reaps it at its end.
     detached: Cell<bool>,
+    /// The process it was started in.
+    pid: libc::pid_t,
     /// Its task's id.
     task: Cell<u64>,
     /// The name it gave itself (`pthread_setname_np`: std's `Builder::name`).
@@ -195,8 +197,14 @@ impl Ctl {
     }
 
     /// Ends the thread where it stands (it holds no baton: it waits at its
-    /// gate, or has not started), and joins it for real.
+    /// gate, or has not started), and joins it for real. In a forked copy
+    /// of the process (the deadlock report's experiment, which drops tasks)
+    /// the OS thread does not exist: nothing is done there.
     fn kill(&self) {
+        // SAFETY: getpid has no preconditions.
+        if unsafe { libc::getpid() } != self.pid {
+            return;
+        }
         self.waiter.dead.set(true);
         if self.state.get() != State::Exited {
             self.dying.store(true, Ordering::Release);
@@ -468,6 +476,8 @@ pub(crate) fn prepare(
             real_join,
             reaped: Cell::new(false),
             detached: Cell::new(false),
+            // SAFETY: getpid has no preconditions.
+            pid: unsafe { libc::getpid() },
             task: Cell::new(0),
             name: RefCell::new(None),
             started_by: started_by(),
