@@ -81,6 +81,12 @@ pub(crate) fn on() -> bool {
     ON.get()
 }
 
+/// Whether this thread's run replays a tape (a failure being shrunk or
+/// replayed: its outcome is known to be reached by these draws).
+pub(crate) fn replaying() -> bool {
+    on() && TAPE.with(|t| !t.borrow().recording)
+}
+
 /// Turns the tape on for this thread until `stop`. Panics if one is on:
 /// two runs on one thread at once cannot share a tape.
 pub(crate) fn start(mode: Mode) {

@@ -388,7 +388,15 @@ impl Driver for Threads {
             started: 0,
             bag: Box::new(UnsafeCell::new(Bag::new())),
             idle: Vec::new(),
-            patience: OUTSIDE_PATIENCE,
+            // A tape's replay (shrinking a failure) reruns draws that
+            // already led where they lead: a run that went still then was
+            // declared deadlocked after this wait, so waiting again on each
+            // of a shrink's many runs would only cost time.
+            patience: if crate::simulation::core::tape::replaying() {
+                Duration::ZERO
+            } else {
+                OUTSIDE_PATIENCE
+            },
             woke_orphan: None,
         }
     }
@@ -710,7 +718,11 @@ fn block(
     let exec = executor::expect_current();
     let mut timer = timeout.map(|d| Box::pin(crate::simulation::time::sleep(d)));
     let mut fired = false;
-    let mut patience = OUTSIDE_PATIENCE;
+    let mut patience = if crate::simulation::core::tape::replaying() {
+        Duration::ZERO
+    } else {
+        OUTSIDE_PATIENCE
+    };
     let mut stuck = || {
         let Some((addr, expected)) = word else {
             return false;
