@@ -598,3 +598,29 @@ fn a_runtime_s_owner_waiting_outside_block_on_lets_it_run() {
         Duration::from_millis(15)
     );
 }
+
+/// `thread::sleep` in a `block_in_place` closure (which leaves the
+/// executor's context) still sleeps in virtual time; a `spawn_blocking`
+/// made with only the runtime entered, awaited through `Handle::block_on`,
+/// runs on the runtime's simulated thread.
+#[test]
+fn sleeps_in_block_in_place_and_blocking_made_while_entered() {
+    let rt = sim_runtime::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .sim_seed(42)
+        .build()
+        .unwrap();
+    let slept = rt.block_on(async {
+        sim_runtime::task::block_in_place(|| std::thread::sleep(Duration::from_millis(5)));
+        sim::elapsed()
+    });
+    assert_eq!(slept, Duration::from_millis(5));
+    let _enter = rt.enter();
+    let answer = sim_runtime::runtime::Handle::current()
+        .block_on(sim_runtime::task::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            42
+        }))
+        .unwrap();
+    assert_eq!(answer, 42);
+}

@@ -42,8 +42,8 @@ mod yields;
 
 pub(crate) use self::build::next_runtime_id;
 pub(crate) use self::current::{
-    current, current_ptr, expect_current, outside_context, select_draw, standard_base,
-    unhandled_panic, with_current, with_expected, with_task_id,
+    current, current_ptr, expect_current, left_executor, outside_context, reenter, select_draw,
+    standard_base, unhandled_panic, with_current, with_expected, with_task_id,
 };
 use self::current::{set_current, STANDARD_BASE};
 pub(crate) use self::drive::Entered;

@@ -502,14 +502,14 @@ pub(crate) fn prepare(
 /// The simulation a thread started now belongs to: the one running on
 /// this thread, or else the newest runtime this thread built (a test that
 /// starts a thread before its `block_on`: the thread runs in it).
-fn exec_for_new_thread() -> Option<Rc<executor::Exec>> {
+pub(super) fn exec_for_new_thread() -> Option<Rc<executor::Exec>> {
     current().or_else(crate::simulation::runtime::owned_runtime)
 }
 
 /// Whether a thread started now, outside any simulation, joins one: this
 /// thread built a runtime that is still up.
 pub(crate) fn owner_starts_threads() -> bool {
-    current().is_none() && crate::simulation::runtime::owned_runtime().is_some()
+    !hooks::active() && exec_for_new_thread().is_some()
 }
 
 /// The OS thread of a prepared `Start` exists as `pthread`: it becomes a
@@ -903,7 +903,12 @@ pub(crate) fn futex_wake(addr: usize, n: u32, bitset: u32) -> Option<u32> {
 /// with every task). `false` outside a simulation's executor.
 pub(crate) fn sleep(d: Duration) -> bool {
     if with_current(|_| ()).is_none() {
-        return false;
+        // Inside `block_in_place`: the executor's thread is still the one
+        // that sleeps.
+        return match executor::left_executor() {
+            Some(exec) => executor::reenter(exec, || sleep(d)),
+            None => false,
+        };
     }
     let waiter = own_waiter();
     waiter.woken.set(false);

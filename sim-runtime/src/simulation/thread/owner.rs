@@ -105,7 +105,7 @@ pub(crate) unsafe fn owner_wait(
     bitset: u32,
     timeout: Option<Duration>,
 ) -> Option<Result<(), i32>> {
-    let exec = crate::simulation::runtime::owned_runtime()?;
+    let exec = super::exec_for_new_thread()?;
     if exec.in_block_on() || !goes_on_by_itself(&exec) {
         return None;
     }
@@ -116,7 +116,7 @@ pub(crate) unsafe fn owner_wait(
 /// runtime, outside the runtime's `block_on`: the runtime runs until the
 /// thread ends. `false` if `pthread` is no thread of that runtime.
 pub(super) fn join_from_owner(pthread: libc::pthread_t) -> bool {
-    let Some(exec) = crate::simulation::runtime::owned_runtime() else {
+    let Some(exec) = super::exec_for_new_thread() else {
         return false;
     };
     let ctl: Option<Arc<Ctl>> = {

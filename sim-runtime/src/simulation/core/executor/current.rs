@@ -95,6 +95,7 @@ pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Rc<Exec>>, u64);
     impl Drop for Restore {
         fn drop(&mut self) {
+            let _ = LEFT.try_with(|l| l.borrow_mut().pop());
             let prev = self.0.take();
             drop(set_current(prev));
             let id = self.1;
@@ -112,7 +113,34 @@ pub(crate) fn outside_context<R>(f: impl FnOnce() -> R) -> R {
     });
     exec.core.borrow_mut().take_requests(buffered);
     let id = exec.id;
+    LEFT.with(|l| l.borrow_mut().push(exec.clone()));
     let _restore = Restore(Some(exec), id);
+    f()
+}
+
+thread_local! {
+    /// The executors left by `outside_context` on this thread, innermost
+    /// last: a `block_in_place` closure that sleeps or waits still blocks
+    /// that simulation's thread.
+    static LEFT: RefCell<Vec<Rc<Exec>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The executor `outside_context` left on this thread, if `f` runs inside
+/// one.
+pub(crate) fn left_executor() -> Option<Rc<Exec>> {
+    LEFT.try_with(|l| l.borrow().last().cloned()).ok().flatten()
+}
+
+/// Runs `f` with `exec` entered again (inside `outside_context`), for a
+/// wait that blocks its thread.
+pub(crate) fn reenter<R>(exec: Rc<Exec>, f: impl FnOnce() -> R) -> R {
+    struct Leave(Option<Rc<Exec>>);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            drop(set_current(self.0.take()));
+        }
+    }
+    let _leave = Leave(set_current(Some(exec)));
     f()
 }
 
