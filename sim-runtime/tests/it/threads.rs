@@ -624,3 +624,19 @@ fn sleeps_in_block_in_place_and_blocking_made_while_entered() {
         .unwrap();
     assert_eq!(answer, 42);
 }
+
+/// `task::id()` inside a `spawn_blocking` closure is its handle's id, as
+/// on Tokio; inside a plain thread there is none.
+#[test]
+fn a_blocking_closure_knows_its_task_id() {
+    run(43, async {
+        let h = sim_runtime::task::spawn_blocking(sim_runtime::task::id);
+        let id = h.id();
+        assert_eq!(h.await.unwrap(), id);
+        let t = std::thread::spawn(sim_runtime::task::try_id);
+        let none = sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(none, None);
+    });
+}

@@ -72,10 +72,11 @@ where
         let _ = tx.send(out);
     });
     // Where no thread can be started, the closure runs in the task.
-    let inline = crate::simulation::thread::run_blocking(job).err();
-    exec.spawn(
+    let inline = std::rc::Rc::new(std::cell::Cell::new(None));
+    let mine = inline.clone();
+    let handle = exec.spawn(
         async move {
-            if let Some(job) = inline {
+            if let Some(job) = mine.take() {
                 run_once(job).await;
             }
             match rx.await {
@@ -88,7 +89,10 @@ where
         name,
         location,
         None,
-    )
+    );
+    // The closure's `task::id()` is its handle's, as on Tokio.
+    inline.set(crate::simulation::thread::run_blocking(job, handle.id().0).err());
+    handle
 }
 
 /// Blocking code as a task: the closure runs on the task's first poll,

@@ -138,6 +138,8 @@ pub(crate) struct Ctl {
     pid: libc::pid_t,
     /// Its task's id.
     task: Cell<u64>,
+    /// The task its code runs as (a `spawn_blocking` job's), if any.
+    as_task: Cell<Option<u64>>,
     /// The name it gave itself (`pthread_setname_np`: std's `Builder::name`).
     name: RefCell<Option<String>>,
     /// Return addresses of the stack that started it, innermost first
@@ -145,6 +147,9 @@ pub(crate) struct Ctl {
     started_by: Vec<usize>,
     /// What it is blocked on, for the deadlock report.
     blocked: Cell<Blocked>,
+    /// How deep in `LocalSet`s its own code is (the executor keeps one
+    /// count; each thread has its own).
+    local_depth: Cell<u32>,
     /// What the watchdog names if it never hands the baton back.
     watch: std::cell::OnceCell<RunningThread>,
     // Below: read and written only by the baton's holder.
@@ -487,9 +492,11 @@ pub(crate) fn prepare(
             // SAFETY: getpid has no preconditions.
             pid: unsafe { libc::getpid() },
             task: Cell::new(0),
+            as_task: Cell::new(None),
             name: RefCell::new(None),
             started_by: started_by(),
             blocked: Cell::new(Blocked::Nothing),
+            local_depth: Cell::new(0),
             watch: std::cell::OnceCell::new(),
             state: Cell::new(State::Start),
             waiter: Waiter::new(),
@@ -623,10 +630,15 @@ impl Future for ThreadTask {
         *ctl.waiter.waker.borrow_mut() = None;
         let exec = executor::expect_current();
         // Code on a thread is on no worker (`runtime::worker_index`).
+        // Inside the `LocalSet`s it entered itself, not its creator's.
         let was_blocking = exec.compat.set_in_blocking(true);
+        let local_depth = exec.compat.local_depth();
+        exec.compat.set_local_depth(ctl.local_depth.get());
         exec.watch_thread(ctl.watch.get().map_or(std::ptr::null(), |w| w as *const _));
-        exec.with_task(ctl.node, None, || ctl.resume());
+        exec.with_task(ctl.node, ctl.as_task.get(), || ctl.resume());
         exec.watch_thread(std::ptr::null());
+        ctl.local_depth.set(exec.compat.local_depth());
+        exec.compat.set_local_depth(local_depth);
         exec.compat.set_in_blocking(was_blocking);
         match ctl.state.get() {
             State::Exited => {

@@ -19,14 +19,15 @@ const KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// pool does: one job at a time, then it waits for the next.
 #[derive(Default)]
 pub(crate) struct Worker {
-    job: std::sync::Mutex<Option<Job>>,
+    /// The next job, with the id of the task that waits for it.
+    job: std::sync::Mutex<Option<(Job, u64)>>,
     ready: std::sync::Condvar,
 }
 
 /// Runs `job` on a `spawn_blocking` worker of the current node: an idle
 /// one, or a new simulated thread. `Err(job)` outside a simulation's
 /// executor.
-pub(crate) fn run_blocking(job: Job) -> Result<(), Job> {
+pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
     let Some((node, incarnation)) = with_current(|e| {
         let node = e.current_node();
         (node, e.core().node(node).incarnation)
@@ -53,7 +54,7 @@ pub(crate) fn run_blocking(job: Job) -> Result<(), Job> {
             w
         }
     };
-    *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
+    *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some((job, task));
     worker.ready.notify_one();
     Ok(())
 }
@@ -71,6 +72,7 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
             let mut slot = w.job.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if let Some(job) = slot.take() {
+                    as_task(Some(job.1));
                     idle(false);
                     break job;
                 }
@@ -87,7 +89,17 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
                 }
             }
         };
-        job();
+        (job.0)();
+        as_task(None);
         with_threads(|t| t.idle.push((node, incarnation, w.clone())));
+    }
+}
+
+/// Makes the calling worker's code run as task `task` (`task::id()` in a
+/// `spawn_blocking` closure is its handle's id), or as no task.
+fn as_task(task: Option<u64>) {
+    if let Some(ctl) = this_thread() {
+        ctl.as_task.set(task);
+        with_current(|e| e.run_as_task(task));
     }
 }

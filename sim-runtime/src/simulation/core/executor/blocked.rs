@@ -97,6 +97,13 @@ impl Exec {
         self.progress.set_thread(t);
     }
 
+    /// Makes the code running now (a simulated thread's) run as task
+    /// `task`, or as no task, on the same node.
+    pub(crate) fn run_as_task(&self, task: Option<u64>) {
+        let cur = self.cur.get();
+        self.cur.set(Cur { task, node: cur.node });
+    }
+
     /// The report of `f`, as a failing run prints it.
     pub(crate) fn render_failure(&self, f: &Failure) -> String {
         report::render(&self.core.borrow().snapshot(), f)
