@@ -640,3 +640,49 @@ fn a_blocking_closure_knows_its_task_id() {
         assert_eq!(none, None);
     });
 }
+
+/// A test harness that starts each cluster node as a thread with its own
+/// runtime, unmodified: a thread of the main node that names itself after
+/// a node (std's `Builder::name`) is that node's thread, so its listener
+/// is on the node's address and a partition of the node reaches it.
+#[test]
+fn a_thread_named_after_a_node_is_that_node() {
+    use sim_runtime::io::{AsyncReadExt, AsyncWriteExt};
+    use sim_runtime::net::{TcpListener, TcpStream};
+    let (served_on, partitioned) = run(44, async {
+        sim::node("n1").build();
+        // The harness's code: a thread per node, each with its runtime.
+        let node_main = std::thread::Builder::new()
+            .name("n1".into())
+            .spawn(|| {
+                let rt = sim_runtime::runtime::Runtime::new().unwrap();
+                rt.block_on(async {
+                    let l = TcpListener::bind("0.0.0.0:7").await.unwrap();
+                    loop {
+                        let (mut s, _) = l.accept().await.unwrap();
+                        sim_runtime::spawn(async move {
+                            let node = sim::node_name(sim::current_node());
+                            s.write_all(node.as_bytes()).await.unwrap();
+                        });
+                    }
+                })
+            })
+            .unwrap();
+        drop(node_main);
+        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+        let mut c = TcpStream::connect("n1:7").await.unwrap();
+        let mut name = String::new();
+        c.read_to_string(&mut name).await.unwrap();
+        let n1 = sim::lookup_node("n1").unwrap();
+        sim::net::partition(sim::current_node(), n1);
+        let cut = sim_runtime::time::timeout(Duration::from_secs(1), TcpStream::connect("n1:7"))
+            .await
+            .map_or(true, |r| r.is_err());
+        (name, cut)
+    });
+    assert_eq!(served_on, "n1");
+    assert!(
+        partitioned,
+        "a partition of the node did not reach its thread"
+    );
+}

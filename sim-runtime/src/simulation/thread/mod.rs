@@ -120,7 +120,8 @@ enum State {
 pub(crate) struct Ctl {
     /// The thread's number in its run, from 1, in creation order.
     pub(crate) id: u64,
-    node: NodeId,
+    /// Its node: its creator's, or the node it named itself after.
+    node: Cell<NodeId>,
     to_thread: Gate,
     to_exec: Gate,
     /// The thread must end without running anything more.
@@ -480,7 +481,7 @@ pub(crate) fn prepare(
         threads.started += 1;
         let ctl = Arc::new(Ctl {
             id: threads.started,
-            node,
+            node: Cell::new(node),
             to_thread: Gate::new(),
             to_exec: Gate::new(),
             dying: AtomicBool::new(false),
@@ -537,7 +538,12 @@ pub(crate) fn started(ctl: &Arc<Ctl>, pthread: libc::pthread_t, detached: bool) 
         ctl: ctl.clone(),
         timer: None,
     };
-    let handle = exec.spawn_thread_task(task, Some(name), std::panic::Location::caller(), ctl.node);
+    let handle = exec.spawn_thread_task(
+        task,
+        Some(name),
+        std::panic::Location::caller(),
+        ctl.node.get(),
+    );
     ctl.task.set(handle.id().0);
 }
 
@@ -635,7 +641,7 @@ impl Future for ThreadTask {
         let local_depth = exec.compat.local_depth();
         exec.compat.set_local_depth(ctl.local_depth.get());
         exec.watch_thread(ctl.watch.get().map_or(std::ptr::null(), |w| w as *const _));
-        exec.with_task(ctl.node, ctl.as_task.get(), || ctl.resume());
+        exec.with_task(ctl.node.get(), ctl.as_task.get(), || ctl.resume());
         exec.watch_thread(std::ptr::null());
         ctl.local_depth.set(exec.compat.local_depth());
         exec.compat.set_local_depth(local_depth);
@@ -999,6 +1005,38 @@ pub(crate) fn set_name(pthread: libc::pthread_t, name: &str) {
     *ctl.name.borrow_mut() = Some(name.to_string());
     let task_name: Arc<str> = Arc::from(format!("thread {} '{name}'", ctl.id));
     with_current(|e| e.core_mut().set_task_name(ctl.task.get(), task_name));
+    // A thread of the main node that names itself after a node (a test
+    // harness's thread per cluster node, `Builder::name("n1")`) becomes a
+    // thread of that node: its runtime's tasks, sockets and disk are the
+    // node's, and the node's faults reach it.
+    let on_itself = this_thread().is_some_and(|me| std::ptr::eq(me, &*ctl));
+    if on_itself && ctl.node.get() == NodeId::MAIN {
+        with_current(|e| {
+            let node = node_named(&e.core(), name)?;
+            e.core_mut().set_task_node(ctl.task.get(), node);
+            ctl.node.set(node);
+            e.move_current_node(node);
+            Some(())
+        });
+    }
+}
+
+/// The node called `name`: std gives `pthread_setname_np` at most 15
+/// bytes, so a longer node name matches its first 15 when no other does.
+fn node_named(core: &executor::Core, name: &str) -> Option<NodeId> {
+    if let Some(node) = core.nodes().named(name) {
+        return Some(node);
+    }
+    if name.len() < 15 {
+        return None;
+    }
+    let mut found = core
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.name.starts_with(name));
+    let first = found.next()?;
+    found.next().is_none().then_some(NodeId(first.0 as u32))
 }
 
 /// Whether `pthread` is a simulated thread of this run; if so, it is

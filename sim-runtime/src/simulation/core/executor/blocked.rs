@@ -101,7 +101,20 @@ impl Exec {
     /// `task`, or as no task, on the same node.
     pub(crate) fn run_as_task(&self, task: Option<u64>) {
         let cur = self.cur.get();
-        self.cur.set(Cur { task, node: cur.node });
+        self.cur.set(Cur {
+            task,
+            node: cur.node,
+        });
+    }
+
+    /// Makes the code running now (a simulated thread's) run on `node`.
+    pub(crate) fn move_current_node(&self, node: NodeId) {
+        let cur = self.cur.get();
+        self.cur.set(Cur {
+            task: cur.task,
+            node,
+        });
+        self.sync_clock(node);
     }
 
     /// The report of `f`, as a failing run prints it.

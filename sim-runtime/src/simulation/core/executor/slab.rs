@@ -124,6 +124,16 @@ impl Core {
             .count()
     }
 
+    /// Moves task `id` (a simulated thread that named itself after a node)
+    /// to `node`, as a task of its current incarnation.
+    pub(crate) fn set_task_node(&mut self, id: u64, node: NodeId) {
+        let incarnation = self.node(node).incarnation;
+        if let Some(t) = self.slab.tasks.iter_mut().flatten().find(|t| t.id == id) {
+            t.node = node;
+            t.incarnation = incarnation;
+        }
+    }
+
     /// Renames task `id` (a simulated thread that named itself).
     pub(crate) fn set_task_name(&mut self, id: u64, name: Arc<str>) {
         let slot = self
