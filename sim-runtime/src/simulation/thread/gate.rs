@@ -145,8 +145,10 @@ pub(crate) fn wake_outside(word: *const u32, n: u32) -> u32 {
 /// Ends the calling OS thread at once, running nothing of it: no
 /// destructor, no thread-local's, no unwinding. For a simulated thread whose
 /// node died: it must never run again. The kernel clears the thread's id
-/// word, so a real `pthread_join` of it returns and frees its stack.
+/// word, so a real `pthread_join` of it returns and frees its stack; its
+/// alternate signal stack goes back to the pool (altstack.rs).
 pub(crate) fn exit_thread_now() -> ! {
+    super::altstack::release();
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     // SAFETY: `exit(2)` ends only the calling thread; it never returns, so
     // nothing of this thread's stack is used again.
