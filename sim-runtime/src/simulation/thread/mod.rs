@@ -175,7 +175,7 @@ impl Ctl {
     fn resume(&self) {
         self.bag().take_from_thread();
         self.to_thread.open();
-        self.to_exec.wait();
+        self.to_exec.wait_awake();
         self.bag().give_to_thread();
     }
 
