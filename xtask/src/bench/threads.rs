@@ -13,6 +13,7 @@
 //!
 //! A full `cargo xtask bench` rewrites both with the rest.
 
+use super::chart::thousands;
 use super::Results;
 use crate::cmd::{stdout, Mode};
 use std::path::{Path, PathBuf};
@@ -173,6 +174,8 @@ fn section(cores: usize, load: Option<&str>, samples: &Results) -> String {
          |---|---:|---:|---:|---:|\n\
          {rows}\n\
          Goals (issue 35 item 9):\n\n{goals}\n\
+         Where a simulated hand-off's time goes, what was tried and how the figures move with \
+         the machine's load: [perf.md](perf.md#issue-35-items-5-and-9-os-threads).\n\n\
          The runs: {ranges}.\n{end}\n",
         begin = SECTION.begin,
         end = SECTION.end,
@@ -237,7 +240,7 @@ fn soak_section(marks: &[Mark]) -> String {
     for m in marks {
         rows.push_str(&format!(
             "| {} | {} | {:.1} MiB | {:.1} s |\n",
-            m.seeds,
+            thousands(m.seeds as usize),
             m.threads,
             m.rss_kib as f64 / 1024.0,
             m.secs
@@ -247,7 +250,7 @@ fn soak_section(marks: &[Mark]) -> String {
     let growth = match (at(1_000), marks.last()) {
         (Some(a), Some(b)) if b.seeds > a.seeds => format!(
             " From 1,000 seeds to {}: {:+} OS threads, {:+.1} MiB resident ({:+.0} bytes per seed).",
-            b.seeds,
+            thousands(b.seeds as usize),
             b.threads as i64 - a.threads as i64,
             (b.rss_kib as f64 - a.rss_kib as f64) / 1024.0,
             (b.rss_kib as f64 - a.rss_kib as f64) * 1024.0 / (b.seeds - a.seeds) as f64,
@@ -256,7 +259,7 @@ fn soak_section(marks: &[Mark]) -> String {
     };
     format!(
         "{begin}\n## OS threads over a long sweep (issue 35 item 5)\n\n\
-         The executor bench's `thread_soak` (simulation build, release): {SOAK_SEEDS} seeds \
+         The executor bench's `thread_soak` (simulation build, release): {seeds} seeds \
          in turn in one process, each a fresh run. Each seed starts, on node `a`, a thread \
          looping on 1 ms sleeps (with a thread-local it fills) and one blocked on a condition \
          variable nobody signals; on node `b`, a thread that sleeps 2 ms and ends, joined from \
@@ -264,12 +267,17 @@ fn soak_section(marks: &[Mark]) -> String {
          crashed (even seeds) or killed (odd seeds) and `b` killed, so their threads are \
          killed where they stand; the run ends 3 ms later with the main node's thread still \
          running. Four OS threads a seed, plus `spawn_blocking`'s worker. After each mark, \
-         `Threads` and `VmRSS` of `/proc/self/status`, and the time so far.{growth}\n\n\
+         `Threads` and `VmRSS` of `/proc/self/status`, and the time so far (the threads \
+         left are the process's main thread and the simulation's watchdog).{growth} What \
+         still grows is what a thread killed where it stands owned and never frees: its \
+         thread-locals and std's records of it, and glibc's per-thread lists and caches; \
+         the measurements are in [perf.md](perf.md#issue-35-items-5-and-9-os-threads).\n\n\
          | seeds | OS threads | resident (VmRSS) | time |\n\
          |---:|---:|---:|---:|\n\
          {rows}{end}\n",
         begin = SOAK_SECTION.begin,
         end = SOAK_SECTION.end,
+        seeds = thousands(SOAK_SEEDS as usize),
     )
 }
 
@@ -305,7 +313,7 @@ mod tests {
         let marks: Vec<Mark> = lines.lines().filter_map(Mark::parse).collect();
         assert_eq!(marks.len(), 2);
         let text = soak_section(&marks);
-        assert!(text.contains("| 1000 | 3 | 20.0 MiB | 1.5 s |"), "{text}");
+        assert!(text.contains("| 1,000 | 3 | 20.0 MiB | 1.5 s |"), "{text}");
         assert!(
             text.contains("+0 OS threads, +2.0 MiB resident (+21 bytes per seed)"),
             "{text}"
