@@ -19,7 +19,9 @@
 //! `cluster_10000` (simulation only: `executor/clusters.rs`) run only when
 //! named; so do `fs_tokio` and `fs_std` (4 KiB writes through `tokio::fs`
 //! and `std::fs`: the simulated disk, or a real temporary directory with
-//! Tokio; `cargo xtask bench --only fs`).
+//! Tokio; `cargo xtask bench --only fs`), and `threads_pingpong`,
+//! `threads_spawn` and `thread_soak` (OS threads: `executor/threads.rs`;
+//! `cargo xtask bench --only threads` and `--only thread-soak`).
 //!
 //! The same workloads, written against madsim's and turmoil's own APIs, are
 //! in `bench/madsim` and `bench/turmoil` (outside the workspace), with the
@@ -43,6 +45,10 @@ use std::time::{Duration, Instant};
 #[cfg(simulation)]
 #[path = "executor/clusters.rs"]
 mod clusters;
+
+#[cfg(any(simulation, all(feature = "rt", feature = "time")))]
+#[path = "executor/threads.rs"]
+mod threads;
 
 /// Counts the heap bytes a cluster's set-up holds (on only while it runs).
 #[cfg(simulation)]
@@ -103,7 +109,8 @@ fn parse_args() -> Result<Opts, String> {
             "-h" | "--help" => {
                 return Err("usage: executor [--runs N] [--warmup N] [--seeds N] \
                             [--only spawn_yield|sleep|sleepers|seeds|net_rt|net_idle_2|\
-                            net_idle_100|net_idle_1000|heartbeats|cluster_N|fs_tokio|fs_std]... \
+                            net_idle_100|net_idle_1000|heartbeats|cluster_N|fs_tokio|fs_std|\
+                            threads_pingpong|threads_spawn|thread_soak]... \
                             [--skip-clock-check]"
                     .into())
             }
@@ -246,6 +253,9 @@ fn main() {
             );
         }
     }
+    // OS threads: only when named.
+    #[cfg(any(simulation, all(feature = "rt", feature = "time")))]
+    threads::report(&opts);
     if wanted("seeds") {
         if PAUSED_CLOCK {
             let seeds = opts.seeds;

@@ -17,6 +17,7 @@ mod reuse;
 mod schedules;
 mod signals;
 mod tasks;
+mod thread_leaks;
 mod threads;
 mod threads_c;
 mod time;

@@ -25,8 +25,9 @@
 //! (`SIM_JOBS=1` vs `2`, its section), `cost_targets.rs` (what a seed or
 //! an operation may cost against madsim, how far each is and why),
 //! `clusters.rs` (2 to 10,000 nodes, its section), `chart.rs` (its SVG
-//! chart) and `fs.rs` (a 4 KiB write through `tokio::fs` and `std::fs`,
-//! its section).
+//! chart), `fs.rs` (a 4 KiB write through `tokio::fs` and `std::fs`,
+//! its section) and `threads.rs` (OS threads: hand-off and start against
+//! real threads and shuttle, and a 100,000-seed soak; two sections).
 //!
 //! Why the module is over 1,000 lines: it drives four kinds of binary and
 //! four sections that each measure something else (the checker, scaling
@@ -45,6 +46,7 @@ mod cost_targets;
 mod fs;
 mod report;
 mod scaling;
+mod threads;
 mod workloads;
 
 use crate::cmd::{rel, root, stdout, write_file};
@@ -80,14 +82,26 @@ docs/bench.md and the samples to target/bench/bench.json.
                   section and docs/bench-clusters.svg; `--only fs` alone
                   measures a 4 KiB write through tokio::fs and std::fs, in
                   simulation and with real Tokio, and rewrites only its
-                  section
+                  section; `--only threads` alone measures a Mutex +
+                  Condvar hand-off and a thread's start + join on real
+                  threads, shuttle (bench/shuttle) and sim, and rewrites
+                  only its section; `--only thread-soak` alone runs
+                  100,000 seeds that start and kill threads in one process
+                  and rewrites only its section
   --no-write      print the table only
 ";
 
 const DEFAULT_RUNS: usize = 5;
 
 /// The `--only` names that measure a section of their own.
-const SECTIONS: [&str; 4] = ["checker", "scaling", "clusters", "fs"];
+const SECTIONS: [&str; 6] = [
+    "checker",
+    "scaling",
+    "clusters",
+    "fs",
+    "threads",
+    "thread-soak",
+];
 
 struct Opts {
     runs: usize,
@@ -165,7 +179,22 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let scaling = opts.only.iter().any(|o| o == "scaling");
     let clusters = opts.only.iter().any(|o| o == "clusters");
     let fs = opts.only.iter().any(|o| o == "fs");
+    let threads = opts.only.iter().any(|o| o == "threads");
+    let soak = opts.only.iter().any(|o| o == "thread-soak");
     opts.only.retain(|o| !SECTIONS.contains(&o.as_str()));
+    let others = fs || clusters || scaling || checker || !opts.only.is_empty();
+    if soak && !threads && !others {
+        return threads::SOAK_SECTION.rewrite(&docs, &threads::measure_soak()?, opts.write);
+    }
+    if soak {
+        println!("{}", threads::measure_soak()?);
+    }
+    if threads && !others {
+        return threads::SECTION.rewrite(&docs, &threads::measure(opts.runs)?, opts.write);
+    }
+    if threads {
+        println!("{}", threads::measure(opts.runs)?);
+    }
     if fs && !clusters && !scaling && !checker && opts.only.is_empty() {
         return fs::SECTION.rewrite(&docs, &fs::measure(opts.runs)?, opts.write);
     }
@@ -261,6 +290,8 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let md = scaling::SECTION.splice(&md, &scaling::measure(opts.runs)?);
     let md = clusters::SECTION.splice(&md, &clusters::measure(opts.runs, true)?);
     let md = fs::SECTION.splice(&md, &fs::measure(opts.runs)?);
+    let md = threads::SECTION.splice(&md, &threads::measure(opts.runs)?);
+    let md = threads::SOAK_SECTION.splice(&md, &threads::measure_soak()?);
     write_file(&docs, &md)?;
     let json_path = root().join("target").join("bench").join("bench.json");
     write_file(&json_path, &json(&results, &info, &opts, &timing))?;
@@ -396,6 +427,8 @@ mod tests {
             super::scaling::SECTION,
             super::clusters::SECTION,
             super::fs::SECTION,
+            super::threads::SECTION,
+            super::threads::SOAK_SECTION,
         ] {
             assert!(doc.contains(s.begin), "{}", s.begin);
             assert!(doc.contains(s.end), "{}", s.end);

@@ -7,43 +7,100 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Spins this many times before sleeping in the kernel: on a machine with a
-/// free core the other side often answers within a few hundred
-/// nanoseconds, and a spin is far cheaper than two context switches.
-const SPINS: u32 = 200;
+/// How the executor's thread waits for a simulated thread to hand the
+/// baton back: this many spins (about 25 ns each here), then this many
+/// `sched_yield`s, then asleep in the kernel. A thread's turn is usually
+/// short (it runs until it blocks again), and the thread must first wake
+/// up: with 200 spins alone the executor fell asleep before most turns
+/// ended and needed a wake-up of its own. Yielding rather than spinning
+/// on lets the thread run on this core when the other is busy (the woken
+/// thread, or a thread of ours still exiting for real). docs/perf.md,
+/// issue 35 item 9, has the measurements.
+const EXEC_SPINS: u32 = 200;
+const EXEC_YIELDS: u32 = 500;
+
+/// The gate's word: shut, open, or shut with its waiter asleep in the
+/// kernel (only then does opening make a system call).
+const SHUT: u32 = 0;
+const OPEN: u32 = 1;
+const ASLEEP: u32 = 2;
 
 pub(crate) struct Gate(AtomicU32);
 
 impl Gate {
     pub(crate) const fn new() -> Gate {
-        Gate(AtomicU32::new(0))
+        Gate(AtomicU32::new(SHUT))
     }
 
     /// Lets the waiter through (once). Everything written before this is
     /// visible to the waiter after its `wait` returns.
     pub(crate) fn open(&self) {
-        self.0.store(1, Ordering::Release);
-        futex(&self.0, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+        if self.0.swap(OPEN, Ordering::Release) == ASLEEP {
+            futex(&self.0, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+        }
     }
 
-    /// Waits until the gate is opened, and closes it again behind.
-    pub(crate) fn wait(&self) {
-        let mut spins = 0;
-        loop {
-            if self
+    /// Passes the gate if it is open, closing it behind.
+    fn try_pass(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == OPEN
+            && self
                 .0
-                .compare_exchange(1, 0, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(OPEN, SHUT, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
-            {
+    }
+
+    /// A simulated thread waits for its next turn: asleep in the kernel at
+    /// once. Its turn seldom comes within microseconds (the seed picks
+    /// among everything runnable), and a thread spinning meanwhile takes a
+    /// core from the executor and the thread it woke.
+    pub(crate) fn wait(&self) {
+        loop {
+            if self.try_pass() {
                 return;
             }
-            if spins < SPINS {
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
+            match self
+                .0
+                .compare_exchange(SHUT, ASLEEP, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) | Err(ASLEEP) => {
+                    futex(&self.0, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, ASLEEP)
+                }
+                Err(_) => {}
             }
-            futex(&self.0, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, 0);
         }
+    }
+
+    /// The executor's thread waits for the baton: spins, then yields, then
+    /// sleeps (see [`EXEC_SPINS`]).
+    pub(crate) fn wait_awake(&self) {
+        for _ in 0..EXEC_SPINS {
+            if self.try_pass() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        for _ in 0..EXEC_YIELDS {
+            if self.try_pass() {
+                return;
+            }
+            sched_yield();
+        }
+        self.wait();
+    }
+}
+
+/// `sched_yield(2)` as a raw system call (the symbol is the interposer).
+fn sched_yield() {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: `sched_yield` takes no arguments and touches no memory.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") libc::SYS_sched_yield => _,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
     }
 }
 
@@ -145,8 +202,10 @@ pub(crate) fn wake_outside(word: *const u32, n: u32) -> u32 {
 /// Ends the calling OS thread at once, running nothing of it: no
 /// destructor, no thread-local's, no unwinding. For a simulated thread whose
 /// node died: it must never run again. The kernel clears the thread's id
-/// word, so a real `pthread_join` of it returns and frees its stack.
+/// word, so a real `pthread_join` of it returns and frees its stack; its
+/// alternate signal stack goes back to the pool (altstack.rs).
 pub(crate) fn exit_thread_now() -> ! {
+    super::altstack::release();
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     // SAFETY: `exit(2)` ends only the calling thread; it never returns, so
     // nothing of this thread's stack is used again.

@@ -28,6 +28,7 @@
 //! written reaches the disk. Its OS thread is joined for real, so the
 //! process's thread count stays flat.
 
+mod altstack;
 pub(crate) mod gate;
 mod owner;
 mod pool;
@@ -188,7 +189,7 @@ impl Ctl {
     fn resume(&self) {
         self.bag().take_from_thread();
         self.to_thread.open();
-        self.to_exec.wait();
+        self.to_exec.wait_awake();
         self.bag().give_to_thread();
     }
 
@@ -199,6 +200,7 @@ impl Ctl {
         self.to_exec.open();
         self.to_thread.wait();
         if self.dying.load(Ordering::Acquire) {
+            drop_exit_mark();
             gate::exit_thread_now();
         }
         self.bag().give_to_thread();
@@ -215,6 +217,8 @@ impl Ctl {
             return;
         }
         self.waiter.dead.set(true);
+        // Its task's waker: the killed thread's stack keeps the waiter.
+        self.waiter.waker.borrow_mut().take();
         if self.state.get() != State::Exited {
             self.dying.store(true, Ordering::Release);
             self.to_thread.open();
@@ -563,14 +567,19 @@ impl Start {
 ///
 /// `arg` is a `Box<Start>` from [`prepare`], passed once.
 pub(crate) unsafe extern "C" fn trampoline(arg: *mut libc::c_void) -> *mut libc::c_void {
-    // SAFETY: by the contract, `arg` is a leaked `Box<Start>`.
-    let start = unsafe { Box::from_raw(arg.cast::<Start>()) };
-    let Start { ctl, routine, arg } = *start;
+    // SAFETY: by the contract, `arg` is a leaked `Box<Start>`. The box goes
+    // at once (a thread killed where it stands never leaves this frame).
+    let Start { ctl, routine, arg } = *unsafe { Box::from_raw(arg.cast::<Start>()) };
     SELF.with(|s| s.set(Arc::as_ptr(&ctl)));
     ctl.to_thread.wait();
     if ctl.dying.load(Ordering::Acquire) {
+        // Its killer holds the control block too (until this thread has
+        // exited), so this is never the last reference.
+        drop(ctl);
         gate::exit_thread_now();
     }
+    // A signal stack of the pool's, so std maps none (altstack.rs).
+    altstack::install();
     // Thread-locals are destroyed in the reverse order of their first use.
     // The carried ones are used first (here), then the exit mark, then the
     // program's: so the program's are destroyed first, holding the baton;
@@ -586,8 +595,24 @@ pub(crate) unsafe extern "C" fn trampoline(arg: *mut libc::c_void) -> *mut libc:
 /// See [`EXIT`].
 struct ExitMark(Arc<Ctl>);
 
+/// A thread dying where it stands gives up its exit mark's reference to
+/// its control block without running the mark (nothing of the thread runs
+/// again): else every killed thread would keep its block, with its
+/// creator's stack, for the rest of the process. Its killer holds the
+/// block too until this thread has exited, so this is never the last
+/// reference.
+fn drop_exit_mark() {
+    if let Ok(Some(mark)) = EXIT.try_with(|e| e.borrow_mut().take()) {
+        let mark = std::mem::ManuallyDrop::new(mark);
+        // SAFETY: the mark's one field is read out once, and the mark is
+        // never dropped.
+        drop(unsafe { std::ptr::read(&mark.0) });
+    }
+}
+
 impl Drop for ExitMark {
     fn drop(&mut self) {
+        altstack::release();
         let ctl = &self.0;
         if ctl.state.get() != State::Running {
             // Never ran (it died before its first turn, and exits only now
