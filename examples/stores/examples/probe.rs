@@ -8,12 +8,13 @@
 //! strace -f -c target/debug/examples/probe sqlite /tmp/probe-sqlite
 //! ```
 //!
-//! The store (`redb`, `sqlite`, `sqlite-wal`, `lsm`, `std`) is the first
-//! argument, the directory the second. Plain `main` on the calling thread:
-//! no runtime, no threads of its own, so the traces show the store alone.
+//! The store (`redb`, `sqlite`, `sqlite-wal`, `lsm`, `fjall`, `std`) is the
+//! first argument, the directory the second. Plain `main` on the calling
+//! thread: no runtime, no threads of its own (fjall starts its workers), so
+//! the traces show the store alone.
 
 use std::path::Path;
-use stores::{state_file, Durability, Lsm, Redb, Sqlite, Store};
+use stores::{state_file, Durability, Fjall, Lsm, Redb, Sqlite, Store};
 
 fn cycle<S: Store>(dir: &Path) {
     let s = S::open(dir).unwrap();
@@ -30,7 +31,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let which = args
         .next()
-        .expect("usage: probe redb|sqlite|sqlite-wal|lsm|std DIR");
+        .expect("usage: probe redb|sqlite|sqlite-wal|lsm|fjall|std DIR");
     let dir = args.next().expect("usage: probe STORE DIR");
     let dir = Path::new(&dir);
     match which.as_str() {
@@ -38,6 +39,7 @@ fn main() {
         "sqlite" => cycle::<Sqlite>(dir),
         "sqlite-wal" => cycle::<stores::sqlite_store::SqliteWal>(dir),
         "lsm" => cycle::<Lsm>(dir),
+        "fjall" => cycle::<Fjall>(dir),
         "std" => {
             let rename = state_file::Rename::WithDirSync;
             state_file::prepare(dir, rename).unwrap();

@@ -1,7 +1,7 @@
 //! Real embedded stores, unmodified, as a service keeps its state in them:
 //! [redb](redb_store), [SQLite through rusqlite](sqlite_store) and
-//! [lsm-tree](lsm_store) (fjall's single-tree engine; fjall itself starts
-//! worker threads, see `LIBC_CALLS.md`), plus [`state_file`], a service
+//! [lsm-tree](lsm_store) (fjall's single-tree engine) and [fjall](fjall_store)
+//! (lsm-tree with a journal and worker threads), plus [`state_file`], a service
 //! that keeps its state in a plain file through `std::fs` and carries a
 //! planted durability bug.
 //!
@@ -19,11 +19,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub mod fjall_store;
 pub mod lsm_store;
 pub mod redb_store;
 pub mod sqlite_store;
 pub mod state_file;
 
+pub use fjall_store::Fjall;
 pub use lsm_store::Lsm;
 pub use redb_store::Redb;
 pub use sqlite_store::Sqlite;

@@ -6,9 +6,8 @@
 //! fsync, then records in a new version file written the same way). So a
 //! durable put is insert + rotate + flush; a volatile put is the insert
 //! alone, which lives only in the process's memory. (fjall adds the
-//! journal, and with it writes that reach the page cache without fsync; it
-//! cannot run on a simulated node: it starts worker threads at open, see
-//! `LIBC_CALLS.md`.)
+//! journal, and with it writes that reach the page cache without fsync:
+//! [`crate::fjall_store`].)
 
 use crate::{Durability, Store};
 use lsm_tree::{AbstractTree, AnyTree, Config, SequenceNumberCounter};

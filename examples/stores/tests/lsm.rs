@@ -29,8 +29,7 @@ async fn durable_commits_survive_a_crash() {
 /// lsm-tree has no journal: a write without a flush lives only in the
 /// process's memtable, so it is lost on a crash, on a kill and on a clean
 /// close alike (lsm-tree does not flush on drop). "Lost on a crash, kept on
-/// a kill" is fjall's journal's behaviour, and fjall cannot run on a node
-/// (LIBC_CALLS.md, "fjall").
+/// a kill" is fjall's journal's behaviour (tests/fjall.rs).
 #[sim::test(seeds = 0..100)]
 async fn unflushed_writes_are_lost_on_a_crash_a_kill_and_a_close() {
     assert_eq!(after::<Lsm>(Durability::Volatile, End::Crash).await, None);

@@ -182,6 +182,11 @@ pub async fn files_are_simulated<S: Probe>(node: &sim::Node) {
 /// moment: every acknowledged commit is there after the restart, the one
 /// in flight is either wholly there or absent, and nothing later exists.
 pub async fn durable_commits_survive_a_crash<S: Probe>() {
+    durable_commits_survive_a_crash_with::<S>(value).await;
+}
+
+/// [`durable_commits_survive_a_crash`] with key `i`'s value `value(i)`.
+pub async fn durable_commits_survive_a_crash_with<S: Probe>(value: fn(usize) -> String) {
     let node = store_node();
     let (acks_tx, mut acks) = mpsc::unbounded_channel();
     node.spawn(async move {
