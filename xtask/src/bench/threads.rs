@@ -97,7 +97,7 @@ pub fn measure(runs: usize) -> Result<String, String> {
 
 fn section(cores: usize, load: Option<&str>, samples: &Results) -> String {
     let fmt = |v: f64| {
-        if v < 10.0 {
+        if v < 9.995 {
             format!("{v:.2}")
         } else {
             format!("{v:.1}")

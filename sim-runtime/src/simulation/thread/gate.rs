@@ -222,3 +222,47 @@ pub(crate) fn exit_thread_now() -> ! {
         std::thread::park();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Gate;
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    /// Two OS threads hand a turn back and forth through two gates, one
+    /// side waiting as a simulated thread does (asleep at once), the other
+    /// as the executor's thread does (spinning, yielding, then asleep), and
+    /// now and then late to its wait: no opening is lost, whether its
+    /// waiter is awake, asleep, or not waiting yet.
+    #[test]
+    fn every_opening_lets_its_waiter_through() {
+        const TURNS: u32 = 20_000;
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let gates = Arc::new((Gate::new(), Gate::new()));
+            let g = gates.clone();
+            let other = std::thread::spawn(move || {
+                for i in 0..TURNS {
+                    g.0.wait();
+                    if i % 7 == 0 {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                    g.1.open();
+                }
+            });
+            for i in 0..TURNS {
+                gates.0.open();
+                if i % 5 == 0 {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                gates.1.wait_awake();
+            }
+            other.join().unwrap();
+            done.send(()).unwrap();
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_secs(60)).is_ok(),
+            "a gate's waiter missed its opening"
+        );
+    }
+}
