@@ -247,12 +247,16 @@ fn passing_seeds_pass_and_the_check_passes_deterministic_runs() {
     });
 }
 
-/// Blocks its OS thread when run as the child of the test below.
+/// Blocks its OS thread when run as the child of the test below: a spin
+/// loop, which no hand-off can take over (a blocking std call is a
+/// simulated wait now, and one that nothing can end is a deadlock).
 #[sim::test(seed = 11)]
 async fn child_blocks_its_thread() {
     if std::env::var("SIM_HANG_TIMEOUT").is_ok() {
-        let (_tx, rx) = std::sync::mpsc::channel::<()>();
-        let _ = rx.recv();
+        let never = std::sync::atomic::AtomicBool::new(false);
+        while !never.load(std::sync::atomic::Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -29,8 +29,11 @@ async fn child_sweep() {
         Ok("fail") => panic!("every seed fails"),
         Ok("abort") if sim::seed() == 7 => std::process::abort(),
         Ok("hang") if sim::seed() == 3 => {
-            let (_tx, rx) = std::sync::mpsc::channel::<()>();
-            let _ = rx.recv();
+            // A spin loop: no hand-off can take it over.
+            let never = std::sync::atomic::AtomicBool::new(false);
+            while !never.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
         }
         _ => {}
     }
