@@ -226,7 +226,7 @@ pub(super) unsafe fn futex(
     val3: c_long,
 ) -> Option<c_long> {
     let owner = !simulated();
-    if owner && !thread::owner_starts_threads() {
+    if owner && !thread::owner_waits() {
         return None;
     }
     let op = op as c_int;

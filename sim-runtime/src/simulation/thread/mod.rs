@@ -523,6 +523,14 @@ pub(super) fn exec_for_new_thread() -> Option<Rc<executor::Exec>> {
 
 /// Whether a thread started now, outside any simulation, joins one: this
 /// thread built a runtime that is still up.
+/// Whether a futex call made now, outside any simulation, is a wait of the
+/// thread that built a runtime that is still up (thread/owner.rs): only
+/// that thread's, never a thread's that merely entered a runtime (the
+/// runner's, whose own locks wait for real while it starts driving).
+pub(crate) fn owner_waits() -> bool {
+    !hooks::active() && current().is_none() && crate::simulation::runtime::owned_runtime().is_some()
+}
+
 pub(crate) fn owner_starts_threads() -> bool {
     !hooks::active() && exec_for_new_thread().is_some()
 }

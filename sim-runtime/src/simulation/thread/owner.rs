@@ -105,11 +105,22 @@ pub(crate) unsafe fn owner_wait(
     bitset: u32,
     timeout: Option<Duration>,
 ) -> Option<Result<(), i32>> {
-    let exec = super::exec_for_new_thread()?;
-    if exec.in_block_on() || !goes_on_by_itself(&exec) {
+    // Only the thread that built the runtime (not one that merely entered
+    // it, such as a runner's thread starting to drive it, whose own locks
+    // must wait for real), and never from inside such a wait.
+    let exec = crate::simulation::runtime::owned_runtime()?;
+    if exec.in_block_on() || DRIVING.with(|d| d.get()) || !goes_on_by_itself(&exec) {
         return None;
     }
-    Some(drive_until(&exec, addr, expected, bitset, timeout))
+    DRIVING.with(|d| d.set(true));
+    let out = drive_until(&exec, addr, expected, bitset, timeout);
+    DRIVING.with(|d| d.set(false));
+    Some(out)
+}
+
+thread_local! {
+    /// This thread is driving its runtime from inside a wait.
+    static DRIVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// `pthread_join` of a simulated thread by the thread that built its
