@@ -134,14 +134,18 @@ impl Core {
         }
     }
 
-    /// Renames task `id` (a simulated thread that named itself).
-    pub(crate) fn set_task_name(&mut self, id: u64, name: Arc<str>) {
-        let slot = self
-            .slab
+    /// The slot of live task `id` (a scan: for a thread's rare renames and
+    /// its pool worker's idle marks, not a step's path).
+    fn slot_of(&self, id: u64) -> Option<usize> {
+        self.slab
             .tasks
             .iter()
-            .position(|t| t.as_ref().is_some_and(|t| t.id == id));
-        if let Some(slot) = slot {
+            .position(|t| t.as_ref().is_some_and(|t| t.id == id))
+    }
+
+    /// Renames task `id` (a simulated thread that named itself).
+    pub(crate) fn set_task_name(&mut self, id: u64, name: Arc<str>) {
+        if let Some(slot) = self.slot_of(id) {
             self.slab.meta[slot].name = Some(name);
         }
     }
@@ -149,12 +153,7 @@ impl Core {
     /// Marks task `id` (a simulated thread's) as an idle `spawn_blocking`
     /// worker, or no longer idle: leftover reports pass over idle ones.
     pub(crate) fn set_idle_worker(&mut self, id: u64, idle: bool) {
-        let slot = self
-            .slab
-            .tasks
-            .iter()
-            .position(|t| t.as_ref().is_some_and(|t| t.id == id));
-        if let Some(slot) = slot {
+        if let Some(slot) = self.slot_of(id) {
             self.slab.meta[slot].idle_worker = idle;
         }
     }
