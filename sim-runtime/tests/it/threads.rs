@@ -437,6 +437,48 @@ fn a_lock_held_outside_the_run_is_waited_for() {
     assert_eq!(*SHARED.lock().unwrap(), 1);
 }
 
+/// A lock in a static is shared with every thread of the process: one
+/// outside the run (another seed's run, here the test's own thread) may
+/// hold it for a moment when a simulated thread comes to take it. The run
+/// waits that out: it makes the same decisions, and the thread gets the
+/// lock at the same virtual time, as when nobody else held it (before, the
+/// run moved its clock and its tasks meanwhile, so a seed run beside other
+/// seeds did not replay).
+#[test]
+fn a_static_lock_held_outside_for_a_moment_changes_no_decision() {
+    static LOCK: Mutex<u32> = Mutex::new(0);
+    async fn body() -> (Duration, u64) {
+        let ticker = sim_runtime::spawn(async {
+            for _ in 0..50 {
+                sim_runtime::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        let t = std::thread::spawn(|| {
+            *LOCK.lock().unwrap() += 1;
+            sim::elapsed()
+        });
+        let at = sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+            .await
+            .unwrap();
+        ticker.await.unwrap();
+        (at, sim::fingerprint())
+    }
+    let free = run(38, body());
+    let (locked_tx, locked) = std::sync::mpsc::channel::<()>();
+    let outside = std::thread::spawn(move || {
+        let held = LOCK.lock().unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        drop(held);
+    });
+    locked.recv().unwrap();
+    let held = run(38, body());
+    outside.join().unwrap();
+    assert_eq!(held, free);
+    assert_eq!(free.0, Duration::ZERO);
+    assert_eq!(*LOCK.lock().unwrap(), 2);
+}
+
 /// `available_parallelism` is the node's CPU count: 1 by default, what the
 /// node was built with otherwise, on every machine.
 #[test]

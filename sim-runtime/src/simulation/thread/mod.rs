@@ -33,6 +33,7 @@ pub(crate) mod gate;
 mod owner;
 mod pool;
 mod report;
+pub(crate) mod statics;
 mod wait;
 
 use self::owner::join_from_owner;

@@ -2,10 +2,8 @@
 //! creator's stack, recorded unresolved), and the futex words threads of
 //! ended runs were left blocked on.
 
+use super::statics::WordSet;
 use crate::simulation::core::hooks;
-use std::cell::UnsafeCell;
-use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The return addresses of the calling stack, innermost first (at most 32).
 pub(super) fn started_by() -> Vec<usize> {
@@ -60,31 +58,4 @@ pub(super) fn start_site(ips: &[usize]) -> Option<String> {
 /// thread that is gone, as with a process-wide pool (rayon's global pool)
 /// that an earlier run started. Bounded; guarded by a spin lock, since a
 /// std lock here would itself be a simulated futex.
-pub(super) static ORPHAN_WORDS: OrphanWords = OrphanWords {
-    busy: AtomicBool::new(false),
-    words: UnsafeCell::new(BTreeSet::new()),
-};
-
-pub(super) struct OrphanWords {
-    busy: AtomicBool,
-    words: UnsafeCell<BTreeSet<usize>>,
-}
-
-// SAFETY: `words` is touched only while `busy` is held (`with`).
-unsafe impl Sync for OrphanWords {}
-
-impl OrphanWords {
-    pub(super) fn with<R>(&self, f: impl FnOnce(&mut BTreeSet<usize>) -> R) -> R {
-        while self
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
-        // SAFETY: the spin lock is held.
-        let out = f(unsafe { &mut *self.words.get() });
-        self.busy.store(false, Ordering::Release);
-        out
-    }
-}
+pub(super) static ORPHAN_WORDS: WordSet = WordSet::new();

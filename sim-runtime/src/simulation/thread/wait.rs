@@ -124,23 +124,33 @@ pub(crate) unsafe fn futex_wait(
     // SAFETY: the caller's contract; a futex word is read atomically.
     let word = unsafe { &*addr.cast::<AtomicU32>() };
     let mut now = word.load(Ordering::SeqCst);
-    let briefly_outside = this_thread().is_none() || std::thread::panicking();
-    if now == expected && briefly_outside && timeout != Some(Duration::ZERO) {
-        // The executor's thread blocks in a task's code, or a thread blocks
-        // while it panics (std's panic machinery takes process-wide locks:
-        // a thread ended while it held one would stop every later panic in
-        // the process). The word may be a lock in a static that a thread
-        // outside the run holds for a moment (another seed's run
-        // registering with a global registry, printing): wait for it for
-        // real, briefly, before the run decides anything. Held by a thread
-        // of the run, it cannot change meanwhile (that thread waits for the
-        // baton), so the run's decisions are the same either way.
+    if now == expected && timeout != Some(Duration::ZERO) {
         with_current(|_| ())?;
-        gate::wait_outside(word, expected, OUTSIDE_FIRST);
-        now = word.load(Ordering::SeqCst);
-        if now != expected {
-            // A wake the caller rechecks, as after any futex wait.
-            return Some(Ok(()));
+        if super::statics::is_static(addr as usize) {
+            // A lock in a static (std's output and environment locks,
+            // tracing's registries, a `OnceLock`) is shared with every other
+            // run in the process: one of their threads may hold it for a
+            // moment. Waited out for real, the run's decisions are the same
+            // whoever held it and for how long.
+            if super::statics::wait_for_outside(word, expected) {
+                // A wake the caller rechecks, as after any futex wait.
+                return Some(Ok(()));
+            }
+        } else if this_thread().is_none() || std::thread::panicking() {
+            // The executor's thread blocks in a task's code, or a thread
+            // blocks while it panics (std's panic machinery takes locks
+            // that a thread ended while holding one would keep forever).
+            // The word may still be a lock that a thread outside the run
+            // holds for a moment (one on the heap that a static points
+            // to): wait for it for real, briefly, before the run decides
+            // anything. Held by a thread of the run, it cannot change
+            // meanwhile (that thread waits for the baton), so the run's
+            // decisions are the same either way.
+            gate::wait_outside(word, expected, OUTSIDE_FIRST);
+            now = word.load(Ordering::SeqCst);
+            if now != expected {
+                return Some(Ok(()));
+            }
         }
     }
     let waiter = own_waiter();
