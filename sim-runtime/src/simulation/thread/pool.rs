@@ -1,19 +1,20 @@
 //! `spawn_blocking`'s pool: simulated threads of the calling node that run
 //! one closure at a time and wait for the next, as Tokio's blocking pool
 //! does.
+//!
+//! Unlike Tokio's, an idle worker is kept until its node stops or the run
+//! ends, not retired after 10 s: its keep-alive would be a timer, the
+//! deadline the clock jumps to when the seed lets a computation run long
+//! (schedule/early.rs), so a DNS lookup would make a TLS handshake on
+//! another node take 10 s. Only the thread count differs.
 
 use super::{this_thread, with_threads};
 use crate::simulation::core::executor::with_current;
 use crate::simulation::core::node::NodeId;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A job of `spawn_blocking`.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
-
-/// How long an idle `spawn_blocking` worker waits for another job before
-/// it ends (Tokio's default keep-alive), in virtual time.
-const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 /// A simulated thread that runs `spawn_blocking` jobs, as Tokio's blocking
 /// pool does: one job at a time, then it waits for the next.
@@ -59,8 +60,7 @@ pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
     Ok(())
 }
 
-/// A `spawn_blocking` worker's life: each job, then idle until the next or
-/// until [`KEEP_ALIVE`] passes.
+/// A `spawn_blocking` worker's life: each job, then idle until the next.
 fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
     let idle = |idle: bool| {
         if let Some(ctl) = this_thread() {
@@ -77,16 +77,7 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
                     break job;
                 }
                 idle(true);
-                let (s, waited) = w
-                    .ready
-                    .wait_timeout(slot, KEEP_ALIVE)
-                    .unwrap_or_else(|e| e.into_inner());
-                slot = s;
-                if waited.timed_out() && slot.is_none() {
-                    drop(slot);
-                    with_threads(|t| t.idle.retain(|(_, _, x)| !Arc::ptr_eq(x, &w)));
-                    return;
-                }
+                slot = w.ready.wait(slot).unwrap_or_else(|e| e.into_inner());
             }
         };
         (job.0)();
