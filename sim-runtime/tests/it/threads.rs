@@ -268,6 +268,156 @@ fn a_dead_node_s_threads_never_run_again() {
     }
 }
 
+/// What a destructor got through: `began` when it started, `ended` when
+/// it returned.
+#[derive(Clone, Default)]
+struct DropMarks {
+    began: Arc<std::sync::atomic::AtomicBool>,
+    ended: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl DropMarks {
+    fn get(&self) -> (bool, bool) {
+        use std::sync::atomic::Ordering;
+        (
+            self.began.load(Ordering::SeqCst),
+            self.ended.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// A guard that, dropped, tells its worker thread to stop and then waits
+/// for it: by joining it (`JoinHandle::join`, RocksDB's shape), or by
+/// sleeping until the worker counted itself out (fjall's).
+struct StopsItsWorker {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+    running: Arc<std::sync::atomic::AtomicU32>,
+    marks: DropMarks,
+}
+
+impl StopsItsWorker {
+    fn start(marks: DropMarks, join: bool) -> StopsItsWorker {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let running = Arc::new(AtomicU32::new(1));
+        let r = running.clone();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            let _ = stopped.recv();
+            r.fetch_sub(1, Ordering::SeqCst);
+        });
+        StopsItsWorker {
+            stop: Some(stop),
+            worker: join.then_some(worker),
+            running,
+            marks,
+        }
+    }
+}
+
+impl Drop for StopsItsWorker {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering;
+        self.marks.began.store(true, Ordering::SeqCst);
+        drop(self.stop.take());
+        match self.worker.take() {
+            Some(w) => w.join().unwrap(),
+            None => {
+                while self.running.load(Ordering::SeqCst) > 0 {
+                    std::thread::sleep(Duration::from_micros(10));
+                }
+            }
+        }
+        self.marks.ended.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A dead node's threads never run again, so a destructor of its tasks that
+/// waits for one of them (a join, or a sleep until a worker counts itself
+/// out) would wait forever: it stops where it stands, as the process did,
+/// and the run goes on (before, the run blocked in the destructor and the
+/// process exited with a deadlock report).
+#[test]
+fn a_dead_node_s_destructor_that_waits_for_its_thread_stops_there() {
+    for join in [true, false] {
+        let marks = DropMarks::default();
+        let m = marks.clone();
+        let (at_death, after) = run(40, async move {
+            let n = sim::node("n").build();
+            let (started_tx, started) = sim_runtime::sync::oneshot::channel();
+            let m2 = m.clone();
+            sim::spawn_on(n, async move {
+                let _guard = StopsItsWorker::start(m2, join);
+                started_tx.send(()).unwrap();
+                std::future::pending::<()>().await;
+            });
+            started.await.unwrap();
+            sim::crash(n);
+            let at_death = m.get();
+            sim_runtime::time::sleep(Duration::from_millis(100)).await;
+            (at_death, sim::elapsed())
+        });
+        assert_eq!(at_death, (true, false), "join: {join}");
+        assert_eq!(marks.get(), (true, false), "join: {join}");
+        assert_eq!(after, Duration::from_millis(100), "join: {join}");
+    }
+}
+
+/// At the end of a run, tasks are dropped while their nodes' threads can
+/// still run: a destructor that stops its worker and waits for it
+/// completes (before, the threads were stopped first and the wait was a
+/// deadlock that ended the process).
+#[test]
+fn a_destructor_that_stops_and_waits_for_its_thread_completes_at_the_end_of_a_run() {
+    for join in [true, false] {
+        let marks = DropMarks::default();
+        let m = marks.clone();
+        run(41, async move {
+            let n = sim::node("n").build();
+            let (started_tx, started) = sim_runtime::sync::oneshot::channel();
+            sim::spawn_on(n, async move {
+                let _guard = StopsItsWorker::start(m, join);
+                started_tx.send(()).unwrap();
+                std::future::pending::<()>().await;
+            });
+            started.await.unwrap();
+        });
+        assert_eq!(marks.get(), (true, true), "join: {join}");
+    }
+}
+
+/// A destructor run at the end of a run that waits for what can never
+/// happen (a condition variable nobody will signal) is left where it
+/// stands: the run ends normally.
+#[test]
+fn a_destructor_waiting_forever_at_the_end_of_a_run_is_left_there() {
+    struct WaitsForever(DropMarks);
+    impl Drop for WaitsForever {
+        fn drop(&mut self) {
+            use std::sync::atomic::Ordering;
+            self.0.began.store(true, Ordering::SeqCst);
+            let pair = (Mutex::new(false), Condvar::new());
+            let mut signalled = pair.0.lock().unwrap();
+            while !*signalled {
+                signalled = pair.1.wait(signalled).unwrap();
+            }
+            self.0.ended.store(true, Ordering::SeqCst);
+        }
+    }
+    let marks = DropMarks::default();
+    let m = marks.clone();
+    let value = run(42, async move {
+        sim_runtime::spawn(async move {
+            let _w = WaitsForever(m);
+            std::future::pending::<()>().await;
+        });
+        sim_runtime::task::yield_now().await;
+        7
+    });
+    assert_eq!(value, 7);
+    assert_eq!(marks.get(), (true, false));
+}
+
 /// Pausing a node freezes its threads; resuming lets them go on.
 #[test]
 fn a_paused_node_s_threads_are_frozen() {

@@ -32,6 +32,7 @@ mod idle;
 mod lifecycle;
 mod poll;
 mod queue;
+pub(crate) mod reap;
 mod schedule;
 mod slab;
 mod spare;

@@ -45,6 +45,7 @@ pub(crate) use self::wait::{futex_wait, futex_wake, sleep, yield_now};
 use self::wait::{OUTSIDE_PATIENCE, OUTSIDE_STEP};
 
 use self::gate::Gate;
+use crate::simulation::core::executor::reap::{self, Reaping};
 use crate::simulation::core::executor::{self, current, with_current, Driver};
 use crate::simulation::core::hooks::{self, Bag};
 use crate::simulation::core::node::NodeId;
@@ -830,6 +831,12 @@ pub(crate) fn detach(pthread: libc::pthread_t) -> bool {
 /// its caller would understand (std's locks retry). The failure is printed
 /// and the process ends, as the watchdog ends a hung one.
 fn blocked_forever(f: Failure) -> ! {
+    if reap::reaping().is_some() {
+        // A destructor run at the end of the run (or of its node) waits
+        // for what can never happen: it is left where it stands.
+        drop(f);
+        reap::abandon();
+    }
     let text = with_current(|exec| exec.render_failure(&f)).unwrap_or_else(|| f.message.clone());
     hooks::leave_thread();
     // Straight to stderr: libtest's capture would be thrown away by the

@@ -26,6 +26,7 @@ pub(super) fn block(
     timeout: Option<Duration>,
     word: Option<(*const u32, u32)>,
 ) -> Result<Woke, Failure> {
+    stop_if_dead();
     if let Some(ctl) = this_thread() {
         if ctl.blocked.get() == Blocked::Nothing {
             ctl.blocked.set(match word {
@@ -107,6 +108,15 @@ pub(super) fn own_waiter() -> Rc<Waiter> {
     }
 }
 
+/// A destructor of a dead node's task (core/executor/reap.rs) that would
+/// wait stops here for good, as the process it belonged to had. Called
+/// before the wait holds anything of the run.
+fn stop_if_dead() {
+    if reap::reaping() == Some(Reaping::Dead) {
+        reap::abandon();
+    }
+}
+
 /// `FUTEX_WAIT(_BITSET)` inside a simulation: if `*addr == expected`,
 /// blocks until a wake whose bitset meets `bitset`, or `timeout`.
 /// `Err(EAGAIN)` when the word differs, `Err(ETIMEDOUT)` on timeout;
@@ -153,6 +163,9 @@ pub(crate) unsafe fn futex_wait(
             }
         }
     }
+    if now == expected && timeout != Some(Duration::ZERO) {
+        stop_if_dead();
+    }
     let waiter = own_waiter();
     let registered = with_threads(|t| {
         if now != expected {
@@ -182,7 +195,11 @@ pub(crate) unsafe fn futex_wait(
             unqueue(addr as usize, &waiter);
             Some(Err(libc::ETIMEDOUT))
         }
-        Err(f) => blocked_forever(f),
+        Err(f) => {
+            unqueue(addr as usize, &waiter);
+            drop(waiter);
+            blocked_forever(f)
+        }
     }
 }
 
@@ -270,6 +287,10 @@ pub(crate) fn yield_now() -> bool {
         ctl.hand_back();
         return true;
     }
+    if current().is_none() {
+        return false;
+    }
+    stop_if_dead();
     let Some(exec) = current() else {
         return false;
     };

@@ -206,8 +206,11 @@ impl Sleep {
     }
 
     fn register_in(&mut self, exec: &executor::Exec, waker: Waiter<'_>) -> bool {
-        // As Tokio's timer after `shutdown_timeout`/`shutdown_background`.
-        if exec.compat.shut_down() {
+        // As Tokio's timer after `shutdown_timeout`/`shutdown_background`;
+        // but the destructors a shutdown runs still have their timers (as
+        // Tokio's: its time driver stops after the tasks are dropped), so a
+        // `std::thread::sleep` in one sleeps in virtual time.
+        if exec.compat.shut_down() && crate::simulation::core::executor::reap::reaping().is_none() {
             panic!(
                 "{}",
                 crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR

@@ -32,12 +32,7 @@ impl Exec {
             );
         }
         let entered = self.enter();
-        let n = {
-            let mut core = self.core.borrow_mut();
-            core.block_ons += 1;
-            core.block_ons
-        };
-        let active = Active::new(self, n);
+        let active = self.activate();
         self.in_block_on.set(true);
         self.progress.set_running(true);
         Driving {
@@ -46,6 +41,17 @@ impl Exec {
             _active: active,
             _entered: entered,
         }
+    }
+
+    /// Turns interception on for this thread, as a `block_on` does, until
+    /// the guard drops (a runtime's shutdown runs its destructors so).
+    pub(crate) fn activate(&self) -> Active {
+        let n = {
+            let mut core = self.core.borrow_mut();
+            core.block_ons += 1;
+            core.block_ons
+        };
+        Active::new(self, n)
     }
 
     /// Runs every runnable task, and the tasks they wake, until none is
@@ -194,7 +200,7 @@ impl Drop for ResetOnDrop<'_> {
 }
 
 /// Interception is on while a `block_on` runs on this thread.
-struct Active {
+pub(crate) struct Active {
     was_active: bool,
 }
 

@@ -2,6 +2,8 @@
 //! shutdown that drops every task in its node's context. Drivers hear of
 //! each death and restart through their hooks (driver.rs).
 
+use super::reap::{self, Reaping};
+use super::slab::TaskKind;
 use super::{Death, Exec, Task, WAKE_BUF};
 use crate::simulation::core::node::NodeId;
 use crate::simulation::core::trace::Kind;
@@ -47,31 +49,43 @@ impl Exec {
         };
         drop(deferred);
         loop {
-            let victims = {
+            // The node's threads stop first, where they stand: they never run
+            // again. Then its tasks drop, each on a stack of its own, in
+            // the node's context: a destructor that would wait (for one of
+            // those threads, for time) is left there, as the process was.
+            let (threads, tasks) = {
                 let mut core = self.core.borrow_mut();
-                let mut ids: Vec<(u64, u32)> = core
+                let mut ids: Vec<(bool, u64, u32)> = core
                     .slab
                     .tasks
                     .iter()
                     .enumerate()
                     .filter_map(|(i, t)| t.as_ref().map(|t| (t, i)))
                     .filter(|(t, _)| t.node == node && t.future.is_some())
-                    .map(|(t, i)| (t.id, i as u32))
+                    .map(|(t, i)| (t.kind != TaskKind::Thread, t.id, i as u32))
                     .collect();
                 ids.sort_unstable();
-                let mut victims = Vec::with_capacity(ids.len());
-                for (_, slot) in ids {
+                let (mut threads, mut tasks) = (Vec::new(), Vec::new());
+                for (not_thread, _, slot) in ids {
                     let task = core.remove_task(slot);
-                    victims.push(task);
+                    if not_thread {
+                        tasks.push(task);
+                    } else {
+                        threads.push(task);
+                    }
                 }
-                victims
+                (threads, tasks)
             };
-            if victims.is_empty() {
+            if threads.is_empty() && tasks.is_empty() {
                 break;
             }
-            for t in victims {
+            for t in threads {
                 let id = t.as_ref().map(|t| t.id);
                 self.with_task(node, id, || drop(t));
+            }
+            for t in tasks {
+                let id = t.as_ref().map(|t| t.id);
+                self.with_task(node, id, || reap::run(Reaping::Dead, move || drop(t)));
             }
         }
         self.core
@@ -138,24 +152,51 @@ impl Exec {
     pub(crate) fn shutdown(self: &Rc<Self>) {
         self.compat.set_shut_down();
         let _entered = self.enter();
-        loop {
-            let victims: Vec<(NodeId, Option<Task>)> = {
-                let mut core = self.core.borrow_mut();
-                let mut v = Vec::new();
-                for i in 0..core.slab.tasks.len() {
-                    if core.slab.tasks[i]
-                        .as_ref()
-                        .is_some_and(|t| t.future.is_some())
-                    {
-                        let t = core.remove_task(i as u32);
-                        v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
+        // The destructors run inside the simulation, as the tasks did: their
+        // waits and wakes are the run's.
+        let _active = self.activate();
+        // Tasks first, while their nodes' threads can still run: a
+        // destructor that tells a worker thread to stop and joins it
+        // completes (its wait runs threads, as a blocked executor's does).
+        // One that waits for what can never happen is left where it stands
+        // (reap.rs). Every thread is runnable again first: the run queue
+        // may have been left as the last `block_on` found it; a thread that
+        // has nothing to do finds its wait unfinished and waits on.
+        {
+            let mut core = self.core.borrow_mut();
+            let core = &mut *core;
+            for (slot, t) in core.slab.tasks.iter_mut().enumerate() {
+                if let Some(t) = t.as_mut().filter(|t| t.kind == TaskKind::Thread) {
+                    let entry = (slot as u32, t.id);
+                    if !core.run_queue.iter().any(|&e| e == entry) {
+                        t.queued = true;
+                        core.run_queue.push_back(entry);
                     }
                 }
+            }
+        }
+        loop {
+            let victims = self.take_tasks(|t| t.kind != TaskKind::Thread);
+            if victims.is_empty() {
+                break;
+            }
+            for (node, t) in victims {
+                let id = t.as_ref().map(|t| t.id);
+                self.with_task(node, id, || {
+                    reap::run(Reaping::Ending, move || drop(t));
+                });
+            }
+        }
+        // Then the threads, each ending where it stands, and whatever their
+        // ends left behind.
+        loop {
+            let victims = self.take_tasks(|_| true);
+            {
+                let mut core = self.core.borrow_mut();
                 for n in core.nodes.iter_mut() {
                     n.alive = false;
                 }
-                v
-            };
+            }
             if victims.is_empty() {
                 break;
             }
@@ -165,5 +206,22 @@ impl Exec {
             }
         }
         WAKE_BUF.with(|b| b.borrow_mut().buf.clear());
+    }
+
+    /// Takes every task not being polled that `which` selects out of the
+    /// slab, in slot order, with its node.
+    fn take_tasks(&self, which: impl Fn(&Task) -> bool) -> Vec<(NodeId, Option<Task>)> {
+        let mut core = self.core.borrow_mut();
+        let mut v = Vec::new();
+        for i in 0..core.slab.tasks.len() {
+            if core.slab.tasks[i]
+                .as_ref()
+                .is_some_and(|t| t.future.is_some() && which(t))
+            {
+                let t = core.remove_task(i as u32);
+                v.push((t.as_ref().map(|t| t.node).unwrap_or(NodeId::MAIN), t));
+            }
+        }
+        v
     }
 }
