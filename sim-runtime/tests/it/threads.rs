@@ -346,7 +346,7 @@ fn a_dead_node_s_destructor_that_waits_for_its_thread_stops_there() {
             let n = sim::node("n").build();
             let (started_tx, started) = sim_runtime::sync::oneshot::channel();
             let m2 = m.clone();
-            sim::spawn_on(n, async move {
+            let task = sim::spawn_on(n, async move {
                 let _guard = StopsItsWorker::start(m2, join);
                 started_tx.send(()).unwrap();
                 std::future::pending::<()>().await;
@@ -354,6 +354,9 @@ fn a_dead_node_s_destructor_that_waits_for_its_thread_stops_there() {
             started.await.unwrap();
             sim::crash(n);
             let at_death = m.get();
+            // Its joiner hears that the task was cancelled, as of any task
+            // of a dead node.
+            assert!(task.await.unwrap_err().is_cancelled(), "join: {join}");
             sim_runtime::time::sleep(Duration::from_millis(100)).await;
             (at_death, sim::elapsed())
         });

@@ -486,7 +486,11 @@ pub(crate) fn prepare(
         let node = exec.current_node();
         let mut core = exec.core_mut();
         let threads = core.driver::<Threads>();
-        threads.all.retain(|c| !c.reaped.get());
+        // Reaped threads go, but for those a node's death stopped: a join
+        // of one must still find that it never ends (`join`).
+        threads.all.retain(|c| {
+            !c.reaped.get() || (c.waiter.dead.get() && c.exited.load(Ordering::Acquire) == 0)
+        });
         threads.started += 1;
         let ctl = Arc::new(Ctl {
             id: threads.started,
@@ -731,6 +735,38 @@ fn note_blocked(ctl: &Ctl) {
     with_current(|e| e.note_wait(executor::Wait::Driver("thread", ctl.id)));
 }
 
+/// A join of a thread its node's death stopped: it never ends, so the join
+/// waits for good (a destructor of that node's stops there: reap.rs; any
+/// other caller is blocked until the run is found deadlocked).
+fn never_ends(gone: &Ctl) -> ! {
+    let word = AtomicU32::new(0);
+    loop {
+        if let Some(me) = this_thread() {
+            me.blocked.set(Blocked::Join(gone.id));
+        }
+        // SAFETY: a live local word, nobody else's.
+        unsafe { futex_wait(word.as_ptr().cast_const(), 0, u32::MAX, None) };
+    }
+}
+
+/// The thread whose OS thread was `pthread`, stopped where it stood by its
+/// node's death before it ended (its OS thread already joined for real),
+/// newest first.
+fn find_killed(pthread: libc::pthread_t) -> Option<Arc<Ctl>> {
+    with_threads(|t| {
+        t.all
+            .iter()
+            .rev()
+            .find(|c| {
+                c.pthread.get() == pthread
+                    && c.waiter.dead.get()
+                    && c.exited.load(Ordering::Acquire) == 0
+            })
+            .cloned()
+    })
+    .flatten()
+}
+
 /// The simulated thread whose OS thread is `pthread`, in the current run.
 /// Joined threads are passed over: glibc reuses a joined thread's stack,
 /// and with it its `pthread_t`, for the next thread it starts.
@@ -753,6 +789,9 @@ pub(crate) fn join(pthread: libc::pthread_t) -> bool {
         return join_from_owner(pthread);
     }
     let Some(ctl) = find(pthread) else {
+        if let Some(gone) = find_killed(pthread) {
+            never_ends(&gone);
+        }
         return false;
     };
     let word = ctl.exited.as_ptr().cast_const();

@@ -85,7 +85,7 @@ impl Exec {
             }
             for t in tasks {
                 let id = t.as_ref().map(|t| t.id);
-                self.with_task(node, id, || reap::run(Reaping::Dead, move || drop(t)));
+                self.with_task(node, id, || reap::requesting(Reaping::Dead, || drop(t)));
             }
         }
         self.core
@@ -183,7 +183,7 @@ impl Exec {
             for (node, t) in victims {
                 let id = t.as_ref().map(|t| t.id);
                 self.with_task(node, id, || {
-                    reap::run(Reaping::Ending, move || drop(t));
+                    reap::requesting(Reaping::Ending, || drop(t));
                 });
             }
         }

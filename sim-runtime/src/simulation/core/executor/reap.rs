@@ -4,8 +4,9 @@
 //! tasks are then dropped, and a destructor may wait for one of those
 //! threads (fjall's database counts its workers down, RocksDB's joins its
 //! background threads). On the real machine the process died before any
-//! destructor ran. Here each dropped task runs on a stack of its own
-//! ([`run`]): a destructor of a dead node that would wait (a futex wait
+//! destructor ran. Here each dropped task's future is dropped on a stack of
+//! its own ([`requesting`], [`run`]; the task is still reported cancelled to
+//! its joiner): a destructor of a dead node that would wait (a futex wait
 //! that blocks, a sleep, a yield, a join) stops there for good
 //! ([`abandon`], called from thread/'s waits), and the run goes on with
 //! what it had not freed left allocated.
@@ -38,10 +39,38 @@ pub(crate) enum Reaping {
 const STACK: usize = 8 << 20;
 
 thread_local! {
+    /// Set while a dying node's (or an ending run's) tasks are dropped: a
+    /// task cancelled meanwhile drops its future through [`run`]
+    /// (task/raw.rs), and is reported cancelled to its joiner whether its
+    /// destructor finished or was left.
+    static REQUESTED: Cell<Option<Reaping>> = const { Cell::new(None) };
     /// The destructor running now on a stack of its own, on this thread.
     static REAPER: Cell<Option<(NonNull<Yielder<(), ()>>, Reaping)>> = const { Cell::new(None) };
     /// A stack whose last destructor finished, for the next.
     static SPARE: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (the drop of tasks) with every task future it cancels dropped
+/// through [`run`] for `why`.
+pub(crate) fn requesting<R>(why: Reaping, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Reaping>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REQUESTED.with(|r| r.set(self.0));
+        }
+    }
+    let _restore = Restore(REQUESTED.with(|r| r.replace(Some(why))));
+    f()
+}
+
+/// Whether a task cancelled now drops its future through [`run`], and why.
+/// Never inside such a drop: a task a destructor cancels is dropped where
+/// it stands, on the same stack.
+pub(crate) fn requested() -> Option<Reaping> {
+    if REAPER.with(|r| r.get()).is_some() {
+        return None;
+    }
+    REQUESTED.with(|r| r.get())
 }
 
 /// Why the destructor running now may be left, if it runs on a stack of its

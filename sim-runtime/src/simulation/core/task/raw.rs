@@ -26,7 +26,7 @@
 
 use super::join::{finish_in_place, JoinError, JoinState, Stage};
 use super::Id;
-use crate::simulation::core::executor::{self, Header};
+use crate::simulation::core::executor::{self, reap, Header};
 use crate::simulation::core::mem;
 use crate::simulation::core::report;
 use std::alloc::Layout;
@@ -124,7 +124,24 @@ impl<F: Future> TaskAlloc<F> {
             // Drop the future first (its destructors may spawn or wake), then
             // tell the joiner. A destructor that panics is contained and
             // reported to the joiner as the task's panic, as in Tokio.
-            let dropped = finish_in_place(stage);
+            let dropped = match reap::requested() {
+                None => finish_in_place(stage),
+                Some(why) => {
+                    let at = stage as *mut Stage<F> as usize;
+                    match reap_stage(why, drop_stage::<F>, at) {
+                        Some(dropped) => dropped,
+                        None => {
+                            // The future's destructor was left where it
+                            // would have waited (a dead node's): its memory
+                            // stays as it is, since something may still
+                            // point into it, so the allocation is never
+                            // freed (this reference is never given back).
+                            this.header.refs.fetch_add(1, Ordering::Relaxed);
+                            Ok(())
+                        }
+                    }
+                }
+            };
             this.header.set_finished();
             let id = Id(this.header.id);
             let err = match dropped {
@@ -145,6 +162,39 @@ impl<F: Future> TaskAlloc<F> {
             std::ptr::drop_in_place(ptr.as_ptr());
             mem::dealloc(ptr.cast(), Layout::new::<TaskAlloc<F>>());
         }
+    }
+}
+
+/// Drops the `Stage<F>` at address `at` in place ([`finish_in_place`]).
+///
+/// # Safety
+///
+/// `at` is a live `Stage<F>` that the caller lets go of (the executor's,
+/// not while polling).
+unsafe fn drop_stage<F: Future>(at: usize) -> std::thread::Result<()> {
+    // SAFETY: the caller's contract.
+    finish_in_place(unsafe { &mut *(at as *mut Stage<F>) })
+}
+
+/// Runs `drop_at(at)` (a task's future dropped on cancellation) on a stack
+/// of its own (reap.rs): its result, or `None` when the destructor was left
+/// where it would have waited. Not generic, so the stack's closure is
+/// `'static` whatever the future borrows.
+fn reap_stage(
+    why: reap::Reaping,
+    drop_at: unsafe fn(usize) -> std::thread::Result<()>,
+    at: usize,
+) -> Option<std::thread::Result<()>> {
+    let out = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let o = out.clone();
+    let finished = reap::run(why, move || {
+        // SAFETY: `cancel`'s stage, which it lets go of (`drop_stage`).
+        *o.borrow_mut() = Some(unsafe { drop_at(at) });
+    });
+    if finished {
+        out.borrow_mut().take()
+    } else {
+        None
     }
 }
 
