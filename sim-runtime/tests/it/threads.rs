@@ -366,6 +366,31 @@ fn a_dead_node_s_destructor_that_waits_for_its_thread_stops_there() {
     }
 }
 
+/// What a task whose destructor was left still held is never dropped: a
+/// channel it held never closes. A run that waits for that closing is a
+/// deadlock, and the report says why.
+#[test]
+fn a_channel_held_by_a_task_whose_destructor_was_left_never_closes_and_the_report_says_why() {
+    let msg = crate::run_failing(43, || async {
+        let n = sim::node("store").build();
+        let (acks_tx, mut acks) = sim_runtime::sync::mpsc::unbounded_channel::<u32>();
+        sim::spawn_on(n, async move {
+            let _guard = StopsItsWorker::start(DropMarks::default(), true);
+            acks_tx.send(1).unwrap();
+            std::future::pending::<()>().await;
+            drop(acks_tx);
+        });
+        assert_eq!(acks.recv().await, Some(1));
+        sim::crash(n);
+        acks.recv().await
+    });
+    assert!(msg.contains("nothing is runnable"), "{msg}");
+    assert!(
+        msg.contains("a destructor of task 1 of dead node 'store' was left where it would wait"),
+        "{msg}"
+    );
+}
+
 /// At the end of a run, tasks are dropped while their nodes' threads can
 /// still run: a destructor that stops its worker and waits for it
 /// completes (before, the threads were stopped first and the wait was a

@@ -258,6 +258,9 @@ pub(crate) struct Core {
     /// reads neither the header nor the slab.
     polling: (*const (), u32, u64),
     block_ons: u64,
+    /// Destructors of dead nodes' tasks left where they would wait
+    /// (reap.rs): which task of which node, for the deadlock report.
+    left_destructors: Vec<(u64, NodeId)>,
 }
 
 pub(crate) struct Exec {

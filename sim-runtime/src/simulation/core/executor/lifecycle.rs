@@ -85,7 +85,10 @@ impl Exec {
             }
             for t in tasks {
                 let id = t.as_ref().map(|t| t.id);
-                self.with_task(node, id, || reap::requesting(Reaping::Dead, || drop(t)));
+                let left = self.with_task(node, id, || reap::requesting(Reaping::Dead, || drop(t)));
+                if let (true, Some(id)) = (left, id) {
+                    self.core.borrow_mut().left_destructors.push((id, node));
+                }
             }
         }
         self.core

@@ -34,6 +34,9 @@ pub(crate) enum Reaping {
     Ending,
 }
 
+/// Where [`abandon`] suspends to: the yielder of the running stack.
+type Suspend = NonNull<Yielder<(), ()>>;
+
 /// Room for deep destructors (a long list dropped recursively); only the
 /// pages touched are ever resident.
 const STACK: usize = 8 << 20;
@@ -45,22 +48,27 @@ thread_local! {
     /// destructor finished or was left.
     static REQUESTED: Cell<Option<Reaping>> = const { Cell::new(None) };
     /// The destructor running now on a stack of its own, on this thread.
-    static REAPER: Cell<Option<(NonNull<Yielder<(), ()>>, Reaping)>> = const { Cell::new(None) };
+    static REAPER: Cell<Option<(Suspend, Reaping)>> = const { Cell::new(None) };
+    /// Destructors left so far on this thread ([`requesting`] compares).
+    static LEFT: Cell<u64> = const { Cell::new(0) };
     /// A stack whose last destructor finished, for the next.
     static SPARE: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` (the drop of tasks) with every task future it cancels dropped
-/// through [`run`] for `why`.
-pub(crate) fn requesting<R>(why: Reaping, f: impl FnOnce() -> R) -> R {
+/// Runs `f` (the drop of a task) with every task future it cancels dropped
+/// through [`run`] for `why`. `true` when one of them was left where it
+/// would have waited.
+pub(crate) fn requesting(why: Reaping, f: impl FnOnce()) -> bool {
     struct Restore(Option<Reaping>);
     impl Drop for Restore {
         fn drop(&mut self) {
             REQUESTED.with(|r| r.set(self.0));
         }
     }
+    let before = LEFT.with(Cell::get);
     let _restore = Restore(REQUESTED.with(|r| r.replace(Some(why))));
-    f()
+    f();
+    LEFT.with(Cell::get) != before
 }
 
 /// Whether a task cancelled now drops its future through [`run`], and why.
@@ -129,6 +137,7 @@ pub(crate) fn run(why: Reaping, drop_it: impl FnOnce() + 'static) -> bool {
         }
         CoroutineResult::Yield(()) => {
             REAPER.with(|r| r.set(None));
+            LEFT.with(|l| l.set(l.get() + 1));
             // SAFETY: nothing on the abandoned stack is dropped or used
             // again: its objects are leaked (never freed, so a pointer to
             // one still points to live memory), and the stack with them.

@@ -109,6 +109,16 @@ impl Exec {
         message.push_str(".\n  live tasks and what each waits for:");
         message.push_str(&core.wait_for_graph(holders));
         let mut notes = Vec::new();
+        if let Some(&(task, node)) = core.left_destructors.first() {
+            notes.push(format!(
+                "note: a destructor of task {task} of dead node '{}' was left where it would wait                  (for a thread its node's death stopped){}: whatever else that task held was                  never dropped, so a channel it held never closes and a lock it held stays held,                  as if the process had died. Wait for the death itself (the code that crashes                  the node), not for that task's leftovers.",
+                core.node(node).name,
+                match core.left_destructors.len() {
+                    1 => String::new(),
+                    n => format!(" ({} more such tasks)", n - 1),
+                }
+            ));
+        }
         core.each_driver(|d, _| notes.extend(d.deadlock_note()));
         for note in notes {
             message.push_str("\n  ");
