@@ -203,10 +203,29 @@ pub async fn durable_commits_survive_a_crash_with<S: Probe>(value: fn(usize) -> 
         drop((svc, acks_tx));
     });
     let crash_at = Duration::from_micros(sim::fork_seed("crash") % CRASH_WINDOW_US);
-    let n = node.clone();
-    sim::at(crash_at, move || n.crash());
+    // The acknowledgements are counted until the crash itself, not until the
+    // channel closes: a store whose `Drop` waits for its worker threads
+    // (fjall) never finishes dropping on a dead node, so the task's sender
+    // is never dropped (docs/breakage.md, "OS threads").
+    let crashed = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (n, c) = (node.clone(), crashed.clone());
+    sim::at(crash_at, move || {
+        n.crash();
+        c.notify_one();
+    });
     let mut acked = 0;
-    while let Some(i) = acks.recv().await {
+    loop {
+        tokio::select! {
+            biased;
+            got = acks.recv() => match got {
+                Some(i) => acked = i + 1,
+                None => break,
+            },
+            () = crashed.notified() => break,
+        }
+    }
+    // Sent before the crash, still queued.
+    while let Ok(i) = acks.try_recv() {
         acked = i + 1;
     }
     node.restart();
