@@ -688,3 +688,41 @@ fn a_robust_mutex_is_waited_for_and_reports_its_dead_owner() {
     assert!(got_at == ms(10) || got_at == ms(11), "got it at {got_at:?}");
     assert_eq!(dead, libc::EOWNERDEAD);
 }
+
+/// A thread the run ended (still blocked when the run was over) and that
+/// the program joins afterwards, outside any simulation, as a static's
+/// destructor at exit joins a pool a run started (RocksDB's
+/// `JoinThreadsOnExit`): the join returns at once, the thread reporting
+/// itself cancelled, instead of `ESRCH` from glibc for an id the run
+/// already joined (C++'s `std::thread::join` throws on it, and the process
+/// terminates). A second join of it is glibc's again.
+#[test]
+fn a_thread_the_run_ended_is_joined_afterwards_as_cancelled() {
+    extern "C" fn blocks_forever(_: *mut libc::c_void) -> *mut libc::c_void {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let t = run(44, async {
+        let mut t = MaybeUninit::<libc::pthread_t>::uninit();
+        // SAFETY: a valid out-pointer, default attributes, and a routine
+        // that takes no argument.
+        let rc = unsafe {
+            libc::pthread_create(
+                t.as_mut_ptr(),
+                std::ptr::null(),
+                blocks_forever,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(rc, 0);
+        sim_runtime::time::sleep(ms(10)).await;
+        // SAFETY: written by the successful create.
+        unsafe { t.assume_init() }
+    });
+    let mut value = std::ptr::null_mut();
+    // SAFETY: the id of a joinable thread the program has not joined.
+    assert_eq!(unsafe { libc::pthread_join(t, &mut value) }, 0);
+    // glibc's PTHREAD_CANCELED, `(void *) -1`.
+    assert_eq!(value, std::ptr::without_provenance_mut(usize::MAX));
+}

@@ -115,7 +115,9 @@ pub unsafe extern "C" fn pthread_create(
                 return rc;
             }
             // SAFETY: `pthread_create` succeeded and wrote the new thread's id.
-            thread::started(&ctl, unsafe { *out }, detached);
+            let id = unsafe { *out };
+            thread::forget_ended(id);
+            thread::started(&ctl, id, detached);
             return 0;
         }
         hooks::note_thread_spawn_attempt();
@@ -123,7 +125,7 @@ pub unsafe extern "C" fn pthread_create(
         return libc::EAGAIN;
     }
     // SAFETY: glibc's `pthread_create`; the arguments pass through.
-    unsafe {
+    let rc = unsafe {
         std::mem::transmute::<
             *mut c_void,
             extern "C" fn(
@@ -133,7 +135,12 @@ pub unsafe extern "C" fn pthread_create(
                 *mut c_void,
             ) -> c_int,
         >(REAL_PTHREAD_CREATE.get())(out, attr, start, arg)
+    };
+    if rc == 0 {
+        // SAFETY: `pthread_create` succeeded and wrote the new thread's id.
+        thread::forget_ended(unsafe { *out });
     }
+    rc
 }
 
 /// Where no executor runs the simulation (an interception test's thread),
@@ -156,9 +163,24 @@ pub unsafe extern "C" fn pthread_join(t: pthread_t, retval: *mut *mut c_void) ->
     if simulated() || thread::owner_starts_threads() {
         thread::join(t);
     }
+    if thread::join_ended(t) {
+        // A simulated thread its run ended (with its node, or with the run)
+        // and joined for real: it never returned, so it reports itself
+        // cancelled, once (a static's destructor at exit joining a pool
+        // that a run started, as RocksDB's does, would get ESRCH and
+        // terminate the process).
+        if !retval.is_null() {
+            // SAFETY: the caller's out-pointer (the C contract).
+            unsafe { *retval = PTHREAD_CANCELED };
+        }
+        return 0;
+    }
     // SAFETY: glibc's `pthread_join`; the arguments pass through.
     unsafe { real!(REAL_PTHREAD_JOIN as fn(pthread_t, *mut *mut c_void) -> c_int)(t, retval) }
 }
+
+/// glibc's `PTHREAD_CANCELED`, `(void *) -1` (the libc crate has none).
+const PTHREAD_CANCELED: *mut c_void = std::ptr::without_provenance_mut(usize::MAX);
 
 /// `pthread_detach(3)`: a simulated thread stays joinable underneath (the
 /// run joins it when it ends); any other is glibc's.

@@ -228,12 +228,22 @@ impl Ctl {
         self.reap();
     }
 
-    /// Joins the OS thread for real, once.
+    /// Joins the OS thread for real, once. Unless the program detached it,
+    /// its id is remembered as ended ([`join_ended`]): the program may
+    /// still join it.
     fn reap(&self) {
         if !self.reaped.replace(true) {
             // SAFETY: the real thread was created joinable by the C layer
             // and is joined only here, once.
             unsafe { (self.real_join)(self.pthread.get()) };
+            if !self.detached.get() {
+                let id = self.pthread.get() as usize;
+                ENDED.with(|s| {
+                    if s.len() < ENDED_MAX {
+                        s.insert(id);
+                    }
+                });
+            }
         }
     }
 }
@@ -733,6 +743,25 @@ impl Drop for ThreadTask {
 /// its thread is blocked on (the driver describes it).
 fn note_blocked(ctl: &Ctl) {
     with_current(|e| e.note_wait(executor::Wait::Driver("thread", ctl.id)));
+}
+
+/// Ids of simulated threads a run ended and joined for real that the
+/// program has not joined: its own join of one returns at once
+/// (`pthread_join`), instead of reaching glibc with an id already joined.
+/// Forgotten when glibc gives the id to a new thread. Bounded.
+static ENDED: statics::WordSet = statics::WordSet::new();
+const ENDED_MAX: usize = 1 << 16;
+
+/// Whether `pthread` is a thread a run ended and the program never joined;
+/// it is forgotten (a thread is joined once).
+pub(crate) fn join_ended(pthread: libc::pthread_t) -> bool {
+    ENDED.with(|s| s.remove(&(pthread as usize)))
+}
+
+/// glibc gave `pthread` to a new thread: an earlier thread of that id is
+/// no longer the one a join names.
+pub(crate) fn forget_ended(pthread: libc::pthread_t) {
+    ENDED.with(|s| s.remove(&(pthread as usize)));
 }
 
 /// A join of a thread its node's death stopped: it never ends, so the join
