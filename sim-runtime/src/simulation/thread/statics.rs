@@ -115,23 +115,19 @@ pub(crate) fn wait_for_outside(word: &AtomicU32, expected: u32) -> bool {
         return false;
     }
     let mut left = PATIENCE;
-    // A signal or a wake whose waker re-took the lock ends a wait early:
-    // bounded too, so that a word busy forever still reaches the end.
-    let mut early = 0u32;
     loop {
         if word.load(Ordering::SeqCst) != expected {
             return true;
         }
         if gate::wait_outside(word, expected, STEP) {
-            early += 1;
-            if early > 100_000 {
-                break;
-            }
-        } else {
-            left = left.saturating_sub(STEP);
-            if left.is_zero() {
-                break;
-            }
+            // A wake from outside (a release may leave the word as it was:
+            // a reader-writer lock's counter), or a signal: the caller looks
+            // again, as after any futex wake.
+            return true;
+        }
+        left = left.saturating_sub(STEP);
+        if left.is_zero() {
+            break;
         }
     }
     HELD_INSIDE.with(|s| {

@@ -62,24 +62,37 @@ impl Lock<'_> {
     /// Takes a read lock if one can be had now: `Some(0)`, `Some(EAGAIN)`
     /// (too many readers), or `None` (wait).
     fn try_read(&self) -> Option<c_int> {
-        let r = self.readers.load(Ordering::Relaxed);
-        if r & WRLOCKED != 0 {
-            return None;
-        }
-        if self.flags == PREFER_WRITER_NONRECURSIVE && r >> SHIFT > 0 && self.writer_waits() {
-            return None;
-        }
-        if (r >> SHIFT) + 1 >= OVERFLOW >> SHIFT {
-            return Some(libc::EAGAIN);
-        }
-        if r & WRPHASE != 0 {
+        // Compare-and-swap, not load-then-store: a lock in a static is shared
+        // with the other runs of the process, whose threads really run at
+        // the same time as this one (aws-lc's seed lock under two jobs).
+        loop {
+            let r = self.readers.load(Ordering::Relaxed);
+            if r & WRLOCKED != 0 {
+                return None;
+            }
+            if self.flags == PREFER_WRITER_NONRECURSIVE && r >> SHIFT > 0 && self.writer_waits() {
+                return None;
+            }
+            if (r >> SHIFT) + 1 >= OVERFLOW >> SHIFT {
+                return Some(libc::EAGAIN);
+            }
             // Idle in a write phase (glibc leaves it so): start a read phase.
-            self.readers.store(1 << SHIFT, Ordering::Release);
-            self.wrphase.store(0, Ordering::Relaxed);
-        } else {
-            self.readers.fetch_add(1 << SHIFT, Ordering::Acquire);
+            let next = if r & WRPHASE != 0 {
+                1 << SHIFT
+            } else {
+                r + (1 << SHIFT)
+            };
+            if self
+                .readers
+                .compare_exchange(r, next, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                if r & WRPHASE != 0 {
+                    self.wrphase.store(0, Ordering::Relaxed);
+                }
+                return Some(0);
+            }
         }
-        Some(0)
     }
 
     /// Takes the write lock if it is free: whether it did.
@@ -88,7 +101,13 @@ impl Lock<'_> {
         if r & WRLOCKED != 0 || r >> SHIFT != 0 {
             return false;
         }
-        self.readers.store(WRPHASE | WRLOCKED, Ordering::Release);
+        if self
+            .readers
+            .compare_exchange(r, WRPHASE | WRLOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
         self.wrphase.store(1, Ordering::Relaxed);
         self.writers.store(1, Ordering::Relaxed);
         self.cur_writer.store(tid() as u32, Ordering::Relaxed);
@@ -100,10 +119,13 @@ impl Lock<'_> {
             return libc::EDEADLK;
         }
         loop {
+            // The word's value before the attempt: a release by a thread of
+            // another run, really concurrent, between the two changes it.
+            let seen = self.wrphase.load(Ordering::Acquire);
             if let Some(rc) = self.try_read() {
                 return rc;
             }
-            if let Err(e) = wait(self.wrphase, self.wrphase.load(Ordering::Relaxed), deadline) {
+            if let Err(e) = wait(self.wrphase, seen, deadline) {
                 return e;
             }
         }
@@ -114,10 +136,11 @@ impl Lock<'_> {
             return libc::EDEADLK;
         }
         loop {
+            let seen = self.writers.load(Ordering::Acquire);
             if self.try_write() {
                 return 0;
             }
-            if let Err(e) = wait(self.writers, self.writers.load(Ordering::Relaxed), deadline) {
+            if let Err(e) = wait(self.writers, seen, deadline) {
                 // Readers held back for this writer look again.
                 wake(self.wrphase, u32::MAX);
                 return e;
