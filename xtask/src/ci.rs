@@ -92,6 +92,14 @@ pub fn test() -> Result<(), String> {
 /// under simulation with a pass-rate floor (`cargo xtask compat`; the report
 /// goes to target/compat/report.md, leaving docs/compat.md alone).
 pub fn ci() -> Result<(), String> {
+    // CI builds each tree once, from a fresh clone: incremental state would
+    // only cost disk (about 9 of the 20 GB the trees take), and a full disk
+    // fails the run (session 17's submission died linking for that).
+    // Every cargo below, cargo-sim's included, inherits this. Nothing else
+    // runs yet, so changing the environment here races with no thread.
+    if std::env::var_os("CARGO_INCREMENTAL").is_none() {
+        std::env::set_var("CARGO_INCREMENTAL", "0");
+    }
     run(Mode::Production, "format", &["fmt", "--all", "--check"])?;
     crate::tidy::tidy()?;
     eprintln!("\n==> [production] Tokio API parity: cargo xtask parity --check");
