@@ -726,3 +726,80 @@ fn a_thread_the_run_ended_is_joined_afterwards_as_cancelled() {
     // glibc's PTHREAD_CANCELED, `(void *) -1`.
     assert_eq!(value, std::ptr::without_provenance_mut(usize::MAX));
 }
+
+/// `pthread_once` (C++'s `std::call_once`, the TLS libraries' `CRYPTO_once`)
+/// runs its routine once: threads that call it while the routine sleeps
+/// wait for it in virtual time and then see what it did. glibc's own call
+/// would wait in the kernel with the baton held, and the run would hang.
+#[test]
+fn pthread_once_runs_its_routine_once_while_the_others_wait() {
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    static MADE: AtomicU32 = AtomicU32::new(0);
+    extern "C" fn init() {
+        RUNS.fetch_add(1, Ordering::SeqCst);
+        // A hand-off inside the routine: the other threads find it running.
+        std::thread::sleep(ms(10));
+        MADE.store(42, Ordering::SeqCst);
+    }
+    let seen = run(28, async {
+        let once = Arc::new(Shared(UnsafeCell::new(libc::PTHREAD_ONCE_INIT)));
+        let handles: Vec<_> = (0..3u64)
+            .map(|i| {
+                let once = once.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(ms(i));
+                    // SAFETY: a once word initialised with PTHREAD_ONCE_INIT.
+                    let rc = unsafe { libc::pthread_once(once.ptr(), init) };
+                    (rc, MADE.load(Ordering::SeqCst), sim::elapsed().as_millis())
+                })
+            })
+            .collect();
+        let seen: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        // SAFETY: as above; done now, so the routine does not run again.
+        assert_eq!(unsafe { libc::pthread_once(once.ptr(), init) }, 0);
+        seen
+    });
+    assert_eq!(RUNS.load(Ordering::SeqCst), 1, "the routine ran once");
+    assert_eq!(
+        seen,
+        vec![(0, 42, 10); 3],
+        "each waited for the routine's end"
+    );
+}
+
+/// A spin lock held across a hand-off is waited for in virtual time: the
+/// waiter runs again when the holder unlocks, and not before (glibc's own
+/// lock would spin with the baton held, and the run would hang).
+#[test]
+fn a_spin_lock_held_across_a_sleep_is_waited_for() {
+    let (inside, got) = run(29, async {
+        let lock = Arc::new(Shared(UnsafeCell::new(0 as libc::pthread_spinlock_t)));
+        // SAFETY: a fresh spin lock, initialised before any thread uses it.
+        assert_eq!(unsafe { libc::pthread_spin_init(lock.ptr(), 0) }, 0);
+        let inside = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let handles: Vec<_> = (0..3u64)
+            .map(|i| {
+                let (lock, inside, most) = (lock.clone(), inside.clone(), most.clone());
+                std::thread::spawn(move || {
+                    std::thread::sleep(ms(i));
+                    // SAFETY: an initialised spin lock.
+                    assert_eq!(unsafe { libc::pthread_spin_lock(lock.ptr()) }, 0);
+                    let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(n, Ordering::SeqCst);
+                    let got = sim::elapsed().as_millis();
+                    std::thread::sleep(ms(10));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    // SAFETY: held by this thread.
+                    assert_eq!(unsafe { libc::pthread_spin_unlock(lock.ptr()) }, 0);
+                    got
+                })
+            })
+            .collect();
+        let mut got: Vec<u128> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        got.sort_unstable();
+        (most.load(Ordering::SeqCst), got)
+    });
+    assert_eq!(inside, 1, "never two inside at once");
+    assert_eq!(got, vec![0, 10, 20], "each got it as the last let go");
+}

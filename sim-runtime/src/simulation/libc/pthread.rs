@@ -16,6 +16,7 @@
 //! | C `pthread_rwlock_*`, C++ `std::shared_mutex` | `pthread_rwlock_rdlock`, `_wrlock`, `_tryrdlock`, `_trywrlock`, `_timedrdlock`, `_timedwrlock`, `_clockrdlock`, `_clockwrlock`, `_unlock` |
 //! | `pthread_barrier_wait` | (pthread/sync.rs) |
 //! | POSIX semaphores | `sem_wait`, `sem_trywait`, `sem_timedwait`, `sem_clockwait`, `sem_post` (pthread/sync.rs) |
+//! | `pthread_once`, C++ `std::call_once`; spin locks | `pthread_once`, `pthread_spin_lock`, `_unlock` (pthread/once.rs) |
 //!
 //! Initialisation, attributes and destruction stay glibc's: they block
 //! nothing.
@@ -62,6 +63,7 @@
 //! objects mapped at two addresses. Thread cancellation.
 
 mod layout;
+mod once;
 mod rwlock;
 mod sync;
 

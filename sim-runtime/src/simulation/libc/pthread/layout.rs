@@ -13,6 +13,8 @@
 //! | `pthread_rwlock_t` | 56 | `__readers` (0: bit 0 write phase, bit 1 write-locked, readers from bit 3), `__wrphase_futex` (8), `__writers_futex` (12), `__cur_writer` (24: the writer's thread id), `__flags` (48: the kind, 2 = prefer writers, non-recursive) |
 //! | `pthread_barrier_t` | 32 | `in` (0), `current_round` (4), `count` (8), `out` (16) |
 //! | `sem_t` | 32 | the value (0) and the number of waiters outside the simulation (4): the low and high halves of one 64-bit word |
+//! | `pthread_spinlock_t` | 4 | the lock: 1 free, 0 held (x86_64's own implementation, not the generic 0-free one) |
+//! | `pthread_once_t` | 4 | 0 not started, 1 in progress, 2 done (the bits above count forks) |
 //!
 //! [`check`] tests every row once per process, before the first simulated
 //! operation, against glibc's own functions on scratch objects (an
@@ -21,6 +23,7 @@
 //! process with a message, rather than have the simulation corrupt its
 //! objects.
 
+use super::once::{FREE, REAL_SPIN_LOCK, REAL_SPIN_UNLOCK};
 use super::{tid, REAL_MUTEX_LOCK, REAL_MUTEX_UNLOCK, REAL_RWLOCK_RDLOCK, REAL_RWLOCK_UNLOCK};
 use super::{REAL_COND_SIGNAL, REAL_RWLOCK_WRLOCK};
 use libc::c_int;
@@ -258,6 +261,17 @@ fn probe() -> Result<(), &'static str> {
             "a semaphore's value is not its first word",
         )?;
         libc::sem_destroy(s.as_mut_ptr());
+
+        let mut spin: libc::pthread_spinlock_t = 7;
+        libc::pthread_spin_init(&mut spin, 0);
+        let init = spin as u32;
+        real!(REAL_SPIN_LOCK as fn(*mut libc::pthread_spinlock_t) -> c_int)(&mut spin);
+        let held = spin;
+        real!(REAL_SPIN_UNLOCK as fn(*mut libc::pthread_spinlock_t) -> c_int)(&mut spin);
+        expect(
+            init == FREE && held == 0 && spin as u32 == FREE,
+            "a spin lock is not 1 when free and 0 when held",
+        )?;
     }
     Ok(())
 }
