@@ -13,44 +13,16 @@
 //! when it ends or dies ([`release`]): the pool holds as many stacks as
 //! simulated threads ever ran at once in the process.
 
-use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::spin::SpinCell;
+use std::cell::Cell;
 
 thread_local! {
     /// The pool's stack this thread runs with (0: none).
     static MINE: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Stacks not in use, by address; guarded by a spin lock (a std lock here
-/// would be a simulated futex).
-static POOL: Pool = Pool {
-    busy: AtomicBool::new(false),
-    stacks: UnsafeCell::new(Vec::new()),
-};
-
-struct Pool {
-    busy: AtomicBool,
-    stacks: UnsafeCell<Vec<usize>>,
-}
-
-// SAFETY: `stacks` is touched only while `busy` is held (`with`).
-unsafe impl Sync for Pool {}
-
-impl Pool {
-    fn with<R>(&self, f: impl FnOnce(&mut Vec<usize>) -> R) -> R {
-        while self
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
-        // SAFETY: the spin lock is held.
-        let out = f(unsafe { &mut *self.stacks.get() });
-        self.busy.store(false, Ordering::Release);
-        out
-    }
-}
+/// Stacks not in use, by address.
+static POOL: SpinCell<Vec<usize>> = SpinCell::new(Vec::new());
 
 /// The size std gives its stacks (`SIGSTKSZ`, or the kernel's minimum for
 /// this CPU's signal frame if larger).

@@ -33,6 +33,7 @@ pub(crate) mod gate;
 mod owner;
 mod pool;
 mod report;
+mod spin;
 pub(crate) mod statics;
 mod wait;
 
@@ -749,7 +750,7 @@ fn note_blocked(ctl: &Ctl) {
 /// program has not joined: its own join of one returns at once
 /// (`pthread_join`), instead of reaching glibc with an id already joined.
 /// Forgotten when glibc gives the id to a new thread. Bounded.
-static ENDED: statics::WordSet = statics::WordSet::new();
+static ENDED: statics::WordSet = spin::SpinCell::new(std::collections::BTreeSet::new());
 const ENDED_MAX: usize = 1 << 16;
 
 /// Whether `pthread` is a thread a run ended and the program never joined;

@@ -2,8 +2,10 @@
 //! creator's stack, recorded unresolved), and the futex words threads of
 //! ended runs were left blocked on.
 
+use super::spin::SpinCell;
 use super::statics::WordSet;
 use crate::simulation::core::hooks;
+use std::collections::BTreeSet;
 
 /// The return addresses of the calling stack, innermost first (at most 32).
 pub(super) fn started_by() -> Vec<usize> {
@@ -58,4 +60,4 @@ pub(super) fn start_site(ips: &[usize]) -> Option<String> {
 /// thread that is gone, as with a process-wide pool (rayon's global pool)
 /// that an earlier run started. Bounded; guarded by a spin lock, since a
 /// std lock here would itself be a simulated futex.
-pub(super) static ORPHAN_WORDS: WordSet = WordSet::new();
+pub(super) static ORPHAN_WORDS: WordSet = SpinCell::new(BTreeSet::new());

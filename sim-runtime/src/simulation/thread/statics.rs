@@ -14,9 +14,9 @@
 //! other threads or its clock move meanwhile would differ from its replay).
 
 use super::gate;
-use std::cell::UnsafeCell;
+use super::spin::SpinCell;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::time::Duration;
 
 /// The writable segments of every object loaded when first asked (the
@@ -102,7 +102,7 @@ const STEP: Duration = Duration::from_millis(20);
 /// Process-wide words found held by a thread of a run (a `static` lock a
 /// simulated thread held across a hand-off, a `static` condition variable
 /// that only the run signals): later waits on them skip the real wait.
-static HELD_INSIDE: WordSet = WordSet::new();
+static HELD_INSIDE: WordSet = SpinCell::new(BTreeSet::new());
 
 /// Waits for real, up to [`PATIENCE`], while the process-wide word `word`
 /// holds `expected`, the calling thread keeping the baton. `true` when it
@@ -138,38 +138,8 @@ pub(crate) fn wait_for_outside(word: &AtomicU32, expected: u32) -> bool {
     false
 }
 
-/// A set of futex words shared by every run in the process, guarded by a
-/// spin lock: a std lock here would itself be a simulated futex.
-pub(crate) struct WordSet {
-    busy: AtomicBool,
-    words: UnsafeCell<BTreeSet<usize>>,
-}
-
-// SAFETY: `words` is touched only while `busy` is held (`with`).
-unsafe impl Sync for WordSet {}
-
-impl WordSet {
-    pub(crate) const fn new() -> WordSet {
-        WordSet {
-            busy: AtomicBool::new(false),
-            words: UnsafeCell::new(BTreeSet::new()),
-        }
-    }
-
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut BTreeSet<usize>) -> R) -> R {
-        while self
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
-        // SAFETY: the spin lock is held.
-        let out = f(unsafe { &mut *self.words.get() });
-        self.busy.store(false, Ordering::Release);
-        out
-    }
-}
+/// A set of futex words shared by every run in the process.
+pub(crate) type WordSet = SpinCell<BTreeSet<usize>>;
 
 #[cfg(test)]
 mod tests {
