@@ -2,8 +2,7 @@
 //! sim test` these `#[tokio::test]`s run in a simulation instead, on the
 //! default seed, with every thread simulated: the same library code,
 //! unchanged (`tests/sim.rs` runs it over many seeds and checks virtual
-//! time). The tests behind the `pending` feature there fail in a simulation
-//! today (see `tests/pending.rs`); here they run on real Tokio.
+//! time).
 
 use std::time::Duration;
 use threads::*;
@@ -12,7 +11,6 @@ use tokio::sync::{mpsc, oneshot};
 const MS: Duration = Duration::from_millis(1);
 
 /// Sums from a handler task on rayon's global pool.
-#[cfg(any(not(sim_graph), feature = "pending"))]
 #[tokio::test]
 async fn rayon_global_pool_in_a_handler() {
     let (tx, rx) = mpsc::channel::<SumRequest>(1);
@@ -111,7 +109,6 @@ async fn tracing_appender_non_blocking_writes_every_line() {
 }
 
 /// Tasks pinned to `LocalPoolHandle`'s workers.
-#[cfg(any(not(sim_graph), feature = "pending"))]
 #[tokio::test]
 async fn local_pool_handle_spawn_pinned() {
     let pool = tokio_util::task::LocalPoolHandle::new(2);

@@ -353,3 +353,45 @@ async fn tracing_appender_is_deterministic_beside_other_seeds() {
     drop(guard);
     assert_eq!(sink.text().lines().count(), 1);
 }
+
+/// rayon's global pool, from a handler task, on every seed and its rerun
+/// (`check_determinism`). The pool is a process static of rayon-core: the
+/// run that first used it made its workers simulated threads of that run,
+/// which end with it, and the next run that handed it a job waited on a
+/// latch no thread would set (a deadlock, and exit 101). Each run now
+/// starts and ends with the global registry forgotten (libc/cstate.rs), so
+/// each builds a pool of its own, as a fresh process would.
+#[sim::test(seeds = 0..12, check_determinism)]
+async fn rayon_global_pool_in_a_handler() {
+    let (tx, rx) = mpsc::channel::<SumRequest>(4);
+    let server = tokio::spawn(serve_sums(rx, None));
+    let clients: Vec<_> = [1_000u64, 12_345]
+        .into_iter()
+        .map(|n| {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let (reply, answer) = oneshot::channel();
+                tx.send((n, reply)).await.unwrap();
+                (n, answer.await.unwrap())
+            })
+        })
+        .collect();
+    drop(tx);
+    for c in clients {
+        let (n, sum) = c.await.unwrap();
+        assert_eq!(sum, sum_of_squares_formula(n), "n={n}");
+    }
+    server.await.unwrap();
+}
+
+/// The same, reduced: two simulations one after the other in one process,
+/// each summing on the global pool, then the pool outside any simulation
+/// (which must not find the runs' ended workers either).
+#[test]
+fn rayon_global_pool_in_two_runs() {
+    for seed in [1, 2] {
+        let sum = sim::World::new(seed).block_on(async { sum_of_squares(100) });
+        assert_eq!(sum, sum_of_squares_formula(100), "seed {seed}");
+    }
+    assert_eq!(sum_of_squares(100), sum_of_squares_formula(100), "outside");
+}

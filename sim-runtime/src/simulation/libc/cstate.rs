@@ -5,6 +5,14 @@
 //! - SQLite's random number generator, below; rayon-core's counter that
 //!   seeds its workers' stealing order (a Rust static, found by its mangled
 //!   name the same way).
+//! - rayon-core's global pool (`THE_REGISTRY`, set once per process
+//!   through a `std::sync::Once`): a pool made inside a run has simulated
+//!   threads of that run, which end with it, so a later run (or code
+//!   outside any) that found it would wait forever on a job no thread
+//!   takes. The registry is forgotten when a run starts and again when it
+//!   ends (the old one is leaked, never freed, since threads may still
+//!   point into it), so each run's first `par_iter` builds a pool of its
+//!   own, with the node's CPU count, as a fresh process would.
 //!
 //! SQLite seeds its random number generator (temporary file names, the
 //! rollback journal's nonce, the WAL's salts, `randomblob()`) on first use
@@ -31,6 +39,7 @@
 
 use crate::simulation::core::hooks;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Held by the simulation running now, when the executable has
@@ -56,6 +65,9 @@ struct Known {
     what: &'static str,
     /// Resets it, given the function's address.
     reset: fn(usize),
+    /// Reset again when the run ends: the state then refers to the run's
+    /// own threads, which end with it.
+    at_end: bool,
 }
 
 const KNOWN: &[Known] = &[
@@ -71,6 +83,7 @@ const KNOWN: &[Known] = &[
                 f(0, std::ptr::null_mut());
             }
         },
+        at_end: false,
     },
     Known {
         // rayon-core seeds each worker's choice of whom to steal from with
@@ -92,8 +105,65 @@ const KNOWN: &[Known] = &[
                     .store(0, std::sync::atomic::Ordering::Relaxed)
             }
         },
+        at_end: false,
+    },
+    Known {
+        // `static mut THE_REGISTRY: Option<Arc<Registry>>`: `None` is a null
+        // pointer (`Arc` is never null). Forgetting the old one leaks it.
+        symbol: |name| name.contains("rayon_core") && name.contains("12THE_REGISTRY17h"),
+        what: "rayon-core's global thread pool",
+        reset: |addr| {
+            if once_layout_is_std() {
+                // SAFETY: `addr` is rayon-core's `THE_REGISTRY`, a pointer-sized
+                // `Option<Arc<_>>` static for the whole process; no thread of a
+                // simulation runs now (a run is starting or has ended), and a
+                // run's threads that still point into the registry keep it,
+                // leaked, alive.
+                unsafe { (addr as *mut usize).write_volatile(0) }
+            }
+        },
+        at_end: true,
+    },
+    Known {
+        // `static THE_REGISTRY_SET: Once`: made incomplete again, so the
+        // next `global_registry()` builds a new pool.
+        symbol: |name| name.contains("rayon_core") && name.contains("16THE_REGISTRY_SET17h"),
+        what: "rayon-core's global thread pool",
+        reset: |addr| {
+            if once_layout_is_std() {
+                // SAFETY: `addr` is rayon-core's `THE_REGISTRY_SET`, a
+                // `std::sync::Once` (one futex word, checked by
+                // `once_layout_is_std`) static for the whole process; only a
+                // completed one is reset, and no call on it is in progress.
+                let word = unsafe { &*(addr as *const AtomicU32) };
+                let _ = word.compare_exchange(ONCE_COMPLETE, ONCE_INCOMPLETE, SeqCst, SeqCst);
+            }
+        },
+        at_end: true,
     },
 ];
+
+/// std's `Once` on Linux is one futex word: `ONCE_INCOMPLETE` when new,
+/// `ONCE_COMPLETE` once run (std's own values, not a public contract).
+const ONCE_INCOMPLETE: u32 = 3;
+const ONCE_COMPLETE: u32 = 0;
+
+/// Whether this std's `Once` is laid out as the rayon resets assume (see
+/// above), checked on a `Once` of our own: if not, they touch nothing.
+fn once_layout_is_std() -> bool {
+    static PROBE: std::sync::Once = std::sync::Once::new();
+    static ANSWER: OnceLock<bool> = OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        if std::mem::size_of::<std::sync::Once>() != 4 {
+            return false;
+        }
+        // SAFETY: `PROBE` is 4 bytes (checked), read as the word std uses.
+        let word = || unsafe { &*(&PROBE as *const std::sync::Once as *const AtomicU32) };
+        let new = word().load(SeqCst);
+        PROBE.call_once(|| {});
+        new == ONCE_INCOMPLETE && word().load(SeqCst) == ONCE_COMPLETE
+    })
+}
 
 /// The known states this executable has, with their resets' addresses.
 fn found() -> &'static [(&'static Known, usize)] {
@@ -178,6 +248,11 @@ fn enter() {
 
 /// The simulation of this thread ended: the next one may start.
 fn leave() {
+    for (k, addr) in found() {
+        if k.at_end {
+            (k.reset)(*addr);
+        }
+    }
     let _ = HELD.try_with(|h| h.borrow_mut().take());
 }
 
@@ -185,5 +260,11 @@ fn leave() {
 /// running at once would share, by name (empty: seeds may run in
 /// parallel).
 pub fn process_global() -> Vec<&'static str> {
-    found().iter().map(|(k, _)| k.what).collect()
+    let mut names: Vec<&'static str> = Vec::new();
+    for (k, _) in found() {
+        if !names.contains(&k.what) {
+            names.push(k.what);
+        }
+    }
+    names
 }
