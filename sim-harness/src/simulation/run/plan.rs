@@ -60,10 +60,15 @@ impl Plan {
         let jobs = if jobs > 1 && !shared.is_empty() {
             // Simulations take turns anyway (the runtime's cstate.rs): one
             // job does the same work without threads waiting for theirs.
+            let (what, verb) = match shared.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    (format!("{} and {last}", rest.join(", ")), "are")
+                }
+                _ => (shared.join(""), "is"),
+            };
             eprintln!(
-                "sim: {} is one per process, so seeds run one at a time (SIM_JOBS={jobs} not \
-                 used)",
-                shared.join(", ")
+                "sim: {what} {verb} one per process, so seeds run one at a time (SIM_JOBS={jobs} \
+                 not used)"
             );
             1
         } else {
