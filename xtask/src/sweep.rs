@@ -164,6 +164,11 @@ const TESTS: &[Test] = &[
     graph_test(
         "threads",
         "sim",
+        "rayon_global_pool_is_each_nodes_own_across_a_crash",
+    ),
+    graph_test(
+        "threads",
+        "sim",
         "tracing_appender_is_deterministic_beside_other_seeds",
     ),
     test("stores", "lsm", "durable_commits_survive_a_crash"),

@@ -395,3 +395,59 @@ fn rayon_global_pool_in_two_runs() {
     }
     assert_eq!(sum_of_squares(100), sum_of_squares_formula(100), "outside");
 }
+
+/// The node whose code runs now, by name.
+fn node_here() -> String {
+    use sim::runtime::sim;
+    sim::node_name(sim::current_node())
+}
+
+/// A node's service: one `par_iter` on rayon's global pool from a blocking
+/// thread, reporting the node, the nodes of the workers that ran it and the
+/// sum, then serving nothing more.
+async fn sum_on_the_global_pool(report: mpsc::UnboundedSender<(String, BTreeSet<String>, u64)>) {
+    use rayon::prelude::*;
+    let here = node_here();
+    let (workers, sum) = tokio::task::spawn_blocking(|| {
+        let workers = std::sync::Mutex::new(BTreeSet::new());
+        let sum = (1..=1_000u64)
+            .into_par_iter()
+            .map(|x| {
+                workers.lock().unwrap().insert(node_here());
+                x * x
+            })
+            .sum::<u64>();
+        (workers.into_inner().unwrap(), sum)
+    })
+    .await
+    .unwrap();
+    report.send((here, workers, sum)).unwrap();
+    std::future::pending::<()>().await
+}
+
+/// rayon's global pool is each node's own, as each node is a process of
+/// its own: a `par_iter` on node a and on node b each runs on workers of
+/// its own node, and after node a's machine crashes and restarts, its next
+/// `par_iter` runs on a fresh pool (the old one's workers died with it).
+/// With one pool for every node, b's sum ran on a's workers, and a's sum
+/// after the restart waited forever on workers that were gone.
+#[sim::test(seeds = 0..8, check_determinism)]
+async fn rayon_global_pool_is_each_nodes_own_across_a_crash() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let service = move || sum_on_the_global_pool(tx.clone());
+    let a = sim::node("a").start(service.clone());
+    sim::node("b").start(service);
+    let mut seen = vec![rx.recv().await.unwrap(), rx.recv().await.unwrap()];
+    a.crash();
+    a.restart();
+    seen.push(rx.recv().await.unwrap());
+    seen.sort();
+    let on = |n: &str| {
+        (
+            n.to_string(),
+            BTreeSet::from([n.to_string()]),
+            sum_of_squares_formula(1_000),
+        )
+    };
+    assert_eq!(seen, vec![on("a"), on("a"), on("b")]);
+}

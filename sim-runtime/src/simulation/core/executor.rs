@@ -368,6 +368,9 @@ impl Exec {
             let core = self.core.borrow();
             let n = core.node(node);
             hooks::set_node_clock(n.mono_offset_ns, n.wall_offset_ns, n.drift_ppm);
+            for switch in hooks::NODE_SWITCH {
+                switch(node.0, n.incarnation);
+            }
         }
     }
 

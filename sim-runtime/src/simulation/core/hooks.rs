@@ -54,6 +54,14 @@ impl Interposer {
 #[linkme::distributed_slice]
 pub(crate) static INTERPOSERS: [Interposer];
 
+/// Called whenever the node whose code runs changes (a task or thread of
+/// another node is about to run), with that node's id and incarnation,
+/// before any of its code: for state a library keeps once per process that
+/// in a simulation must be each node process's own (libc/cstate.rs swaps
+/// rayon's global pool). Registered where the state is known.
+#[linkme::distributed_slice]
+pub(crate) static NODE_SWITCH: [fn(u32, u32)];
+
 /// A thread-local that belongs to the simulation rather than to the OS
 /// thread it sits on (a descriptor table, the seeded stream, the entered
 /// executor): it moves with the baton to whichever thread of the simulation

@@ -6,13 +6,18 @@
 //!   seeds its workers' stealing order (a Rust static, found by its mangled
 //!   name the same way).
 //! - rayon-core's global pool (`THE_REGISTRY`, set once per process
-//!   through a `std::sync::Once`): a pool made inside a run has simulated
-//!   threads of that run, which end with it, so a later run (or code
-//!   outside any) that found it would wait forever on a job no thread
-//!   takes. The registry is forgotten when a run starts and again when it
-//!   ends (the old one is leaked, never freed, since threads may still
-//!   point into it), so each run's first `par_iter` builds a pool of its
-//!   own, with the node's CPU count, as a fresh process would.
+//!   through a `std::sync::Once`). Each node is a process of its own, so
+//!   each node incarnation gets its own: whenever the node that runs
+//!   changes ([`switch_node`], the core's node-switch hook), the two
+//!   statics are saved for the node that stops and the next node's are put
+//!   back (none yet: the `Once` incomplete, so its first `par_iter` builds
+//!   a pool, with the node's CPU count, whose workers are threads of that
+//!   node). A pool shared by the nodes would die with the node that made
+//!   it (its workers are that node's threads), and every other node's, or
+//!   its own next incarnation's, `par_iter` would then wait forever on a
+//!   job no thread takes; a pool kept across runs would do the same to the
+//!   next run. They are forgotten (leaked, never freed: ended threads may
+//!   still point into them) when a run starts and when it ends.
 //!
 //! SQLite seeds its random number generator (temporary file names, the
 //! rollback journal's nonce, the WAL's salts, `randomblob()`) on first use
@@ -38,8 +43,10 @@
 //! its seeds run one at a time.
 
 use crate::simulation::core::hooks;
+use crate::simulation::thread::spin::SpinCell;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Held by the simulation running now, when the executable has
@@ -58,6 +65,8 @@ crate::simulation::core::hooks::carried!(
 
 /// A per-process state this module knows how to reset.
 struct Known {
+    /// Which one it is, for this module.
+    id: &'static str,
     /// Whether a symbol's (mangled) name is the one that resets it or
     /// holds it.
     symbol: fn(&str) -> bool,
@@ -72,6 +81,7 @@ struct Known {
 
 const KNOWN: &[Known] = &[
     Known {
+        id: "sqlite3_randomness",
         symbol: |name| name == "sqlite3_randomness",
         what: "SQLite's random number generator (sqlite3_randomness)",
         reset: |addr| {
@@ -90,6 +100,7 @@ const KNOWN: &[Known] = &[
         // a hash of a process-wide counter (`XorShift64Star::new`'s
         // `COUNTER`), so a pool made in a later run of the process steals
         // in another order: it starts from 0 again in every run.
+        id: "rayon COUNTER",
         symbol: |name| {
             name.contains("rayon_core")
                 && name.contains("XorShift64Star")
@@ -110,8 +121,9 @@ const KNOWN: &[Known] = &[
     Known {
         // `static mut THE_REGISTRY: Option<Arc<Registry>>`: `None` is a null
         // pointer (`Arc` is never null). Forgetting the old one leaks it.
+        id: "rayon THE_REGISTRY",
         symbol: |name| name.contains("rayon_core") && name.contains("12THE_REGISTRY17h"),
-        what: "rayon-core's global thread pool",
+        what: RAYON_POOL,
         reset: |addr| {
             if once_layout_is_std() {
                 // SAFETY: `addr` is rayon-core's `THE_REGISTRY`, a pointer-sized
@@ -127,8 +139,9 @@ const KNOWN: &[Known] = &[
     Known {
         // `static THE_REGISTRY_SET: Once`: made incomplete again, so the
         // next `global_registry()` builds a new pool.
+        id: "rayon THE_REGISTRY_SET",
         symbol: |name| name.contains("rayon_core") && name.contains("16THE_REGISTRY_SET17h"),
-        what: "rayon-core's global thread pool",
+        what: RAYON_POOL,
         reset: |addr| {
             if once_layout_is_std() {
                 // SAFETY: `addr` is rayon-core's `THE_REGISTRY_SET`, a
@@ -225,6 +238,77 @@ fn scan() -> Option<Vec<(&'static Known, usize)>> {
     out
 }
 
+const RAYON_POOL: &str = "rayon-core's global thread pool";
+
+/// The addresses of rayon's `THE_REGISTRY` and `THE_REGISTRY_SET`, when
+/// the executable has both and std's `Once` is as the swap assumes.
+fn rayon_pool() -> Option<(usize, usize)> {
+    static AT: OnceLock<Option<(usize, usize)>> = OnceLock::new();
+    *AT.get_or_init(|| {
+        let at = |id: &str| found().iter().find(|(k, _)| k.id == id).map(|(_, a)| *a);
+        let (registry, set) = (at("rayon THE_REGISTRY")?, at("rayon THE_REGISTRY_SET")?);
+        once_layout_is_std().then_some((registry, set))
+    })
+}
+
+/// Each node incarnation's rayon pool while another node runs: its
+/// registry pointer and its `Once` word; and the node whose are in the
+/// statics now. Only one simulation runs at a time when the executable has
+/// rayon (`enter`), so one table serves the process.
+struct Pools {
+    saved: BTreeMap<(u32, u32), (usize, u32)>,
+    current: Option<(u32, u32)>,
+}
+
+static POOLS: SpinCell<Pools> = SpinCell::new(Pools {
+    saved: BTreeMap::new(),
+    current: None,
+});
+
+/// The node that runs changes to incarnation `incarnation` of `node`: its
+/// rayon pool goes into rayon's statics (see the module's docs).
+fn switch_node(node: u32, incarnation: u32) {
+    let Some((registry, set)) = rayon_pool() else {
+        return;
+    };
+    // SAFETY: the addresses of rayon-core's `THE_REGISTRY` (a pointer-sized
+    // `Option<Arc<_>>`) and `THE_REGISTRY_SET` (a `Once`, one `u32` word:
+    // `once_layout_is_std`), statics for the whole process; only the code
+    // of the simulation that holds the turn (`enter`) runs, and it runs
+    // none of rayon's code during the switch.
+    let (registry, set) = unsafe {
+        (
+            &*(registry as *const AtomicUsize),
+            &*(set as *const AtomicU32),
+        )
+    };
+    let next = (node, incarnation);
+    POOLS.with(|p| {
+        if p.current == Some(next) {
+            return;
+        }
+        if let Some(was) = p.current {
+            p.saved
+                .insert(was, (registry.load(SeqCst), set.load(SeqCst)));
+        }
+        let (r, s) = p.saved.remove(&next).unwrap_or((0, ONCE_INCOMPLETE));
+        registry.store(r, SeqCst);
+        set.store(s, SeqCst);
+        p.current = Some(next);
+    });
+}
+
+#[linkme::distributed_slice(hooks::NODE_SWITCH)]
+static SWITCHES_RAYON_POOLS: fn(u32, u32) = switch_node;
+
+/// Forgets every node's rayon pool (a run starts or ends).
+fn forget_pools() {
+    POOLS.with(|p| {
+        p.saved.clear();
+        p.current = None;
+    });
+}
+
 /// Simulations take turns while the executable has per-process state.
 #[linkme::distributed_slice(hooks::INTERPOSERS)]
 static TAKES_TURNS: hooks::Interposer = hooks::Interposer {
@@ -244,10 +328,12 @@ fn enter() {
     for (k, addr) in found {
         (k.reset)(*addr);
     }
+    forget_pools();
 }
 
 /// The simulation of this thread ended: the next one may start.
 fn leave() {
+    forget_pools();
     for (k, addr) in found() {
         if k.at_end {
             (k.reset)(*addr);
