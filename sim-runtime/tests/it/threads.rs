@@ -906,3 +906,40 @@ fn a_thread_named_after_a_node_is_that_node() {
         "a partition of the node did not reach its thread"
     );
 }
+
+/// As Tokio's, a node's blocking pool starts at most 512 threads (the
+/// default `max_blocking_threads`): more jobs than that wait in order for
+/// a worker to finish, rather than each starting a thread (a client that
+/// retried a stuck call once a second once made 16,000 of them).
+#[test]
+fn the_blocking_pool_stops_at_512_threads_and_queues_the_rest() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (most, done, elapsed) = run(45, async {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let jobs: Vec<_> = (0..520)
+            .map(|_| {
+                let (inside, most) = (inside.clone(), most.clone());
+                sim_runtime::task::spawn_blocking(move || {
+                    let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(n, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        let mut done = 0;
+        for j in jobs {
+            j.await.unwrap();
+            done += 1;
+        }
+        (most.load(Ordering::SeqCst), done, sim::elapsed())
+    });
+    assert_eq!(most, 512, "jobs running at once");
+    assert_eq!(done, 520);
+    assert_eq!(
+        elapsed,
+        Duration::from_millis(20),
+        "the last 8 ran after the first wave"
+    );
+}

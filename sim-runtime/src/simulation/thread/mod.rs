@@ -39,7 +39,6 @@ mod wait;
 
 use self::owner::join_from_owner;
 pub(crate) use self::owner::owner_wait;
-use self::pool::Worker;
 pub(crate) use self::pool::{run_blocking, Job};
 use self::report::{start_site, started_by, ORPHAN_WORDS};
 pub(crate) use self::wait::{futex_wait, futex_wake, sleep, yield_now};
@@ -306,8 +305,8 @@ pub(crate) struct Threads {
     /// Threads started in the run (the next one's number is this + 1).
     started: u64,
     bag: Box<UnsafeCell<Bag>>,
-    /// `spawn_blocking`'s idle workers: node, its incarnation, the worker.
-    idle: Vec<(NodeId, u32, Arc<Worker>)>,
+    /// `spawn_blocking`'s pools (pool.rs).
+    pool: pool::Pools,
     /// How much longer (real time) a stuck run watches its futex words for
     /// a thread outside it (`Driver::outside`).
     patience: Duration,
@@ -413,7 +412,7 @@ impl Driver for Threads {
             all: Vec::new(),
             started: 0,
             bag: Box::new(UnsafeCell::new(Bag::new())),
-            idle: Vec::new(),
+            pool: pool::Pools::default(),
             // A tape's replay (shrinking a failure) reruns draws that
             // already led where they lead: a run that went still then was
             // declared deadlocked after this wait, so waiting again on each

@@ -2,16 +2,43 @@
 //! one closure at a time and wait for the next, as Tokio's blocking pool
 //! does.
 //!
-//! Unlike Tokio's, an idle worker is kept until its node stops or the run
-//! ends, not retired after 10 s: its keep-alive would be a timer, the
-//! deadline the clock jumps to when the seed lets a computation run long
-//! (schedule/early.rs), so a DNS lookup would make a TLS handshake on
-//! another node take 10 s. Only the thread count differs.
+//! As Tokio's, a node process has at most [`MAX_BLOCKING`] workers (Tokio's
+//! default `max_blocking_threads`): past that, jobs wait in a queue, in
+//! order, for a worker to finish. Unlike Tokio's, an idle worker is kept
+//! until its node stops or the run ends, not retired after 10 s: its
+//! keep-alive would be a timer, the deadline the clock jumps to when the
+//! seed lets a computation run long (schedule/early.rs), so a DNS lookup
+//! would make a TLS handshake on another node take 10 s. Only the thread
+//! count differs.
 
 use super::{this_thread, with_threads};
 use crate::simulation::core::executor::with_current;
 use crate::simulation::core::node::NodeId;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+
+/// Tokio's default `max_blocking_threads`: the most workers one node
+/// process starts.
+pub(crate) const MAX_BLOCKING: usize = 512;
+
+/// The blocking pools of a run's node incarnations.
+#[derive(Default)]
+pub(crate) struct Pools {
+    /// Idle workers: node, its incarnation, the worker.
+    idle: Vec<(NodeId, u32, Arc<Worker>)>,
+    /// Workers started per node incarnation.
+    started: BTreeMap<(NodeId, u32), usize>,
+    /// Jobs waiting for a worker (all started, none idle), in order, with
+    /// the id of the task that waits for each.
+    queued: BTreeMap<(NodeId, u32), VecDeque<(Job, u64)>>,
+}
+
+/// Where a new job goes.
+enum Place {
+    Idle(Arc<Worker>),
+    New,
+    Queued,
+}
 
 /// A job of `spawn_blocking`.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
@@ -35,26 +62,43 @@ pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
     }) else {
         return Err(job);
     };
-    let idle = with_threads(|t| {
-        t.idle.retain(|(n, i, _)| *n != node || *i == incarnation);
-        let at = t.idle.iter().rposition(|(n, _, _)| *n == node)?;
-        Some(t.idle.remove(at).2)
+    let key = (node, incarnation);
+    let mut job = Some(job);
+    let place = with_threads(|t| {
+        let p = &mut t.pool;
+        p.idle.retain(|(n, i, _)| *n != node || *i == incarnation);
+        if let Some(at) = p.idle.iter().rposition(|(n, _, _)| *n == node) {
+            return Place::Idle(p.idle.remove(at).2);
+        }
+        let started = p.started.entry(key).or_default();
+        if *started < MAX_BLOCKING {
+            *started += 1;
+            return Place::New;
+        }
+        let job = job.take().expect("placed once");
+        p.queued.entry(key).or_default().push_back((job, task));
+        Place::Queued
     })
-    .flatten();
-    let worker = match idle {
-        Some(w) => w,
-        None => {
+    .unwrap_or(Place::New);
+    let worker = match place {
+        Place::Queued => return Ok(()),
+        Place::Idle(w) => w,
+        Place::New => {
             let w = Arc::new(Worker::default());
             let mine = w.clone();
             let started = std::thread::Builder::new()
                 .name("tokio-runtime-worker".into())
                 .spawn(move || work(mine, node, incarnation));
             if started.is_err() {
-                return Err(job);
+                with_threads(|t| {
+                    t.pool.started.entry(key).and_modify(|n| *n -= 1);
+                });
+                return Err(job.take().expect("not queued"));
             }
             w
         }
     };
+    let job = job.take().expect("not queued");
     *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some((job, task));
     worker.ready.notify_one();
     Ok(())
@@ -82,7 +126,22 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
         };
         (job.0)();
         as_task(None);
-        with_threads(|t| t.idle.push((node, incarnation, w.clone())));
+        // Then the jobs that waited for a worker, before going idle.
+        loop {
+            let next = with_threads(|t| {
+                let key = (node, incarnation);
+                let next = t.pool.queued.get_mut(&key).and_then(VecDeque::pop_front);
+                if next.is_none() {
+                    t.pool.idle.push((node, incarnation, w.clone()));
+                }
+                next
+            })
+            .flatten();
+            let Some((job, task)) = next else { break };
+            as_task(Some(task));
+            job();
+            as_task(None);
+        }
     }
 }
 
