@@ -16,6 +16,7 @@ mod merge;
 mod parity;
 mod proc;
 mod recipes;
+mod rocksdb;
 mod sweep;
 mod tidy;
 
@@ -53,6 +54,10 @@ commands:
             merge the SIM_RESULTS=<dir> files of a sharded sweep (SIM_SHARD=k/n
             on many machines) into one report; fails on a failing seed or a
             missing or overlapping shard
+  rocksdb   RocksDB (C++ threads, pthread mutexes) on a simulated disk:
+            build and run examples/rocks, with the build's and the runs'
+            times (opt-in, not in ci: a long C++ build that needs clang;
+            cargo xtask rocksdb --help)
   sweep     every example's passing #[sim::test] over many seeds (default
             100000) with the determinism check, all cores; writes
             docs/sweep.md (opt-in, long; cargo xtask sweep --help)
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
         "canaries" => canaries::main(&rest),
         "fuzz" => fuzz::main(&rest),
         "sweep" => sweep::main(&rest),
+        "rocksdb" => rocksdb::main(&rest),
         "merge-results" => merge::main(&rest),
         "parity" => parity::main(&rest),
         "ci" => ci::ci().map_err(Error::Failed),

@@ -233,6 +233,13 @@ const NOT_SWEPT: &[&str] = &[
     "examples/stores/tests/fjall.rs",
 ];
 
+/// Files whose `#[sim::test]`s belong to a crate outside the workspace,
+/// run by a command of their own, so they are not swept.
+const OPT_IN: &[&str] = &[
+    // RocksDB's C++ build: `cargo xtask rocksdb`.
+    "examples/rocks/tests/sim.rs",
+];
+
 /// Lines of a failure's report kept in the markdown, before the trace.
 const REPORT_LINES: usize = 12;
 
@@ -634,7 +641,8 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
          `SIM_*` variable cleared. With the check on each seed runs twice and the two runs are \
          compared decision by decision, so *seeds/s* counts seeds, not runs. A failure's \
          strategy and class are its first failing seed's. Not swept: the tests of {}, which \
-         fail by design, and of {}, which pass but are too slow to sweep.\n",
+         fail by design, of {}, which pass but are too slow to sweep, and \
+         of {}, outside the workspace (run by their own command).\n",
         opts.command,
         elapsed.as_secs(),
         opts.seeds,
@@ -647,6 +655,11 @@ fn markdown(opts: &Options, results: &[(Test, Outcome)], elapsed: Duration) -> S
             .collect::<Vec<_>>()
             .join(" and "),
         NOT_SWEPT
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(" and "),
+        OPT_IN
             .iter()
             .map(|f| format!("`{f}`"))
             .collect::<Vec<_>>()
@@ -803,7 +816,10 @@ mod tests {
             files.sort();
             for file in files {
                 let rel = file.strip_prefix(&root).unwrap().display().to_string();
-                if FAIL_BY_DESIGN.contains(&rel.as_str()) || NOT_SWEPT.contains(&rel.as_str()) {
+                if FAIL_BY_DESIGN.contains(&rel.as_str())
+                    || NOT_SWEPT.contains(&rel.as_str())
+                    || OPT_IN.contains(&rel.as_str())
+                {
                     continue;
                 }
                 let source = std::fs::read_to_string(&file).unwrap();
@@ -860,6 +876,13 @@ mod tests {
             if !root.join(f).exists() {
                 problems.push(format!(
                     "NOT_SWEPT in xtask/src/sweep.rs names {f}, which does not exist"
+                ));
+            }
+        }
+        for f in OPT_IN {
+            if !root.join(f).exists() {
+                problems.push(format!(
+                    "OPT_IN in xtask/src/sweep.rs names {f}, which does not exist"
                 ));
             }
         }
