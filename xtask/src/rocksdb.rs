@@ -30,6 +30,16 @@ usage: cargo xtask rocksdb [--seeds N] [--jobs J] [--production]
                  temporary directory (a second RocksDB build)
 ";
 
+/// Tests that fail today for a reason the simulation cannot remove yet,
+/// with that reason: each still runs; its failure is reported as known and
+/// does not fail the command, and its passing does (so this list stays
+/// true: remove the entry).
+const KNOWN_FAILING: &[(&str, &str)] = &[(
+    "open_put_flush_crash_reopen_read",
+    "RocksDB's C++ statics (locked_files, the periodic-task timer and its mutex) are one per OS \
+     process, shared by every node incarnation (examples/rocks/tests/sim.rs)",
+)];
+
 /// What one test's seed may take before it counts as hung (a passing one
 /// takes about a second; the simulation's own watchdog reports a blocked
 /// run after 10 s).
@@ -87,12 +97,33 @@ pub fn main(args: &[String]) -> crate::Result<()> {
     let (build, exe) = sim.build(&o.jobs).map_err(crate::Error::Failed)?;
     let tests = list(&exe).map_err(crate::Error::Failed)?;
     let mut failed = Vec::new();
+    let mut known = Vec::new();
     let start = Instant::now();
     for test in &tests {
+        let why = KNOWN_FAILING
+            .iter()
+            .find(|(t, _)| t == test)
+            .map(|(_, why)| *why);
         for seed in 0..o.seeds {
-            if let Err(e) = sim.run(&exe, Some(test), Some(seed)) {
-                eprintln!("rocksdb: {test}, seed {seed}: {e}");
-                failed.push(format!("{test} seed {seed}"));
+            match (sim.run(&exe, Some(test), Some(seed)), why) {
+                (Ok(()), None) => {}
+                (Err(e), None) => {
+                    eprintln!("rocksdb: {test}, seed {seed}: {e}");
+                    failed.push(format!("{test} seed {seed}"));
+                }
+                (Err(e), Some(why)) => {
+                    eprintln!("rocksdb: {test}, seed {seed}: {e} (known: {why})");
+                    known.push(format!("{test} seed {seed}"));
+                }
+                (Ok(()), Some(_)) => {
+                    eprintln!(
+                        "rocksdb: {test}, seed {seed}: passed, but KNOWN_FAILING in \
+                         xtask/src/rocksdb.rs says it fails: remove its entry"
+                    );
+                    failed.push(format!(
+                        "{test} seed {seed} (passed; listed as known failing)"
+                    ));
+                }
             }
         }
     }
@@ -105,10 +136,10 @@ pub fn main(args: &[String]) -> crate::Result<()> {
         o.seeds,
         runs.as_secs_f64(),
         runs.as_secs_f64() / count.max(1) as f64,
-        if failed.is_empty() {
-            "passed".to_string()
-        } else {
-            format!("FAILED: {}", failed.join(", "))
+        match (failed.is_empty(), known.is_empty()) {
+            (true, true) => "passed".to_string(),
+            (true, false) => format!("passed, but for known failures: {}", known.join(", ")),
+            (false, _) => format!("FAILED: {}", failed.join(", ")),
         }
     );
     let mut ok = failed.is_empty();

@@ -11,30 +11,27 @@
 //! process would hand its flush to threads that ended with the first run.
 //! `cargo xtask rocksdb` runs each test and seed in a fresh process.
 //!
-//! Today (issue 35) neither process exits cleanly:
-//!
-//! - `open_put_flush_close_reopen_read` passes (RocksDB's flush runs on its
-//!   `rocksdb:high` thread, a simulated thread, through simulated pthread
-//!   mutexes and condition variables), then the process aborts at exit
-//!   (status 134): RocksDB's static `JoinThreadsOnExit`
-//!   (`env/env_posix.cc`) joins the pool's threads, which the simulation
-//!   ended with the run; `pthread_join` answers `ESRCH`, `std::thread::join`
-//!   throws `std::system_error` ("No such process"), and `std::terminate`
-//!   aborts.
-//! - `open_put_flush_crash_reopen_read` never gets past the crash: the
-//!   crash drops the node's task, so `DB`'s destructor runs on the
-//!   executor's thread (`~DBImpl` → `CancelAllBackgroundWork` →
-//!   `PeriodicTaskScheduler::Unregister` → `Timer::Shutdown`) and joins
-//!   RocksDB's periodic-task timer thread, a thread of the dead node that
-//!   never runs again: "sim: deadlock: a task blocked the executor's thread
-//!   in user code ...". The simulation then calls `exit(101)`, whose exit
-//!   handlers run the same `JoinThreadsOnExit`, whose real `pthread_join`
-//!   waits for threads parked on the simulation's baton: the process hangs
-//!   until killed. With the destructor skipped (the database leaked, as a
-//!   real crash would), the reopen fails instead: "IO error: lock hold by
-//!   current process ... LOCK: No locks available": RocksDB's process-wide
-//!   table of locked files (`locked_files`, `env/fs_posix.cc`) still holds
-//!   the dead incarnation's lock.
+//! - `open_put_flush_close_reopen_read` passes, and its process exits
+//!   cleanly: RocksDB's flush runs on its `rocksdb:high` thread, a
+//!   simulated thread, through simulated pthread mutexes and condition
+//!   variables, and its static `JoinThreadsOnExit` joins at exit threads
+//!   the run ended (answered as cancelled, as Linux answers a join of a
+//!   thread that was cancelled).
+//! - `open_put_flush_crash_reopen_read` fails, and `cargo xtask rocksdb`
+//!   lists it as a known failure: C++ statics are one per OS process, and
+//!   the simulation runs every node and incarnation in one. The crash
+//!   drops the database on the dead node; its destructor
+//!   (`~DBImpl` → `CancelPeriodicTaskScheduler` → `Unregister`) takes the
+//!   static `timer_mutex` and then would join RocksDB's timer thread, a
+//!   thread of the dead node: it is left there, as the process was, still
+//!   holding `timer_mutex`. The reopen then fails ("lock hold by current
+//!   process": the process-wide `locked_files` table of `env/fs_posix.cc`
+//!   still holds the dead incarnation's `LOCK`), and the failed open's own
+//!   cleanup waits for `timer_mutex` forever: "sim: deadlock". A real
+//!   crash ends the process and all three statics with it. Passing would
+//!   take a copy of those statics per node incarnation (rayon's global pool
+//!   gets one, libc/cstate.rs, but a C++ function-local static has no name
+//!   to swap), or a process per node.
 #![cfg(simulation)]
 
 use rocks::{Rocks, Sync};
