@@ -386,6 +386,12 @@ pub(super) fn judge(examined: &[Examined], binaries: &[Symbols], placed: &[Place
         if families.is_empty() {
             continue;
         }
+        if let Some(k) = k.filter(|k| k.shown == Shown::Served) {
+            report
+                .notes
+                .push(format!("{} {} {}", p.name, p.version, k.what));
+            continue;
+        }
         if let Some(k) = k.filter(|k| k.shown == Shown::OnRequest) {
             report.notes.push(format!(
                 "{} {} {} ({})",
@@ -501,6 +507,29 @@ mod tests {
             .ends_with("nothing here reaches outside the seed that doctor knows of\n"));
     }
 
+    /// AWS-LC's jitter entropy executes `rdtsc`, but inside a simulation
+    /// its entropy source is the seed's: a note, not a blocker.
+    #[test]
+    fn a_served_crates_escaping_code_is_a_note_not_a_blocker() {
+        let jitter = "\
+0000000000000000 <jent_get_nstime>:
+   0:\trdtsc
+";
+        let mut aws = examined("aws-lc-sys", "");
+        if let Ok(code) = &mut aws.code {
+            code.calls = parse_instructions(jitter.as_bytes()).unwrap();
+            code.functions.insert("jent_get_nstime".into());
+        }
+        let report = judge(&[aws], &[binary(&["jent_get_nstime"])], &[]);
+        assert!(report.findings.is_empty(), "{report:?}");
+        assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");
+        assert_eq!(report.notes.len(), 1, "{report:?}");
+        assert!(
+            report.notes[0].starts_with("aws-lc-sys 1.0.0 has CPU-jitter entropy"),
+            "{report:?}"
+        );
+    }
+
     #[test]
     fn instructions_known_readers_and_native_code_count_when_linked() {
         let ticks = "\
@@ -515,16 +544,16 @@ mod tests {
         let quanta_code = "RELOCATION RECORDS FOR [.text._ZN6quanta3now17hE]:\n\
                            0000000000000003 R_X86_64_PC32     .rodata..Lanon.1.0-0x4\n";
         let quanta = examined("quanta", quanta_code);
-        let aws = examined("aws-lc-sys", "");
+        let openssl = examined("openssl-sys", "");
         // RocksDB's C++ starts threads and waits on pthread locks: its
         // threads are simulated, so it is no longer a known case.
         let rocks = examined("librocksdb-sys", "");
         let linked = binary(&["_ZN6quanta3now17hE", "_ZN5ticks3now17hE"]);
-        let report = judge(&[by_instruction, quanta, aws, rocks], &[linked], &[]);
+        let report = judge(&[by_instruction, quanta, openssl, rocks], &[linked], &[]);
         let who: Vec<&str> = report.findings.iter().map(|f| f.who.as_str()).collect();
         assert_eq!(
             who,
-            ["ticks 1.0.0", "quanta 1.0.0", "aws-lc-sys 1.0.0"],
+            ["ticks 1.0.0", "quanta 1.0.0", "openssl-sys 1.0.0"],
             "{report:?}"
         );
         assert_eq!(
@@ -543,9 +572,12 @@ mod tests {
         );
         // Their code built but none of it linked: nothing can run, nothing
         // counts.
-        let aws = "RELOCATION RECORDS FOR [.text.RAND_bytes]:\n\
-                   0000000000000003 R_X86_64_PLT32    open64-0x4\n";
-        let mut unlinked = vec![examined("quanta", quanta_code), examined("aws-lc-sys", aws)];
+        let openssl = "RELOCATION RECORDS FOR [.text.RAND_bytes]:\n\
+                       0000000000000003 R_X86_64_PLT32    open64-0x4\n";
+        let mut unlinked = vec![
+            examined("quanta", quanta_code),
+            examined("openssl-sys", openssl),
+        ];
         unlinked[0].source_error = Some("/r/quanta: not found".into());
         let report = judge(&unlinked, &[binary(&["_ZN5other1f17hE"])], &[]);
         assert_eq!(report.exit_code(), EXIT_CLEAN, "{report:?}");

@@ -5,6 +5,8 @@
 //! - SQLite's random number generator, below; rayon-core's counter that
 //!   seeds its workers' stealing order (a Rust static, found by its mangled
 //!   name the same way).
+//! - AWS-LC's entropy source, pointed once per process at one that reads
+//!   `getrandom` (aws_lc.rs): set, never reset, so it needs no turns.
 //! - rayon-core's global pool (`THE_REGISTRY`, set once per process
 //!   through a `std::sync::Once`). Each node is a process of its own, so
 //!   each node incarnation gets its own: whenever the node that runs
@@ -77,6 +79,9 @@ struct Known {
     /// Reset again when the run ends: the state then refers to the run's
     /// own threads, which end with it.
     at_end: bool,
+    /// Simulations take turns while the executable has it (it is shared
+    /// by every run and reset by each); `false`: set once (aws_lc.rs).
+    turns: bool,
 }
 
 const KNOWN: &[Known] = &[
@@ -94,6 +99,7 @@ const KNOWN: &[Known] = &[
             }
         },
         at_end: false,
+        turns: true,
     },
     Known {
         // rayon-core seeds each worker's choice of whom to steal from with
@@ -117,6 +123,7 @@ const KNOWN: &[Known] = &[
             }
         },
         at_end: false,
+        turns: true,
     },
     Known {
         // `static mut THE_REGISTRY: Option<Arc<Registry>>`: `None` is a null
@@ -135,6 +142,7 @@ const KNOWN: &[Known] = &[
             }
         },
         at_end: true,
+        turns: true,
     },
     Known {
         // `static THE_REGISTRY_SET: Once`: made incomplete again, so the
@@ -153,6 +161,24 @@ const KNOWN: &[Known] = &[
             }
         },
         at_end: true,
+        turns: true,
+    },
+    Known {
+        // AWS-LC's entropy source hook (aws_lc.rs): set once, not reset.
+        id: "aws-lc methods",
+        symbol: |name| name == "entropy_source_methods_override",
+        what: "AWS-LC's entropy source",
+        reset: |_| {},
+        at_end: false,
+        turns: false,
+    },
+    Known {
+        id: "aws-lc allow",
+        symbol: |name| name == "allow_entropy_source_methods_override",
+        what: "AWS-LC's entropy source",
+        reset: |_| {},
+        at_end: false,
+        turns: false,
     },
 ];
 
@@ -323,6 +349,19 @@ fn enter() {
     if found.is_empty() {
         return;
     }
+    let at = |id: &str| -> Vec<usize> {
+        found
+            .iter()
+            .filter(|(k, _)| k.id == id)
+            .map(|(_, a)| *a)
+            .collect()
+    };
+    // SAFETY: the addresses of AWS-LC's two statics, by their names in the
+    // executable's symbol table.
+    unsafe { super::aws_lc::install(&at("aws-lc methods"), &at("aws-lc allow")) };
+    if !found.iter().any(|(k, _)| k.turns) {
+        return;
+    }
     let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let _ = HELD.try_with(|h| *h.borrow_mut() = Some(guard));
     for (k, addr) in found {
@@ -333,6 +372,9 @@ fn enter() {
 
 /// The simulation of this thread ended: the next one may start.
 fn leave() {
+    if !found().iter().any(|(k, _)| k.turns) {
+        return;
+    }
     forget_pools();
     for (k, addr) in found() {
         if k.at_end {
@@ -347,7 +389,7 @@ fn leave() {
 /// parallel).
 pub fn process_global() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Vec::new();
-    for (k, _) in found() {
+    for (k, _) in found().iter().filter(|(k, _)| k.turns) {
         if !names.contains(&k.what) {
             names.push(k.what);
         }
