@@ -129,11 +129,27 @@ pub fn without_sigint<R>(f: impl FnOnce() -> R) -> R {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
+    /// A scratch directory with a `sim/` inside, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir(name: &str) -> Scratch {
         let d = std::env::temp_dir().join(format!("cargo-sim-lock-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("sim")).unwrap();
-        d
+        Scratch(d)
     }
 
     #[test]
