@@ -42,6 +42,27 @@ use tokio::sync::oneshot;
 /// would show up here on the real disk.
 const DIR: &str = "/sim-rocks-simulated-only/data";
 
+/// Writes three keys: one flushed to a table, one synced to the WAL, one
+/// whose WAL record only reached the OS's buffers.
+async fn write_three(db: &Rocks) {
+    db.put("flushed", "1", Sync::No).await.expect("put");
+    db.flush().await.expect("flush");
+    db.put("synced", "2", Sync::Yes).await.expect("synced put");
+    db.put("buffered", "3", Sync::No)
+        .await
+        .expect("buffered put");
+}
+
+/// Opens the database again and reads the three keys, in that order.
+async fn reopen_and_read() -> Vec<Option<String>> {
+    let db = Rocks::open(DIR).await.expect("reopen");
+    let mut found = Vec::new();
+    for k in ["flushed", "synced", "buffered"] {
+        found.push(db.get(k).await.expect("get"));
+    }
+    found
+}
+
 /// A flushed write and a synced write survive a crash; a write whose WAL
 /// record only reached the OS's buffers (RocksDB's default) does not (the
 /// simulated disk keeps only what was fsynced).
@@ -51,12 +72,7 @@ async fn open_put_flush_crash_reopen_read() {
     let (written_tx, written) = oneshot::channel();
     node.spawn(async move {
         let db = Rocks::open(DIR).await.expect("open");
-        db.put("flushed", "1", Sync::No).await.expect("put");
-        db.flush().await.expect("flush");
-        db.put("synced", "2", Sync::Yes).await.expect("synced put");
-        db.put("buffered", "3", Sync::No)
-            .await
-            .expect("buffered put");
+        write_three(&db).await;
         assert_eq!(db.get("buffered").await.expect("get").as_deref(), Some("3"));
         written_tx.send(()).unwrap();
         // Open until the node dies, as in a running service.
@@ -68,17 +84,7 @@ async fn open_put_flush_crash_reopen_read() {
         .expect("the node died before its writes were done");
     node.crash();
     node.restart();
-    let found = node
-        .spawn(async {
-            let db = Rocks::open(DIR).await.expect("reopen");
-            let mut found = Vec::new();
-            for k in ["flushed", "synced", "buffered"] {
-                found.push(db.get(k).await.expect("get"));
-            }
-            found
-        })
-        .await
-        .unwrap();
+    let found = node.spawn(reopen_and_read()).await.unwrap();
     assert_eq!(
         found,
         [Some("1".to_string()), Some("2".to_string()), None],
@@ -99,19 +105,9 @@ async fn open_put_flush_close_reopen_read() {
     let found = node
         .spawn(async {
             let db = Rocks::open(DIR).await.expect("open");
-            db.put("flushed", "1", Sync::No).await.expect("put");
-            db.flush().await.expect("flush");
-            db.put("synced", "2", Sync::Yes).await.expect("synced put");
-            db.put("buffered", "3", Sync::No)
-                .await
-                .expect("buffered put");
+            write_three(&db).await;
             drop(db);
-            let db = Rocks::open(DIR).await.expect("reopen");
-            let mut found = Vec::new();
-            for k in ["flushed", "synced", "buffered"] {
-                found.push(db.get(k).await.expect("get"));
-            }
-            found
+            reopen_and_read().await
         })
         .await
         .unwrap();

@@ -39,8 +39,14 @@ async fn rayon_par_iter_in_a_handler() {
         "six 10 ms sleeps on three workers took {slept:?} of virtual time"
     );
 
+    two_clients_sum_on(Some(pool)).await;
+}
+
+/// A handler task serves sums on `pool` (rayon's global pool if `None`) to
+/// two client tasks, each checking its answer.
+async fn two_clients_sum_on(pool: Option<rayon::ThreadPool>) {
     let (tx, rx) = mpsc::channel::<SumRequest>(4);
-    let server = tokio::spawn(serve_sums(rx, Some(pool)));
+    let server = tokio::spawn(serve_sums(rx, pool));
     let clients: Vec<_> = [1_000u64, 12_345]
         .into_iter()
         .map(|n| {
@@ -363,25 +369,7 @@ async fn tracing_appender_is_deterministic_beside_other_seeds() {
 /// each builds a pool of its own, as a fresh process would.
 #[sim::test(seeds = 0..12, check_determinism)]
 async fn rayon_global_pool_in_a_handler() {
-    let (tx, rx) = mpsc::channel::<SumRequest>(4);
-    let server = tokio::spawn(serve_sums(rx, None));
-    let clients: Vec<_> = [1_000u64, 12_345]
-        .into_iter()
-        .map(|n| {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let (reply, answer) = oneshot::channel();
-                tx.send((n, reply)).await.unwrap();
-                (n, answer.await.unwrap())
-            })
-        })
-        .collect();
-    drop(tx);
-    for c in clients {
-        let (n, sum) = c.await.unwrap();
-        assert_eq!(sum, sum_of_squares_formula(n), "n={n}");
-    }
-    server.await.unwrap();
+    two_clients_sum_on(None).await;
 }
 
 /// The same, reduced: two simulations one after the other in one process,
