@@ -373,15 +373,16 @@ async fn rayon_global_pool_in_a_handler() {
 }
 
 /// The same, reduced: two simulations one after the other in one process,
-/// each summing on the global pool, then the pool outside any simulation
-/// (which must not find the runs' ended workers either).
+/// each summing on the global pool. (Not also outside a simulation: this
+/// binary's other tests run simulations at the same moment, and a pool
+/// built outside one while a simulation runs would be that run's: see
+/// docs/breakage.md.)
 #[test]
 fn rayon_global_pool_in_two_runs() {
     for seed in [1, 2] {
         let sum = sim::World::new(seed).block_on(async { sum_of_squares(100) });
         assert_eq!(sum, sum_of_squares_formula(100), "seed {seed}");
     }
-    assert_eq!(sum_of_squares(100), sum_of_squares_formula(100), "outside");
 }
 
 /// The node whose code runs now, by name.

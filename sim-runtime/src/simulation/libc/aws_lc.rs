@@ -45,11 +45,13 @@ static SEEDED: Methods = Methods {
     id: 0,
 };
 
-unsafe extern "C" fn ready(_: *mut c_void) -> c_int {
+/// `initialize`: nothing to set up.
+extern "C" fn ready(_: *mut c_void) -> c_int {
     1
 }
 
-unsafe extern "C" fn nothing(_: *mut c_void) {}
+/// `zeroize_thread` and `free_thread`: no per-thread state.
+extern "C" fn nothing(_: *mut c_void) {}
 
 /// Fills AWS-LC's `ENTROPY_LEN`-byte buffer from `getrandom`: 1, or 0 (AWS-LC
 /// then aborts, as for any failed entropy source) if it cannot.
