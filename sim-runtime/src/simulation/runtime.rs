@@ -37,6 +37,7 @@ pub struct Builder {
     enable_time: bool,
     enable_io: bool,
     workers: Option<usize>,
+    max_blocking: Option<usize>,
     park_hook: Option<std::sync::Arc<dyn Fn() + Send + Sync>>,
 }
 
@@ -63,6 +64,7 @@ impl Builder {
             enable_time: false,
             enable_io: false,
             workers: None,
+            max_blocking: None,
             park_hook: None,
         }
     }
@@ -99,6 +101,7 @@ impl Builder {
     #[track_caller]
     pub fn max_blocking_threads(&mut self, val: usize) -> &mut Self {
         assert!(val > 0, "Max blocking threads cannot be set to 0");
+        self.max_blocking = Some(val);
         self
     }
     pub fn thread_name(&mut self, _val: impl Into<String>) -> &mut Self {
@@ -255,6 +258,9 @@ impl Builder {
             (true, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         exec.compat.set_workers(workers);
+        if let Some(n) = self.max_blocking {
+            exec.compat.set_max_blocking(n);
+        }
         exec.compat.set_park_hook(self.park_hook.clone());
         if let Some(name) = &self.name {
             exec.compat.set_name(name.clone().into_boxed_str());

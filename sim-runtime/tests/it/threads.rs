@@ -907,34 +907,39 @@ fn a_thread_named_after_a_node_is_that_node() {
     );
 }
 
+/// `n` blocking jobs, each sleeping 10 ms: the most that ran at once, how
+/// many finished and the virtual time they took.
+async fn sleeping_blocking_jobs(n: usize) -> (usize, usize, Duration) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let inside = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let t0 = sim::elapsed();
+    let jobs: Vec<_> = (0..n)
+        .map(|_| {
+            let (inside, most) = (inside.clone(), most.clone());
+            sim_runtime::task::spawn_blocking(move || {
+                let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(n, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+                inside.fetch_sub(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let mut done = 0;
+    for j in jobs {
+        j.await.unwrap();
+        done += 1;
+    }
+    (most.load(Ordering::SeqCst), done, sim::elapsed() - t0)
+}
+
 /// As Tokio's, a node's blocking pool starts at most 512 threads (the
 /// default `max_blocking_threads`): more jobs than that wait in order for
 /// a worker to finish, rather than each starting a thread (a client that
 /// retried a stuck call once a second once made 16,000 of them).
 #[test]
 fn the_blocking_pool_stops_at_512_threads_and_queues_the_rest() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let (most, done, elapsed) = run(45, async {
-        let inside = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
-        let jobs: Vec<_> = (0..520)
-            .map(|_| {
-                let (inside, most) = (inside.clone(), most.clone());
-                sim_runtime::task::spawn_blocking(move || {
-                    let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(n, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(10));
-                    inside.fetch_sub(1, Ordering::SeqCst);
-                })
-            })
-            .collect();
-        let mut done = 0;
-        for j in jobs {
-            j.await.unwrap();
-            done += 1;
-        }
-        (most.load(Ordering::SeqCst), done, sim::elapsed())
-    });
+    let (most, done, elapsed) = run(45, sleeping_blocking_jobs(520));
     assert_eq!(most, 512, "jobs running at once");
     assert_eq!(done, 520);
     assert_eq!(
@@ -942,4 +947,18 @@ fn the_blocking_pool_stops_at_512_threads_and_queues_the_rest() {
         Duration::from_millis(20),
         "the last 8 ran after the first wave"
     );
+}
+
+/// `Builder::max_blocking_threads` sets that bound.
+#[test]
+fn max_blocking_threads_bounds_the_pool() {
+    let (most, done, elapsed) = sim_runtime::runtime::Builder::new_current_thread()
+        .sim_seed(46)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(sleeping_blocking_jobs(5));
+    assert_eq!((most, done), (2, 5));
+    assert_eq!(elapsed, Duration::from_millis(30), "three waves of two");
 }

@@ -2,9 +2,9 @@
 //! one closure at a time and wait for the next, as Tokio's blocking pool
 //! does.
 //!
-//! As Tokio's, a node process has at most [`MAX_BLOCKING`] workers (Tokio's
-//! default `max_blocking_threads`): past that, jobs wait in a queue, in
-//! order, for a worker to finish. Unlike Tokio's, an idle worker is kept
+//! As Tokio's, a node process has at most `max_blocking_threads` workers
+//! (512 unless the run's runtime was built with another): past that, jobs
+//! wait in a queue, in order, for a worker to finish. Unlike Tokio's, an idle worker is kept
 //! until its node stops or the run ends, not retired after 10 s: its
 //! keep-alive would be a timer, the deadline the clock jumps to when the
 //! seed lets a computation run long (schedule/early.rs), so a DNS lookup
@@ -16,10 +16,6 @@ use crate::simulation::core::executor::with_current;
 use crate::simulation::core::node::NodeId;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-
-/// Tokio's default `max_blocking_threads`: the most workers one node
-/// process starts.
-pub(crate) const MAX_BLOCKING: usize = 512;
 
 /// The blocking pools of a run's node incarnations.
 #[derive(Default)]
@@ -56,9 +52,13 @@ pub(crate) struct Worker {
 /// one, or a new simulated thread. `Err(job)` outside a simulation's
 /// executor.
 pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
-    let Some((node, incarnation)) = with_current(|e| {
+    let Some((node, incarnation, most)) = with_current(|e| {
         let node = e.current_node();
-        (node, e.core().node(node).incarnation)
+        (
+            node,
+            e.core().node(node).incarnation,
+            e.compat.max_blocking(),
+        )
     }) else {
         return Err(job);
     };
@@ -71,7 +71,7 @@ pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
             return Place::Idle(p.idle.remove(at).2);
         }
         let started = p.started.entry(key).or_default();
-        if *started < MAX_BLOCKING {
+        if *started < most {
             *started += 1;
             return Place::New;
         }

@@ -13,6 +13,9 @@ use std::sync::Arc;
 /// `Builder::on_thread_park`'s callback.
 pub(crate) type ParkHook = Arc<dyn Fn() + Send + Sync>;
 
+/// Tokio's default `max_blocking_threads`.
+pub(crate) const DEFAULT_MAX_BLOCKING: usize = 512;
+
 pub(crate) struct Compat {
     time_frozen: Cell<bool>,
     timers_enabled: Cell<bool>,
@@ -21,6 +24,7 @@ pub(crate) struct Compat {
     one_clock: Cell<bool>,
     local_runtime: Cell<bool>,
     workers: Cell<usize>,
+    max_blocking: Cell<usize>,
     name: OnceCell<Box<str>>,
     park_hook: RefCell<Option<ParkHook>>,
     shut_down: Cell<bool>,
@@ -42,6 +46,7 @@ impl Default for Compat {
             one_clock: Cell::new(false),
             local_runtime: Cell::new(false),
             workers: Cell::new(1),
+            max_blocking: Cell::new(DEFAULT_MAX_BLOCKING),
             name: OnceCell::new(),
             park_hook: RefCell::new(None),
             shut_down: Cell::new(false),
@@ -134,6 +139,16 @@ impl Compat {
     /// Called by a runtime's build (runtime.rs, run/seed_run.rs).
     pub(crate) fn set_workers(&self, n: usize) {
         self.workers.set(n);
+    }
+
+    /// `Builder::max_blocking_threads`: the most `spawn_blocking` threads a
+    /// node process starts (thread/pool.rs).
+    pub(crate) fn max_blocking(&self) -> usize {
+        self.max_blocking.get()
+    }
+
+    pub(crate) fn set_max_blocking(&self, n: usize) {
+        self.max_blocking.set(n);
     }
 
     /// `Builder::name`.
