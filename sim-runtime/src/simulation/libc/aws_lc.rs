@@ -12,8 +12,9 @@
 //! seed's stream inside a simulation, the kernel's outside) and which has
 //! no prediction-resistance source (no `RDRAND`). Installed once per
 //! process, before the first simulation's code runs, and kept: a thread's
-//! generator made outside any simulation draws from the kernel as before,
-//! so simulations need not take turns for it.
+//! generator made outside any simulation draws from the kernel as before.
+//! (Simulations of an executable with AWS-LC take turns all the same, for
+//! its static locks: cstate.rs.)
 
 use libc::{c_int, c_void};
 use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};

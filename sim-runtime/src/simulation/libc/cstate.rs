@@ -6,7 +6,8 @@
 //!   seeds its workers' stealing order (a Rust static, found by its mangled
 //!   name the same way).
 //! - AWS-LC's entropy source, pointed once per process at one that reads
-//!   `getrandom` (aws_lc.rs): set, never reset, so it needs no turns.
+//!   `getrandom` (aws_lc.rs): set, never reset. AWS-LC's static locks are
+//!   shared by every run, so its runs take turns too.
 //! - rayon-core's global pool (`THE_REGISTRY`, set once per process
 //!   through a `std::sync::Once`). Each node is a process of its own, so
 //!   each node incarnation gets its own: whenever the node that runs
@@ -165,20 +166,25 @@ const KNOWN: &[Known] = &[
     },
     Known {
         // AWS-LC's entropy source hook (aws_lc.rs): set once, not reset.
+        // Its presence also says the executable has AWS-LC, whose static
+        // locks (the generators' thread list, the ex-data classes) every
+        // run of the process shares: two runs at once met them held by
+        // each other, and one was declared deadlocked at its first step
+        // (fs-compat, in CI). So runs take turns.
         id: "aws-lc methods",
         symbol: |name| name == "entropy_source_methods_override",
-        what: "AWS-LC's entropy source",
+        what: AWS_LC,
         reset: |_| {},
         at_end: false,
-        turns: false,
+        turns: true,
     },
     Known {
         id: "aws-lc allow",
         symbol: |name| name == "allow_entropy_source_methods_override",
-        what: "AWS-LC's entropy source",
+        what: AWS_LC,
         reset: |_| {},
         at_end: false,
-        turns: false,
+        turns: true,
     },
 ];
 
@@ -265,6 +271,7 @@ fn scan() -> Option<Vec<(&'static Known, usize)>> {
 }
 
 const RAYON_POOL: &str = "rayon-core's global thread pool";
+const AWS_LC: &str = "AWS-LC's state (its locks and generators)";
 
 /// The addresses of rayon's `THE_REGISTRY` and `THE_REGISTRY_SET`, when
 /// the executable has both and std's `Once` is as the swap assumes.
