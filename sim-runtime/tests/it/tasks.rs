@@ -570,3 +570,35 @@ fn a_task_outlives_its_run_only_as_long_as_its_wakers_and_handles() {
         .chain(outputs.iter())
         .all(|t| *t == sim_thread));
 }
+
+/// A `LocalSet` given tasks outside `block_on`, on the thread that built a
+/// runtime, runs them when driven on it, and dropping the set drops them
+/// (Tokio's `drop_cancels_tasks`): the tasks go to that runtime.
+#[test]
+fn a_local_set_takes_tasks_before_it_runs() {
+    use std::rc::Rc;
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .sim_seed(44)
+        .build()
+        .unwrap();
+    let kept = Rc::new(());
+    let inside = kept.clone();
+    let (started_tx, started_rx) = sim_runtime::sync::oneshot::channel();
+    let local = task::LocalSet::new();
+    let first = local.spawn_local(async { 7 });
+    local.spawn_local(async move {
+        let _kept = inside;
+        started_tx.send(()).unwrap();
+        std::future::pending::<()>().await;
+    });
+    let got = local.block_on(&rt, async {
+        started_rx.await.unwrap();
+        first.await.unwrap()
+    });
+    assert_eq!(got, 7);
+    assert_eq!(Rc::strong_count(&kept), 2);
+    drop(local);
+    drop(rt);
+    assert_eq!(Rc::strong_count(&kept), 1);
+}

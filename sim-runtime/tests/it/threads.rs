@@ -789,6 +789,52 @@ fn threads_started_by_a_runtime_s_owner_run_in_it() {
     );
 }
 
+/// A thread's sleep is virtual time on a runtime built without Tokio's
+/// timers too (Tokio's `task_abort::remote_abort_local_set_3929`): it needs
+/// no `enable_time`, as on Linux.
+#[test]
+fn a_thread_sleeps_on_a_runtime_without_tokio_timers() {
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .sim_seed(43)
+        .build()
+        .unwrap();
+    let slept = rt.block_on(async {
+        let start = std::time::Instant::now();
+        std::thread::spawn(|| std::thread::sleep(Duration::from_millis(10)))
+            .join()
+            .unwrap();
+        start.elapsed()
+    });
+    assert_eq!(slept, Duration::from_millis(10));
+}
+
+/// A thread started before any runtime exists is a real thread outside the
+/// simulation; when it feeds a Tokio channel that the runtime's task awaits
+/// (Tokio's own `sync_mpsc::blocking_send`), the run waits for it rather
+/// than declaring a deadlock the moment nothing inside can move.
+#[test]
+fn a_thread_started_before_the_runtime_may_still_wake_its_task() {
+    let (tx, mut rx) = sim_runtime::sync::mpsc::channel::<u32>(1);
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let producer = std::thread::spawn(move || {
+        // Sends only once the run has nothing else to do.
+        wait.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        tx.blocking_send(10).unwrap();
+    });
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .sim_seed(42)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async move {
+        go.send(()).unwrap();
+        rx.recv().await
+    });
+    assert_eq!(got, Some(10));
+    producer.join().unwrap();
+}
+
 /// The thread that built a runtime waits, outside `block_on`, on a std
 /// channel: the runtime runs meanwhile as Tokio's threads would go on by
 /// themselves (its simulated threads; a multi-thread runtime's tasks).

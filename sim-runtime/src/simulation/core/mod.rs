@@ -9,6 +9,7 @@ pub(crate) mod executor;
 pub(crate) mod hooks;
 pub(crate) mod mem;
 pub(crate) mod node;
+pub(crate) mod outside;
 pub(crate) mod report;
 pub(crate) mod seed;
 pub(crate) mod tape;

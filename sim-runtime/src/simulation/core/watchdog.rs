@@ -93,9 +93,11 @@ pub(crate) fn register(seed: u64) -> Arc<Progress> {
     }
     if let Some(limit) = limit {
         START.call_once(|| {
-            let _ = std::thread::Builder::new()
-                .name("sim-watchdog".into())
-                .spawn(move || watch(limit));
+            let _ = super::outside::own_thread(|| {
+                std::thread::Builder::new()
+                    .name("sim-watchdog".into())
+                    .spawn(move || watch(limit))
+            });
         });
     }
     p

@@ -14,7 +14,7 @@
 
 use super::refused::{positive, refuse_sleep, simulated};
 use super::sys::{set_errno, Real};
-use crate::simulation::core::hooks;
+use crate::simulation::core::{hooks, outside};
 use crate::simulation::thread;
 use libc::{c_int, c_long, c_uint, c_void, pthread_attr_t, pthread_t, timespec};
 use std::time::Duration;
@@ -124,8 +124,9 @@ pub unsafe extern "C" fn pthread_create(
         refused_thread_message();
         return libc::EAGAIN;
     }
-    // SAFETY: glibc's `pthread_create`; the arguments pass through.
-    let rc = unsafe {
+    let real = REAL_PTHREAD_CREATE.get();
+    // SAFETY: glibc's `pthread_create`, whose address `real` is.
+    let create = unsafe {
         std::mem::transmute::<
             *mut c_void,
             extern "C" fn(
@@ -134,13 +135,47 @@ pub unsafe extern "C" fn pthread_create(
                 StartRoutine,
                 *mut c_void,
             ) -> c_int,
-        >(REAL_PTHREAD_CREATE.get())(out, attr, start, arg)
+        >(real)
+    };
+    // A thread started outside any simulation is counted for its starter
+    // until it ends (core/outside.rs): a run on the starter's thread waits
+    // for it before declaring a deadlock, as it may still wake a task.
+    let rc = match outside::child_starting() {
+        None => create(out, attr, start, arg),
+        Some(count) => {
+            let counted = Box::into_raw(Box::new(Counted { start, arg, count }));
+            let rc = create(out, attr, counted_start, counted.cast());
+            if rc != 0 {
+                // SAFETY: the thread was not created, so the box is ours again.
+                let counted = unsafe { Box::from_raw(counted) };
+                outside::child_not_started(counted.count);
+            }
+            rc
+        }
     };
     if rc == 0 {
         // SAFETY: `pthread_create` succeeded and wrote the new thread's id.
         thread::forget_ended(unsafe { *out });
     }
     rc
+}
+
+/// A thread started outside any simulation, counted for its starter.
+struct Counted {
+    start: StartRoutine,
+    arg: *mut c_void,
+    count: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+/// The start routine of a [`Counted`] thread: it holds its starter's count
+/// until it ends, then runs the program's routine.
+extern "C" fn counted_start(p: *mut c_void) -> *mut c_void {
+    // SAFETY: `p` is the box `pthread_create` made for this thread, taken
+    // back once, here.
+    let counted = unsafe { Box::from_raw(p.cast::<Counted>()) };
+    let Counted { start, arg, count } = *counted;
+    outside::child_running(count);
+    start(arg)
 }
 
 /// Where no executor runs the simulation (an interception test's thread),

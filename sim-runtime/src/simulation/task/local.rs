@@ -5,7 +5,8 @@
 //! `LocalRuntime`) so that code that works here works in production. A
 //! `LocalSet` groups tasks: awaiting it waits for all of them, dropping it
 //! drops them. Unlike Tokio's, its tasks also run while the set itself is
-//! not being driven, and it cannot take tasks before a runtime exists.
+//! not being driven, and it cannot take tasks before a runtime exists
+//! (outside `block_on`, they go to the runtime the thread built).
 
 use super::{AbortHandle, JoinHandle};
 use crate::simulation::core::executor::expect_current;
@@ -152,7 +153,13 @@ impl LocalSet {
         F::Output: 'static,
     {
         let done = Finished(self.group.clone());
-        let handle = expect_current().spawn(
+        // Outside `block_on`, on the thread that built a runtime, the task
+        // goes to that runtime, and runs once it runs (Tokio keeps it in
+        // the set until the set is driven).
+        let exec = crate::simulation::core::executor::current()
+            .or_else(crate::simulation::runtime::owned_runtime)
+            .unwrap_or_else(|| expect_current());
+        let handle = exec.spawn(
             in_local_set(async move {
                 let _done = done;
                 future.await

@@ -133,42 +133,7 @@ fn futex(word: &AtomicU32, op: i32, val: u32) {
     }
 }
 
-/// Waits in the kernel while `word` holds `expected`, for at most `limit`
-/// (a futex word shared with a thread outside the simulation). `false`
-/// when the whole `limit` passed; `true` when the wait ended before (a
-/// wake, a signal, or the word no longer held `expected`).
-pub(crate) fn wait_outside(word: &AtomicU32, expected: u32, limit: std::time::Duration) -> bool {
-    let ts = libc::timespec {
-        tv_sec: limit.as_secs() as libc::time_t,
-        tv_nsec: limit.subsec_nanos() as libc::c_long,
-    };
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    {
-        let ret: i64;
-        // SAFETY: as in `futex`; `ts` is a valid relative timeout that
-        // outlives the call.
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                inlateout("rax") libc::SYS_futex => ret,
-                in("rdi") word.as_ptr(),
-                in("rsi") libc::FUTEX_WAIT,
-                in("rdx") expected,
-                in("r10") &ts as *const libc::timespec,
-                lateout("rcx") _,
-                lateout("r11") _,
-                options(nostack),
-            );
-        }
-        ret != -(libc::ETIMEDOUT as i64)
-    }
-    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-    {
-        let _ = ts;
-        std::thread::yield_now();
-        word.load(Ordering::SeqCst) != expected
-    }
-}
+pub(crate) use crate::simulation::core::outside::wait_outside;
 
 /// Wakes up to `n` of the kernel's waiters on `word` (shared and private
 /// ones both); returns how many.

@@ -712,7 +712,7 @@ impl Future for ThreadTask {
             State::Waiting { timeout, .. } => {
                 if let Some(ns) = timeout {
                     let mut timer =
-                        Box::pin(crate::simulation::time::sleep(Duration::from_nanos(ns)));
+                        Box::pin(crate::simulation::time::os_sleep(Duration::from_nanos(ns)));
                     if timer.as_mut().poll(cx).is_ready() {
                         cx.waker().wake_by_ref();
                     }

@@ -43,7 +43,7 @@ fn drive_until(
                 return Poll::Ready(Ok(()));
             }
             if let Some(d) = timeout {
-                let t = timer.get_or_insert_with(|| Box::pin(crate::simulation::time::sleep(d)));
+                let t = timer.get_or_insert_with(|| Box::pin(crate::simulation::time::os_sleep(d)));
                 if t.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Err(libc::ETIMEDOUT));
                 }

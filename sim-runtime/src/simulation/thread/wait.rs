@@ -47,7 +47,7 @@ pub(super) fn block(
         });
     }
     let exec = executor::expect_current();
-    let mut timer = timeout.map(|d| Box::pin(crate::simulation::time::sleep(d)));
+    let mut timer = timeout.map(|d| Box::pin(crate::simulation::time::os_sleep(d)));
     let mut fired = false;
     let mut patience = if crate::simulation::core::tape::replaying() {
         Duration::ZERO

@@ -14,6 +14,7 @@ mod timeout;
 
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
+pub(crate) use sleep::os_sleep;
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use timeout::{timeout, timeout_at, Timeout};
 

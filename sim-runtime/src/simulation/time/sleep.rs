@@ -22,6 +22,21 @@ pub fn sleep(duration: Duration) -> Sleep {
     Sleep::after(duration, false)
 }
 
+/// A sleep of the simulator's own (an OS thread's `sleep`, a timed futex
+/// wait): virtual time whether or not the runtime enabled Tokio's timers,
+/// as a thread's sleep on Linux does not need Tokio's.
+pub(crate) fn os_sleep(duration: Duration) -> Sleep {
+    let exec = expect_current();
+    Sleep {
+        deadline: Deadline::At(Sleep::deadline_slow(duration)),
+        exact: false,
+        key: None,
+        exec_id: exec.id,
+        elapsed: false,
+        _pin: PhantomPinned,
+    }
+}
+
 /// Waits until `deadline` is reached on the node's virtual clock.
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {

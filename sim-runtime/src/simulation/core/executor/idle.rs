@@ -5,7 +5,9 @@
 //! (`Builder::on_thread_park`), and real Tokio once more before a deadlock.
 
 use super::*;
+use crate::simulation::core::outside;
 use std::cell::RefMut;
+use std::time::Duration;
 
 #[derive(Default)]
 pub(super) struct Idle {
@@ -17,6 +19,34 @@ pub(super) struct Idle {
     unflushed: Cell<bool>,
     /// Real Tokio was flushed since the last poll, before a deadlock.
     deadlock_flushed: Cell<bool>,
+    /// Real time already spent waiting for threads started outside the
+    /// simulation ([`Idle::wait_for_starter_children`]).
+    waited_outside: Cell<Duration>,
+}
+
+/// How long in all a run waits for threads its thread started outside any
+/// simulation before it declares a deadlock, and how long at a time.
+const STARTER_CHILDREN_PATIENCE: Duration = Duration::from_secs(2);
+const STARTER_CHILDREN_STEP: Duration = Duration::from_millis(1);
+
+impl Idle {
+    /// Nothing in the run can move, but a thread that the executor's thread
+    /// started outside any simulation still runs: waits a moment for it
+    /// (its wake lands in the remote queue, which the caller looks at
+    /// first), and says whether to look again. A tape's replay does not
+    /// wait: it reruns draws that already led where they lead.
+    fn wait_for_starter_children(&self) -> bool {
+        let waited = self.waited_outside.get();
+        if waited >= STARTER_CHILDREN_PATIENCE
+            || crate::simulation::core::tape::replaying()
+            || !outside::children_running()
+        {
+            return false;
+        }
+        outside::pause(STARTER_CHILDREN_STEP);
+        self.waited_outside.set(waited + STARTER_CHILDREN_STEP);
+        true
+    }
 }
 
 impl Exec {
@@ -99,6 +129,17 @@ impl Exec {
                 self.drain_wakes(true);
                 return None;
             }
+        }
+        // Before a deadlock is declared, a thread this thread started outside
+        // any simulation (a producer a test started before its runtime) may
+        // still wake a task: it is waited for, for real, a little at a time,
+        // until it wakes one or ends (core/outside.rs).
+        if when_idle == WhenIdle::Advance
+            && core.clock.timers.next_deadline().is_none()
+            && self.idle.wait_for_starter_children()
+        {
+            drop(core);
+            return None;
         }
         // A pump stops here unless timers are due at this very instant
         // (firing them does not move the clock).
