@@ -657,6 +657,55 @@ fn a_static_lock_held_outside_for_a_moment_changes_no_decision() {
     assert_eq!(*LOCK.lock().unwrap(), 2);
 }
 
+/// Two simulations in one process (two tests of a binary, two jobs of a
+/// sweep) share a `static` lock. One run's thread holds it across its
+/// hand-offs for longer than a run watches a word for an outside holder
+/// (2 s of real time); the other run's task waits for it. While the
+/// holder's run still moves, the waiting run is not declared deadlocked: it
+/// takes the lock once the holder lets go.
+#[test]
+fn a_static_lock_held_long_by_another_running_simulation_is_waited_for() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SHARED: Mutex<u32> = Mutex::new(0);
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    let (held_tx, held) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        sim_runtime::runtime::Builder::new_current_thread()
+            .sim_seed(45)
+            .sim_time_limit(None)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let t = std::thread::spawn(move || {
+                    let mut shared = SHARED.lock().unwrap();
+                    held_tx.send(()).unwrap();
+                    // Each sleep hands the baton back: the run moves.
+                    while !RELEASE.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                    *shared += 1;
+                });
+                sim_runtime::task::spawn_blocking(move || t.join().unwrap())
+                    .await
+                    .unwrap();
+            })
+    });
+    held.recv().unwrap();
+    let waiter = std::thread::spawn(|| {
+        run(46, async {
+            *SHARED.lock().unwrap() += 10;
+        })
+    });
+    // Real time, outside both simulations: longer than the waiting run's
+    // first real wait on a static word (2 s) and its patience (2 s) together.
+    std::thread::sleep(Duration::from_secs(5));
+    RELEASE.store(true, Ordering::SeqCst);
+    holder.join().unwrap();
+    waiter.join().expect("the waiting run failed");
+    assert_eq!(*SHARED.lock().unwrap(), 11);
+}
+
 /// `available_parallelism` is the node's CPU count: 1 by default, what the
 /// node was built with otherwise, on every machine.
 #[test]

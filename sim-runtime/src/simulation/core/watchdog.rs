@@ -39,6 +39,9 @@ pub(crate) struct RunningThread {
 impl Progress {
     #[inline]
     pub(crate) fn polling(&self, step: u64, task: u64, node: u32) {
+        if step % MOVE_EVERY == 0 {
+            MOVES.fetch_add(1, Ordering::Relaxed);
+        }
         self.polls.store(step, Ordering::Relaxed);
         self.task.store(task, Ordering::Relaxed);
         self.node.store(node, Ordering::Relaxed);
@@ -56,6 +59,19 @@ impl Progress {
 }
 
 static REGISTRY: Mutex<Vec<Weak<Progress>>> = Mutex::new(Vec::new());
+
+/// Counts, for every simulation in the process together, one per
+/// [`MOVE_EVERY`] steps each takes: a run that waits on a word another run
+/// may hold sees whether any other run still moves ([`moves`]). Counted
+/// every so many steps, so that runs on other threads seldom touch it.
+static MOVES: AtomicU64 = AtomicU64::new(0);
+const MOVE_EVERY: u64 = 64;
+
+/// See [`MOVES`]: a number that changes while some simulation in the
+/// process takes steps.
+pub(crate) fn moves() -> u64 {
+    MOVES.load(Ordering::Relaxed)
+}
 static START: Once = Once::new();
 
 fn timeout() -> Option<Duration> {

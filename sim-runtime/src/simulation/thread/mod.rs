@@ -313,6 +313,9 @@ pub(crate) struct Threads {
     /// A futex word this run woke that a thread of an earlier run was
     /// blocked on when that run ended ([`ORPHAN_WORDS`]).
     woke_orphan: Option<usize>,
+    /// Whether other runs of the process move while this one waits on a
+    /// process-wide word (statics.rs).
+    others: statics::Others,
 }
 
 impl Driver for Threads {
@@ -391,7 +394,9 @@ impl Driver for Threads {
             return false;
         }
         gate::wait_outside(word, expected, OUTSIDE_STEP);
-        self.patience = self.patience.saturating_sub(OUTSIDE_STEP);
+        if !self.others.moved(word.as_ptr() as usize, OUTSIDE_STEP) {
+            self.patience = self.patience.saturating_sub(OUTSIDE_STEP);
+        }
         true
     }
 
@@ -423,6 +428,7 @@ impl Driver for Threads {
                 OUTSIDE_PATIENCE
             },
             woke_orphan: None,
+            others: statics::Others::new(),
         }
     }
 }

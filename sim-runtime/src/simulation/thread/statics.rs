@@ -15,6 +15,7 @@
 
 use super::gate;
 use super::spin::SpinCell;
+use crate::simulation::core::watchdog;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::time::Duration;
@@ -136,6 +137,46 @@ pub(crate) fn wait_for_outside(word: &AtomicU32, expected: u32) -> bool {
         }
     });
     false
+}
+
+/// How long in all a run waits for other runs of the process that still
+/// move, on a process-wide word (below).
+const OTHERS_LIMIT: Duration = Duration::from_secs(60);
+
+/// A run in which nothing can move waits on a process-wide word (a `static`
+/// lock) that one of its threads is blocked on. Another simulation in the
+/// process may hold that word across its own hand-offs, for as long as its
+/// turns last, which under a loaded machine can be longer than the run's
+/// patience (2 s): while another run still moves, the wait is not counted
+/// against that patience (up to [`OTHERS_LIMIT`]). When no other run moves
+/// (none exists, or they are all stuck), the patience runs out as before and
+/// the run is declared deadlocked.
+pub(crate) struct Others {
+    seen: u64,
+    waited: Duration,
+}
+
+impl Others {
+    pub(crate) fn new() -> Others {
+        Others {
+            seen: watchdog::moves(),
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// After a wait of `step` on the word at `addr`: whether another run
+    /// moved meanwhile and the word is process-wide, so that the wait does
+    /// not count against the run's patience.
+    pub(crate) fn moved(&mut self, addr: usize, step: Duration) -> bool {
+        let now = watchdog::moves();
+        let moved = now != self.seen;
+        self.seen = now;
+        if !moved || !is_static(addr) || self.waited >= OTHERS_LIMIT {
+            return false;
+        }
+        self.waited += step;
+        true
+    }
 }
 
 /// A set of futex words shared by every run in the process.

@@ -54,6 +54,7 @@ pub(super) fn block(
     } else {
         OUTSIDE_PATIENCE
     };
+    let mut others = super::statics::Others::new();
     let mut stuck = || {
         let Some((addr, expected)) = word else {
             return false;
@@ -69,7 +70,9 @@ pub(super) fn block(
             return false;
         }
         gate::wait_outside(atomic, expected, OUTSIDE_STEP);
-        patience = patience.saturating_sub(OUTSIDE_STEP);
+        if !others.moved(addr as usize, OUTSIDE_STEP) {
+            patience = patience.saturating_sub(OUTSIDE_STEP);
+        }
         true
     };
     exec.block_executor(&mut stuck, &mut || {
