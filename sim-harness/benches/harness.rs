@@ -87,6 +87,7 @@ mod bench {
             schedule: None,
             coverage: false,
             early_timers: None,
+            explore: None,
         }
     }
 

@@ -74,6 +74,8 @@ pub mod __private {
     #[cfg(simulation)]
     pub use crate::simulation::coverage::{hit, Site, SiteKind, SITES};
     #[cfg(simulation)]
+    pub use crate::simulation::explore::{state, state_hash};
+    #[cfg(simulation)]
     pub use crate::simulation::run::run;
     #[cfg(simulation)]
     pub use crate::simulation::seed::{Options, Seeds};

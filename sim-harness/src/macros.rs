@@ -96,6 +96,29 @@ macro_rules! __site {
     }};
 }
 
+/// `sim::state!("name", value)`: records a small value of the run's state
+/// (a role, a term, a phase: anything `Debug`). In an exploration
+/// (`#[sim::test(explore = n)]`) a value, or combination of values, that no
+/// run had before is new: runs branch from the moment it was first seen.
+/// Nothing in production (the value is type-checked, never evaluated).
+#[cfg(simulation)]
+#[macro_export]
+macro_rules! state {
+    ($name:literal, $value:expr) => {
+        $crate::__private::state($name, $crate::__private::state_hash(&$value))
+    };
+}
+
+#[cfg(not(simulation))]
+#[macro_export]
+macro_rules! state {
+    ($name:literal, $value:expr) => {{
+        if false {
+            let _ = &$value;
+        }
+    }};
+}
+
 /// `sim::claims!("net.crash", …);` in a test: the test checks these rows
 /// of failure-mode tables (a markdown table whose first column is `failure
 /// mode`, in any crate's docs). `cargo xtask tidy` reads claims from the

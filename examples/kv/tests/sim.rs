@@ -38,13 +38,7 @@ fn planted_bug_is_found_and_its_seed_replays() {
         crate_name: "demo",
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
         seeds: Seeds::Range(0, 200),
-        time_limit_ms: None,
-        step_limit: None,
-        strict: false,
-        check_determinism: false,
-        schedule: None,
-        coverage: false,
-        early_timers: None,
+        ..Options::default()
     };
     let sweep = std::panic::catch_unwind(|| {
         run(options, || {

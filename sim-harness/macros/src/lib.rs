@@ -110,6 +110,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
     let mut schedule = quote!(::core::option::Option::None);
     let mut coverage = false;
     let mut early = quote!(::core::option::Option::None);
+    let mut explore = quote!(::core::option::Option::None);
     for meta in args.0 {
         match &meta {
             Meta::NameValue(nv) if nv.path.is_ident("seeds") => {
@@ -146,6 +147,16 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                 seen_seeds = true;
                 let s = int(&nv.value, "seed")?;
                 seeds = quote!(::sim::__private::Seeds::One(#s));
+            }
+            Meta::NameValue(nv) if nv.path.is_ident("explore") => {
+                let n = int(&nv.value, "explore")?;
+                if n == 0 {
+                    return Err(Error::new_spanned(
+                        &nv.value,
+                        "`explore` takes the number of runs to spend: `explore = 2000`",
+                    ));
+                }
+                explore = quote!(::core::option::Option::Some(#n));
             }
             Meta::NameValue(nv) if nv.path.is_ident("time_limit") => {
                 let ms = duration_ms(&nv.value)?;
@@ -232,7 +243,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                 return Err(Error::new_spanned(
                     &meta,
                     "unknown argument; #[sim::test] takes `seeds = a..b`, `seed = n`, \
-                     `time_limit = \"30s\"`, `step_limit = n`, `schedule = \"pct3\"`, \
+                     `explore = runs`, `time_limit = \"30s\"`, `step_limit = n`, `schedule = \"pct3\"`, \
                      `coverage = \"all\"`, `early_timers = false`, `claims = [..]`, \
                      `strict`, `check_determinism`",
                 ))
@@ -268,6 +279,7 @@ fn expand(args: TokenStream, item: TokenStream) -> syn::Result<proc_macro2::Toke
                     schedule: #schedule,
                     coverage: #coverage,
                     early_timers: #early,
+                    explore: #explore,
                 },
                 __sim_body,
             );

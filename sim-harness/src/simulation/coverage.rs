@@ -58,6 +58,14 @@ pub fn hit(site: &'static Site, cond: bool) {
             t.held += 1;
         }
     });
+    if cond && matches!(site.kind, SiteKind::Sometimes | SiteKind::Reachable) {
+        super::explore::note(super::explore::Feature::Site {
+            name: site.name,
+            file: site.file,
+            line: site.line,
+            node: sim_runtime::sim::current_node().as_u32(),
+        });
+    }
     match site.kind {
         SiteKind::Always if !cond => panic!(
             "always!({:?}) did not hold at {}:{}",

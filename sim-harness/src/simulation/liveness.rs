@@ -90,6 +90,10 @@ fn observe(call: &rt::Call<'_>) {
     if call.injects {
         fault(call);
         STATE.with(|s| s.borrow_mut().injected += 1);
+        super::explore::note(super::explore::Feature::Fault {
+            kind: call.what.name(),
+            nodes: call.nodes.iter().map(|n| n.as_u32()).collect(),
+        });
     }
     match (call.what, call.nodes) {
         (Fault::RefuseConnects | Fault::BlackholeConnects, &[node]) => {

@@ -1,6 +1,7 @@
 //! The harness under `--cfg simulation`.
 
 pub(crate) mod coverage;
+pub(crate) mod explore;
 pub mod fs;
 pub mod fuzz;
 mod gen;

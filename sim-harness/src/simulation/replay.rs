@@ -73,9 +73,10 @@ fn parse(output: &str, seed: u64) -> Option<(Option<Class>, u64)> {
     Some((class, fp))
 }
 
-/// Replays `first`'s seed of the test `name` in fresh processes; returns
+/// Replays `first`'s seed of the test `name` (or, for a run an
+/// exploration branched, its tape at `tape`) in fresh processes; returns
 /// what the report says of it.
-pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
+pub(crate) fn fresh(name: &str, first: &SeedOutcome, tape: Option<&std::path::Path>) -> String {
     let n = replays();
     if n == 0 {
         return "not run (SIM_REPLAYS=0)".into();
@@ -88,10 +89,16 @@ pub(crate) fn fresh(name: &str, first: &SeedOutcome) -> String {
     let mut same = 0;
     let mut differ: Vec<(String, usize)> = Vec::new();
     for _ in 0..n {
-        let out = Command::new(&exe)
+        let mut cmd = Command::new(&exe);
+        // Otherwise `SIM_TAPE`, if this process replays one, is inherited.
+        if let Some(path) = tape {
+            cmd.env(super::tape::VAR, path);
+        }
+        let out = cmd
             .args([name, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, "1")
             .env("SIM_SEED", first.seed.to_string())
+            .env_remove("SIM_EXPLORE")
             .env_remove("SIM_SEEDS")
             .env_remove("SIM_SHARD")
             .env_remove("SIM_COVERAGE_PLATEAU")

@@ -2,7 +2,8 @@
 //!
 //! 1. the **sweep** (run/sweep.rs): the seeds of the plan (run/plan.rs:
 //!    the attribute, `SIM_SEED`, `SIM_SEEDS`, `SIM_SHARD`), `SIM_JOBS` at
-//!    once, each on its own OS thread and its own simulation (seed.rs);
+//!    once, each on its own OS thread and its own simulation (seed.rs); or,
+//!    with `explore = n` / `SIM_EXPLORE`, a guided exploration (explore.rs);
 //! 2. the **triage** of a failing sweep (run/triage.rs): traces for its
 //!    lowest failing seeds, the first failure run again (does it
 //!    reproduce?), shrunk (run/shrunk.rs) and replayed in fresh processes;
@@ -38,14 +39,56 @@ where
 {
     let plan = plan::Plan::new(&opts);
     let make = Arc::new(make);
+    if let Some(budget) = plan.explore {
+        return explored(&opts, &plan, &make, budget);
+    }
     let mut swept = sweep::sweep(&opts, &plan, &make);
     if swept.failures.is_empty() {
         report::coverage_only(&opts, &plan.name, &swept);
         return;
     }
-    let triage = triage::triage(&opts, &plan, &make, &mut swept.failures);
+    let triage = triage::triage(&opts, &plan, &make, &mut swept.failures, false);
     let report = report::Report {
         opts: &opts,
+        name: &plan.name,
+        swept: &swept,
+        triage: &triage,
+        all_traced: plan.traced,
+    };
+    panic!("{}", report.render());
+}
+
+/// A guided exploration of `budget` runs instead of the seeds
+/// (explore.rs); its failure is triaged and reported as a seed's is, from
+/// its own tape.
+fn explored<F, Fut>(opts: &Options, plan: &plan::Plan, make: &Arc<F>, budget: u64)
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let seed = plan.seeds.first().copied().unwrap_or(0);
+    let found = super::explore::explore(
+        opts,
+        &plan.name,
+        seed,
+        plan.seeds.clone(),
+        plan.jobs,
+        budget,
+        make,
+    );
+    let Some((failure, how)) = found.failure else {
+        return;
+    };
+    let mut swept = sweep::Swept {
+        failures: std::collections::BTreeMap::from([(failure.outcome.seed, failure)]),
+        missing: Vec::new(),
+        ran: found.ran,
+        explored: Some(how),
+    };
+    let triage = triage::triage(opts, plan, make, &mut swept.failures, true);
+    let report = report::Report {
+        opts,
         name: &plan.name,
         swept: &swept,
         triage: &triage,

@@ -55,6 +55,9 @@ pub struct Options {
     /// `early_timers = false|true`: for every seed (`SIM_EARLY_TIMERS`
     /// wins); `None`: half the seeds.
     pub early_timers: Option<bool>,
+    /// `explore = n`: a guided exploration of `n` runs instead of the
+    /// seeds (`SIM_EXPLORE` overrides it; explore.rs).
+    pub explore: Option<u64>,
 }
 
 pub(crate) fn test_name(opts: &Options) -> String {
@@ -110,6 +113,8 @@ pub(crate) struct SeedResult {
     pub(crate) faults: u64,
     /// The run's recording, when it was recorded (timeline.rs).
     pub(crate) recorded: Option<Recorded>,
+    /// What the run reached, for exploration (explore.rs).
+    pub(crate) features: BTreeMap<super::explore::Feature, usize>,
 }
 
 /// What one run of a seed records or follows.
@@ -198,6 +203,7 @@ where
                 recorded,
                 swarm: super::swarm::take(),
                 coverage: super::coverage::take(),
+                features: super::explore::take(),
                 outcome: classify(outcome),
                 trace,
                 dropped,

@@ -1,7 +1,8 @@
 //! What a sweep runs, read once before any seed (a malformed variable
 //! fails at once, naming itself and its accepted forms): the seeds (the
 //! attribute, `SIM_SEED`, `SIM_SEEDS`, `SIM_SHARD`, `SIM_TAPE`), how many
-//! at once (`SIM_JOBS`), and what each seed records (`SIM_TRACE`,
+//! at once (`SIM_JOBS`), whether to explore instead (`SIM_EXPLORE`), and
+//! what each seed records (`SIM_TRACE`,
 //! `SIM_TIMELINE`, `SIM_EXPORT`, `SIM_CHECK_DETERMINISM`, `SIM_RESULTS`,
 //! `SIM_COVERAGE_PLATEAU`).
 
@@ -32,6 +33,9 @@ pub(super) struct Plan {
     pub plateau: Option<u64>,
     /// The cargo target, as in the replay command (`--test sim`, `--lib`).
     pub target: String,
+    /// `SIM_EXPLORE` or `explore = n`: spend this many runs exploring
+    /// (explore.rs) instead of running the seeds.
+    pub explore: Option<u64>,
     /// Whether seeds are traced as the sweep runs them. A passing seed's
     /// trace is never read, so only when every seed's trace or page is
     /// asked for; otherwise the first failing ones are run again with the
@@ -55,7 +59,23 @@ impl Plan {
         let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
         let wanted = Wanted::from_env();
         let results_dir = results::dir(env(results::VAR), &workspace_root(opts));
-        let jobs = jobs().min(seeds.len().max(1));
+        // `SIM_EXPLORE` (or the attribute): a guided exploration of that
+        // many runs; a tape's replay is one run, never an exploration.
+        // `SIM_EXPLORE=0` runs the seeds of a test that explores.
+        let explore = match (&tape, env("SIM_EXPLORE")) {
+            (Some(_), _) => None,
+            (None, Some(v)) => Some(parse_u64(
+                "SIM_EXPLORE",
+                &v,
+                "a number of runs, e.g. SIM_EXPLORE=2000 (0: run the seeds instead)",
+            ))
+            .filter(|&n| n > 0),
+            (None, None) => opts.explore,
+        };
+        let jobs = match explore {
+            Some(runs) => jobs().min(runs.min(super::super::explore::ROUND as u64) as usize),
+            None => jobs().min(seeds.len().max(1)),
+        };
         let shared = sim_runtime::__private::harness::process_global_state();
         let jobs = if jobs > 1 && !shared.is_empty() {
             // Simulations take turns anyway (the runtime's cstate.rs): one
@@ -94,6 +114,7 @@ impl Plan {
             jobs,
             plateau,
             target: cargo_target(opts),
+            explore,
         }
     }
 }

@@ -48,19 +48,11 @@ impl Report<'_> {
         let (name, failures) = (self.name, &self.swept.failures);
         let o = &self.first().outcome;
         let seeds: Vec<String> = failures.keys().map(|k| k.to_string()).collect();
-        let _ = writeln!(
-            s,
-            "sim: {name}: {} of {} seed(s) failed: {}{}",
-            failures.len(),
-            self.swept.ran,
-            seeds
-                .iter()
-                .take(20)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-            if seeds.len() > 20 { ", …" } else { "" }
-        );
+        if let Some(how) = &self.swept.explored {
+            let _ = writeln!(s, "sim: {name}: exploration: {how} failed");
+        } else {
+            self.seeds_line(s, &seeds);
+        }
         let _ = writeln!(
             s,
             "sim: first failure — seed {} · strategy {} · step {} · virtual time {}.{:09}s",
@@ -74,6 +66,24 @@ impl Report<'_> {
         if let Some(sh) = &self.triage.shrunk {
             let _ = writeln!(s, "sim: shrunk: {}", sh.line);
         }
+    }
+
+    /// Which seeds failed, of how many.
+    fn seeds_line(&self, s: &mut String, seeds: &[String]) {
+        let _ = writeln!(
+            s,
+            "sim: {}: {} of {} seed(s) failed: {}{}",
+            self.name,
+            self.swept.failures.len(),
+            self.swept.ran,
+            seeds
+                .iter()
+                .take(20)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if seeds.len() > 20 { ", …" } else { "" }
+        );
     }
 
     /// The story: the shrunk run's, when shrinking found one, else the
@@ -163,8 +173,9 @@ impl Report<'_> {
         let _ = writeln!(s, "sim: replays in fresh processes: {}", t.fresh);
         let _ = writeln!(s, "sim: tape: {}", t.tape);
         let _ = writeln!(s, "sim: build: {}", replay::identity());
-        let replay = match &t.shrunk {
-            Some(sh) if sh.smaller => &sh.result.outcome.replay,
+        let replay = match (&t.replay, &t.shrunk) {
+            (Some(by_tape), _) => by_tape,
+            (None, Some(sh)) if sh.smaller => &sh.result.outcome.replay,
             _ => &self.first().outcome.replay,
         };
         let _ = write!(s, "sim: replay: {replay}");

@@ -23,13 +23,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What the sweep leaves for the triage and the report.
-pub(super) struct Swept {
+pub(crate) struct Swept {
     /// The failing seeds' runs, by seed.
     pub failures: BTreeMap<u64, SeedResult>,
     /// The `sometimes!`/`reachable!` sites no seed covered.
     pub missing: Vec<String>,
     /// The seeds the sweep ran (all of them, or up to the plateau).
     pub ran: usize,
+    /// An exploration's failure: which of its runs it was.
+    pub explored: Option<String>,
 }
 
 /// What the job threads share.
@@ -205,6 +207,7 @@ fn finish(opts: &Options, plan: &Plan, shared: Shared) -> Swept {
         failures,
         missing,
         ran: sweep.stop.unwrap_or(plan.seeds.len()),
+        explored: None,
     }
 }
 

@@ -38,15 +38,20 @@ pub(super) struct Triage {
     pub reproduced: String,
     /// How the replays in fresh processes ended.
     pub fresh: String,
+    /// The replay line, when the seed alone does not replay the failure
+    /// (a run an exploration branched: its tape does).
+    pub replay: Option<String>,
 }
 
 /// Triages `failures` (not empty): their traces, then the first one's
-/// rerun, shrinking and replays.
+/// rerun, shrinking and replays. `explored`: the one failure is a run of an
+/// exploration, replayed from its own tape (the seed alone is another run).
 pub(super) fn triage<F, Fut>(
     opts: &Options,
     plan: &Plan,
     make: &Arc<F>,
     failures: &mut BTreeMap<u64, SeedResult>,
+    explored: bool,
 ) -> Triage
 where
     F: Fn() -> Fut + Send + Sync + 'static,
@@ -68,7 +73,11 @@ where
         .keys()
         .next()
         .expect("a failing sweep has a failure");
-    let again = rerun(opts, plan, make, first_seed);
+    let from = explored
+        .then(|| failures[&first_seed].outcome.tape.as_ref())
+        .flatten()
+        .map(|t| t.bytes.clone());
+    let again = rerun(opts, plan, make, first_seed, from);
     if !plan.traced {
         let r = failures.get_mut(&first_seed).expect("the first failure");
         adopt_trace(r, &again);
@@ -97,27 +106,53 @@ where
         .as_ref()
         .filter(|s| s.smaller)
         .and_then(|s| write_timeline_as(opts, name, &s.result, plan.wanted, ".shrunk"));
+    let (tape, written) = tape_line(opts, plan, &again);
+    // An explored run is replayed from its tape, here and in fresh
+    // processes; a seed's run from its seed.
+    let by_tape = if explored { written.as_deref() } else { None };
     Triage {
-        tape: tape_line(opts, plan, &again),
+        tape,
         reproduced: reproduced(&again.outcome, &first.outcome),
         // And in fresh processes (replay.rs); a replay does not replay
         // itself.
         fresh: if replay::is_child() {
             "not run (this process is itself a replay)".to_string()
+        } else if explored && by_tape.is_none() {
+            "not run (the run's tape could not be written)".to_string()
         } else {
-            replay::fresh(name, &first.outcome)
+            replay::fresh(name, &first.outcome, by_tape)
         },
+        replay: by_tape.map(|path| replay_line(opts, plan, path)),
         shrunk,
         page,
         shrunk_page,
     }
 }
 
+/// The command that replays the tape at `path`.
+fn replay_line(opts: &Options, plan: &Plan, path: &std::path::Path) -> String {
+    format!(
+        "{}={} {} test -p {} {} -- {} --exact",
+        tape::VAR,
+        path.display(),
+        cargo_prefix(),
+        opts.package,
+        plan.target,
+        plan.name
+    )
+}
+
 /// Runs the first failing seed again by itself: does it reproduce? The
 /// rerun is recorded: its timeline page is drawn and its draws are written
 /// down as a tape (neither recorder changes a decision, so the
 /// fingerprints still compare). From a tape, the rerun replays it.
-fn rerun<F, Fut>(opts: &Options, plan: &Plan, make: &Arc<F>, seed: u64) -> SeedResult
+fn rerun<F, Fut>(
+    opts: &Options,
+    plan: &Plan,
+    make: &Arc<F>,
+    seed: u64,
+    from: Option<Vec<u8>>,
+) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future + 'static,
@@ -130,38 +165,38 @@ where
         How {
             trace: Some(trace::Collector::new()),
             draw: true,
-            tape: Some(match &plan.tape {
-                Some(t) => TapeMode::Replay(t.bytes.clone()),
-                None => TapeMode::Record,
+            tape: Some(match (&plan.tape, from) {
+                (Some(t), _) => TapeMode::Replay(t.bytes.clone()),
+                (None, Some(bytes)) => TapeMode::Replay(bytes),
+                (None, None) => TapeMode::Record,
             }),
             ..How::default()
         },
     )
 }
 
-/// The rerun's tape: written (with the command that replays it), or the
-/// tape the sweep replayed.
-fn tape_line(opts: &Options, plan: &Plan, again: &SeedResult) -> String {
+/// The rerun's tape: written (with the command that replays it, and its
+/// path), or the tape the sweep replayed.
+fn tape_line(opts: &Options, plan: &Plan, again: &SeedResult) -> (String, Option<PathBuf>) {
     let name = &plan.name;
     match (&plan.tape, &again.outcome.tape) {
-        (Some(t), _) => format!("replayed from {}", t.path.display()),
+        (Some(t), _) => (format!("replayed from {}", t.path.display()), None),
         (None, Some(used)) => {
             let seed = again.outcome.seed;
             match tape::write(&trace_dir(opts, name), name, seed, &used.bytes) {
-                Ok(path) => format!(
-                    "{} ({} bytes of draws) · replay: {}={} {} test -p {} {} -- {name} --exact",
-                    path.display(),
-                    used.bytes.len(),
-                    tape::VAR,
-                    path.display(),
-                    cargo_prefix(),
-                    opts.package,
-                    plan.target,
+                Ok(path) => (
+                    format!(
+                        "{} ({} bytes of draws) · replay: {}",
+                        path.display(),
+                        used.bytes.len(),
+                        replay_line(opts, plan, &path)
+                    ),
+                    Some(path),
                 ),
-                Err(e) => format!("not written: {e}"),
+                Err(e) => (format!("not written: {e}"), None),
             }
         }
-        (None, None) => "not recorded".into(),
+        (None, None) => ("not recorded".into(), None),
     }
 }
 

@@ -33,6 +33,13 @@ pub enum Mode {
     Record,
     /// Draw from these bytes (zeros past their end).
     Replay(Vec<u8>),
+    /// A branch of an earlier run (exploration): draw from `prefix` (the
+    /// earlier run's tape up to a moment), then, once it is used up, from
+    /// a fresh stream seeded with `salt`, and write those draws down after
+    /// the prefix. The tape after the run (prefix and new draws) replays
+    /// the branch exactly, as any tape does; another `salt` is another
+    /// branch from the same moment.
+    Branch { prefix: Vec<u8>, salt: u64 },
 }
 
 /// A tape after its run: the bytes recorded, or for a replay the bytes
@@ -49,12 +56,14 @@ struct State {
     bytes: Vec<u8>,
     pos: usize,
     recording: bool,
+    /// A branch's fresh draws once its prefix is used up (`Mode::Branch`).
+    fresh: Option<rand_chacha::ChaCha8Rng>,
 }
 
 thread_local! {
     static ON: Cell<bool> = const { Cell::new(false) };
     static TAPE: RefCell<State> = const {
-        RefCell::new(State { bytes: Vec::new(), pos: 0, recording: false })
+        RefCell::new(State { bytes: Vec::new(), pos: 0, recording: false, fresh: None })
     };
 }
 
@@ -65,7 +74,7 @@ super::hooks::carried!(
         TAPE.with(|t| {
             std::mem::replace(
                 &mut *t.borrow_mut(),
-                State { bytes: Vec::new(), pos: 0, recording: false },
+                State { bytes: Vec::new(), pos: 0, recording: false, fresh: None },
             )
         }),
     ),
@@ -82,9 +91,13 @@ pub(crate) fn on() -> bool {
 }
 
 /// Whether this thread's run replays a tape (a failure being shrunk or
-/// replayed: its outcome is known to be reached by these draws).
+/// replayed: its outcome is known to be reached by these draws); a branch
+/// (exploration) is a new run, not a replay.
 pub(crate) fn replaying() -> bool {
-    on() && TAPE.with(|t| !t.borrow().recording)
+    on() && TAPE.with(|t| {
+        let t = t.borrow();
+        !t.recording && t.fresh.is_none()
+    })
 }
 
 /// Turns the tape on for this thread until `stop`. Panics if one is on:
@@ -97,6 +110,7 @@ pub(crate) fn start(mode: Mode) {
     TAPE.with(|t| {
         let mut t = t.borrow_mut();
         t.pos = 0;
+        t.fresh = None;
         match mode {
             Mode::Record => {
                 t.bytes.clear();
@@ -106,9 +120,32 @@ pub(crate) fn start(mode: Mode) {
                 t.bytes = bytes;
                 t.recording = false;
             }
+            Mode::Branch { prefix, salt } => {
+                use rand_core::SeedableRng;
+                t.bytes = prefix;
+                t.recording = false;
+                t.fresh = Some(rand_chacha::ChaCha8Rng::seed_from_u64(salt));
+            }
         }
     });
     ON.set(true);
+}
+
+/// How many bytes of draws the run has taken so far: the position of
+/// this moment of the run in its tape (0 with no tape on). A branch from
+/// here replays the tape's first `position()` bytes.
+pub(crate) fn position() -> usize {
+    if !on() {
+        return 0;
+    }
+    TAPE.with(|t| {
+        let t = t.borrow();
+        if t.recording {
+            t.bytes.len()
+        } else {
+            t.pos
+        }
+    })
 }
 
 /// Turns the tape off and returns it.
@@ -116,6 +153,7 @@ pub(crate) fn stop() -> Used {
     ON.set(false);
     TAPE.with(|t| {
         let mut t = t.borrow_mut();
+        t.fresh = None;
         let read = if t.recording { t.bytes.len() } else { t.pos };
         Used {
             bytes: std::mem::take(&mut t.bytes),
@@ -133,6 +171,20 @@ fn through(fresh: &[u8], out: &mut [u8]) {
         if t.recording {
             t.bytes.extend_from_slice(fresh);
             out.copy_from_slice(fresh);
+        } else if t.fresh.is_some() && t.pos + out.len() > t.bytes.len() {
+            // A branch's prefix is used up (within this draw, or before):
+            // what the prefix lacks comes from the branch's own stream, and
+            // is written down after it.
+            use rand_core::RngCore;
+            let start = t.pos.min(t.bytes.len());
+            let from_prefix = t.bytes.len() - start;
+            out[..from_prefix].copy_from_slice(&t.bytes[start..]);
+            if let Some(rng) = t.fresh.as_mut() {
+                rng.fill_bytes(&mut out[from_prefix..]);
+            }
+            let new = out[from_prefix..].to_vec();
+            t.bytes.extend_from_slice(&new);
+            t.pos += out.len();
         } else {
             let start = t.pos.min(t.bytes.len());
             let end = (t.pos + out.len()).min(t.bytes.len());
@@ -168,6 +220,36 @@ pub(crate) fn bytes(buf: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A branch replays its prefix, then draws from its salt's stream and
+    /// records: its tape replays it, the same salt gives the same branch,
+    /// another salt another one.
+    #[test]
+    fn a_branch_replays_its_prefix_then_draws_fresh() {
+        let branch = |salt: u64| {
+            start(Mode::Branch {
+                prefix: 7u64.to_le_bytes()[..6].to_vec(),
+                salt,
+            });
+            let first = u64(100);
+            assert_eq!(position(), 8);
+            let second = u32(100);
+            assert_eq!(position(), 12);
+            let used = stop();
+            assert_eq!(used.bytes.len(), 12);
+            assert_eq!(used.read, 12);
+            (first, second, used.bytes)
+        };
+        let (first, second, bytes) = branch(1);
+        // The prefix's six bytes, then two of the branch's own.
+        assert_eq!(first & 0xffff_ffff_ffff, 7);
+        assert_ne!(second, 100, "not the seed tree's draw");
+        assert_eq!(branch(1), (first, second, bytes.clone()));
+        assert_ne!(branch(2).1, second);
+        start(Mode::Replay(bytes));
+        assert_eq!((u64(0), u32(0)), (first, second));
+        stop();
+    }
 
     #[test]
     fn a_recording_replays_and_a_short_tape_ends_in_zeros() {

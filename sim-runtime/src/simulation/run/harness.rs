@@ -47,6 +47,12 @@ pub struct SeedSettings {
 pub use crate::simulation::core::seed::Stream;
 pub use crate::simulation::core::tape::{Mode as TapeMode, Used as TapeUsed};
 
+/// Where the calling thread's run is in its tape: the bytes of draws taken
+/// so far (0 with no tape on). A branch from this moment replays that many.
+pub fn tape_position() -> usize {
+    crate::simulation::core::tape::position()
+}
+
 /// How one seed's run ended.
 pub struct SeedOutcome {
     pub seed: u64,

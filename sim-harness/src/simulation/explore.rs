@@ -1,0 +1,499 @@
+//! Guided exploration (`#[sim::test(explore = 2000)]`, `SIM_EXPLORE=2000`):
+//! a budget of runs spent where the runs so far found something new,
+//! instead of on independent seeds.
+//!
+//! Every run is a tape of decisions (sim-runtime's tape.rs), so going back
+//! to a moment of an earlier run and deciding differently from there is a
+//! tape prefix and a fresh suffix (`TapeMode::Branch`): no `fork`, and the
+//! branch replays exactly from its own tape. The explorer:
+//!
+//! - runs a round of fresh seeds, then rounds of [`ROUND`] runs each;
+//! - notes what each run reached ([`Feature`]: a `sometimes!`/`reachable!`
+//!   site held on a node, a fault landed on its nodes, a [`crate::state!`]
+//!   value, the run's outcome class) and the tape position where it first
+//!   happened ([`note`]);
+//! - keeps in its corpus every run that reached a feature no run before it
+//!   had, or reached one earlier in its tape than any run before (more of
+//!   the run left to decide otherwise), with a moment at each such
+//!   feature's position;
+//! - plans each run of a round as a branch from one of those moments,
+//!   chosen with a weight that falls as the moment's feature becomes
+//!   common and as the moment is branched from again (its energy), or, one
+//!   run in [`FRESH_EVERY`], as a fresh seed.
+//!
+//! The whole exploration is a function of its seed: a round is planned
+//! from the state the rounds before left, its runs are spread over the
+//! `SIM_JOBS` threads, and their results are taken in the round's order;
+//! so the same command gives the same runs whatever `SIM_JOBS` is. The
+//! first failing run (in that order) ends it; its tape is what the triage
+//! replays, shrinks and draws, and what the report's replay line names.
+//!
+//! What a simulated OS thread notes lands on that thread, not on the run's:
+//! sites and states noted inside `std::thread::spawn` code are not counted
+//! (faults and outcomes always are).
+
+use super::seed::{run_one, How, Options, SeedResult};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use sim_runtime::__private::harness::{tape_position, TapeMode};
+use sim_runtime::__private::TestOutput;
+use sim_runtime::sim::Class;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Runs planned at once from one state of the corpus: fixed, so that
+/// `SIM_JOBS` changes how fast the rounds go, never what they run.
+pub(crate) const ROUND: usize = 8;
+/// One run of a round in this many is a fresh seed (after the first round,
+/// all fresh).
+const FRESH_EVERY: u64 = 5;
+
+/// Something a run reached that exploration counts as new the first time
+/// any run reaches it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Feature {
+    /// A `sometimes!` or `reachable!` site held, on a node.
+    Site {
+        name: &'static str,
+        file: &'static str,
+        line: u32,
+        node: u32,
+    },
+    /// A fault of this kind landed on these nodes.
+    Fault { kind: &'static str, nodes: Vec<u32> },
+    /// A [`crate::state!`] bucket and its value's hash.
+    State { name: &'static str, value: u64 },
+    /// How the run ended: `pass` or a class name.
+    Outcome(&'static str),
+}
+
+impl std::fmt::Display for Feature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Feature::Site {
+                name,
+                file,
+                line,
+                node,
+            } => write!(f, "{name:?} ({file}:{line}) on node #{node}"),
+            Feature::Fault { kind, nodes } => write!(f, "{kind} on {nodes:?}"),
+            Feature::State { name, value } => write!(f, "state {name} = {value:#x}"),
+            Feature::Outcome(o) => write!(f, "outcome {o}"),
+        }
+    }
+}
+
+thread_local! {
+    /// This run's features, each at the tape position where it first
+    /// happened.
+    static FOUND: RefCell<BTreeMap<Feature, usize>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Notes that this thread's run reached `feature` (here, if it is the
+/// first time in the run).
+pub(crate) fn note(feature: Feature) {
+    let _ = FOUND.try_with(|m| {
+        m.borrow_mut().entry(feature).or_insert_with(tape_position);
+    });
+}
+
+/// Takes this thread's features (the runner, once a run is over).
+pub(crate) fn take() -> BTreeMap<Feature, usize> {
+    FOUND.with(|m| std::mem::take(&mut *m.borrow_mut()))
+}
+
+/// `sim::state!(name, value)`: records a small value of the run's state;
+/// a value (or combination) no run had before is new to exploration.
+#[doc(hidden)]
+pub fn state(name: &'static str, value: u64) {
+    note(Feature::State { name, value });
+}
+
+/// The hash of a state value (FNV-1a of its `Debug` text: stable across
+/// runs, builds and platforms, unlike std's hasher).
+#[doc(hidden)]
+pub fn state_hash(value: &dyn std::fmt::Debug) -> u64 {
+    let text = format!("{value:?}");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// One run an exploration plans.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Planned {
+    /// The seed the run is of (a branch keeps its parent's: the seed
+    /// picks the strategy, and the prefix replays the parent's draws).
+    pub seed: u64,
+    /// A branch: the corpus entry, the tape position and the salt of its
+    /// fresh draws. `None`: a fresh run of `seed`.
+    pub branch: Option<(usize, usize, u64)>,
+}
+
+/// A run the corpus keeps: its tape, and its moments (a position where it
+/// reached something new, and what).
+struct Entry {
+    seed: u64,
+    tape: Vec<u8>,
+    moments: Vec<Moment>,
+}
+
+struct Moment {
+    pos: usize,
+    feature: Feature,
+    /// Runs branched from here so far.
+    branched: u64,
+}
+
+/// The explorer's state between rounds.
+pub(crate) struct Explorer {
+    rng: ChaCha8Rng,
+    /// Runs that reached each feature so far.
+    hits: BTreeMap<Feature, u64>,
+    /// The earliest tape position any run reached each feature at.
+    earliest: BTreeMap<Feature, usize>,
+    corpus: Vec<Entry>,
+    /// Fresh seeds taken so far.
+    fresh: u64,
+    first_seeds: Vec<u64>,
+    seed: u64,
+}
+
+/// What an exploration leaves.
+pub(crate) struct Explored {
+    /// The first failing run, and what it was.
+    pub failure: Option<(SeedResult, String)>,
+    pub ran: usize,
+}
+
+impl Explorer {
+    /// A new exploration of seed `seed`; its first fresh runs are of
+    /// `first_seeds` (the test's seeds), then of seeds drawn from `seed`.
+    pub(crate) fn new(seed: u64, first_seeds: Vec<u64>) -> Explorer {
+        Explorer {
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6578_706c_6f72_6521),
+            hits: BTreeMap::new(),
+            earliest: BTreeMap::new(),
+            corpus: Vec::new(),
+            fresh: 0,
+            first_seeds,
+            seed,
+        }
+    }
+
+    fn next_fresh(&mut self) -> u64 {
+        let i = self.fresh;
+        self.fresh += 1;
+        match self.first_seeds.get(i as usize) {
+            Some(&s) => s,
+            None => splitmix(self.seed.wrapping_add(i)),
+        }
+    }
+
+    /// Plans the next round of `n` runs.
+    pub(crate) fn plan(&mut self, n: usize) -> Vec<Planned> {
+        (0..n).map(|_| self.plan_one()).collect()
+    }
+
+    fn plan_one(&mut self) -> Planned {
+        let total: u64 = self
+            .corpus
+            .iter()
+            .flat_map(|e| e.moments.iter())
+            .map(|m| self.energy(m))
+            .sum();
+        if total == 0 || self.rng.next_u64() % FRESH_EVERY == 0 {
+            return Planned {
+                seed: self.next_fresh(),
+                branch: None,
+            };
+        }
+        let mut pick = self.rng.next_u64() % total;
+        for (i, e) in self.corpus.iter().enumerate() {
+            for (j, m) in e.moments.iter().enumerate() {
+                let w = self.energy(m);
+                if pick < w {
+                    let salt = self.rng.next_u64();
+                    let (seed, pos) = (e.seed, m.pos);
+                    self.corpus[i].moments[j].branched += 1;
+                    return Planned {
+                        seed,
+                        branch: Some((i, pos, salt)),
+                    };
+                }
+                pick -= w;
+            }
+        }
+        unreachable!("the pick is below the total")
+    }
+
+    /// A moment's weight: rarer features and moments branched from less
+    /// get more of the budget.
+    fn energy(&self, m: &Moment) -> u64 {
+        let hits = self.hits.get(&m.feature).copied().unwrap_or(0);
+        (1u64 << 20) / ((1 + hits) * (1 + m.branched)).max(1) + 1
+    }
+
+    /// The tape mode of a planned run.
+    fn mode(&self, p: &Planned) -> TapeMode {
+        match p.branch {
+            None => TapeMode::Record,
+            Some((entry, pos, salt)) => TapeMode::Branch {
+                prefix: self.corpus[entry].tape[..pos].to_vec(),
+                salt,
+            },
+        }
+    }
+
+    /// Takes a run's result: counts its features, and keeps it in the
+    /// corpus if one of them is new, or was reached earlier in the run than
+    /// any run before reached it (a moment at each such feature). Returns
+    /// the new features.
+    pub(crate) fn learn(
+        &mut self,
+        seed: u64,
+        tape: Vec<u8>,
+        mut found: BTreeMap<Feature, usize>,
+    ) -> Vec<Feature> {
+        let mut moments = Vec::new();
+        let mut new = Vec::new();
+        for (feature, pos) in std::mem::take(&mut found) {
+            let pos = pos.min(tape.len());
+            let hits = self.hits.entry(feature.clone()).or_insert(0);
+            let earliest = self.earliest.entry(feature.clone()).or_insert(usize::MAX);
+            if *hits == 0 {
+                new.push(feature.clone());
+            }
+            // New, or reached earlier in the run than any run before: more
+            // of the run is left to decide otherwise from there.
+            if pos < *earliest {
+                *earliest = pos;
+                moments.push(Moment {
+                    pos,
+                    feature,
+                    branched: 0,
+                });
+            }
+            *hits += 1;
+        }
+        if !moments.is_empty() {
+            self.corpus.push(Entry {
+                seed,
+                tape,
+                moments,
+            });
+        }
+        new
+    }
+
+    pub(crate) fn corpus_len(&self) -> usize {
+        self.corpus.len()
+    }
+
+    pub(crate) fn features(&self) -> usize {
+        self.hits.len()
+    }
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The outcome of a run as a feature.
+fn outcome(r: &SeedResult) -> Feature {
+    Feature::Outcome(r.outcome.class.map_or("pass", Class::name))
+}
+
+/// Spends `budget` runs exploring (see the module's docs); stops at the
+/// first failing run.
+pub(crate) fn explore<F, Fut>(
+    opts: &Options,
+    name: &str,
+    seed: u64,
+    first_seeds: Vec<u64>,
+    jobs: usize,
+    budget: u64,
+    make: &Arc<F>,
+) -> Explored
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let mut ex = Explorer::new(seed, first_seeds);
+    let mut ran = 0usize;
+    while (ran as u64) < budget {
+        let n = ROUND.min((budget - ran as u64) as usize);
+        let planned = if ran == 0 {
+            (0..n)
+                .map(|_| Planned {
+                    seed: ex.next_fresh(),
+                    branch: None,
+                })
+                .collect()
+        } else {
+            ex.plan(n)
+        };
+        let modes: Vec<TapeMode> = planned.iter().map(|p| ex.mode(p)).collect();
+        let results = run_round(opts, &planned, modes, jobs, make);
+        for (i, (p, mut r)) in planned.into_iter().zip(results).enumerate() {
+            let index = ran + i;
+            let mut found = std::mem::take(&mut r.features);
+            found
+                .entry(outcome(&r))
+                .or_insert(r.outcome.tape.as_ref().map_or(0, |t| t.bytes.len()));
+            let tape = r
+                .outcome
+                .tape
+                .as_ref()
+                .map(|t| t.bytes.clone())
+                .unwrap_or_default();
+            if !r.outcome.passed() {
+                let how = match p.branch {
+                    None => format!("run {} of {budget}: seed {}", index + 1, p.seed),
+                    Some((_, pos, _)) => format!(
+                        "run {} of {budget}: a branch of seed {} from byte {pos} of its tape",
+                        index + 1,
+                        p.seed
+                    ),
+                };
+                eprintln!(
+                    "sim: {name}: exploration found a failure at {how} ({} run(s) in the \
+                     corpus, {} feature(s) seen)",
+                    ex.corpus_len(),
+                    ex.features()
+                );
+                return Explored {
+                    failure: Some((r, how)),
+                    ran: index + 1,
+                };
+            }
+            ex.learn(p.seed, tape, found);
+        }
+        ran += n;
+    }
+    eprintln!(
+        "sim: {name}: exploration of {budget} run(s) (seed {seed}) found no failure: {} run(s) \
+         in the corpus, {} feature(s) seen",
+        ex.corpus_len(),
+        ex.features()
+    );
+    Explored { failure: None, ran }
+}
+
+/// Runs one round, `jobs` runs at a time; the results in the round's order.
+fn run_round<F, Fut>(
+    opts: &Options,
+    planned: &[Planned],
+    modes: Vec<TapeMode>,
+    jobs: usize,
+    make: &Arc<F>,
+) -> Vec<SeedResult>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let next = AtomicUsize::new(0);
+    let modes: Vec<Mutex<Option<TapeMode>>> =
+        modes.into_iter().map(|m| Mutex::new(Some(m))).collect();
+    let out: Vec<Mutex<Option<SeedResult>>> = planned.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, planned.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = planned.get(i) else {
+                    break;
+                };
+                let mode = modes[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+                let r = run_one(
+                    opts,
+                    p.seed,
+                    make,
+                    How {
+                        tape: mode,
+                        ..How::default()
+                    },
+                );
+                *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    out.into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every planned run ran")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(line: u32) -> Feature {
+        Feature::Site {
+            name: "x",
+            file: "f.rs",
+            line,
+            node: 0,
+        }
+    }
+
+    /// The same exploration seed and the same results plan the same runs.
+    #[test]
+    fn planning_is_a_function_of_the_seed_and_the_results() {
+        let plans = |seed: u64| {
+            let mut ex = Explorer::new(seed, vec![3, 4]);
+            let mut all = Vec::new();
+            for round in 0..5u32 {
+                let p = ex.plan(ROUND);
+                for (k, planned) in p.iter().enumerate() {
+                    let found = BTreeMap::from([(site(round * 10 + k as u32 % 3), 4usize)]);
+                    ex.learn(planned.seed, vec![1; 16], found);
+                }
+                all.extend(p);
+            }
+            all
+        };
+        assert_eq!(plans(7), plans(7));
+        assert_ne!(plans(7), plans(8));
+        let p = plans(7);
+        assert_eq!(
+            (p[0].seed, p[0].branch),
+            (3, None),
+            "the test's seeds first"
+        );
+        assert!(p.iter().any(|p| p.branch.is_some()), "it branches");
+    }
+
+    /// Only a run that reached a new feature joins the corpus, with a moment
+    /// at the new feature's position; a rarer feature's moment weighs more.
+    #[test]
+    fn the_corpus_keeps_what_is_new_and_rare_moments_weigh_more() {
+        let mut ex = Explorer::new(1, vec![]);
+        let new = ex.learn(1, vec![0; 10], BTreeMap::from([(site(1), 2), (site(2), 7)]));
+        assert_eq!(new, vec![site(1), site(2)]);
+        assert_eq!(ex.corpus_len(), 1);
+        assert!(ex
+            .learn(2, vec![0; 10], BTreeMap::from([(site(1), 3)]))
+            .is_empty());
+        assert_eq!(ex.corpus_len(), 1, "nothing new: not kept");
+        let moments = &ex.corpus[0].moments;
+        assert_eq!(moments[0].pos, 2);
+        assert!(
+            ex.energy(&moments[1]) > ex.energy(&moments[0]),
+            "site 2 is rarer"
+        );
+    }
+}

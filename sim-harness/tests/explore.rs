@@ -1,0 +1,125 @@
+//! Guided exploration (`#[sim::test(explore = n)]`, `SIM_EXPLORE`): runs
+//! branch from the moments where earlier runs reached something new, so a
+//! bug behind several rare decisions in a row is found in far fewer runs
+//! than independent seeds need; the exploration is a function of its seed
+//! (whatever `SIM_JOBS` is), and its failure replays from its tape.
+
+#![cfg(simulation)]
+
+use std::time::Duration;
+
+/// A bug five rare decisions deep: each of 10 steps moves the stage on
+/// with p = 1/16 (a draw of the run's own), and the run fails at stage 5.
+/// About one seed in 4,000 gets there; each stage reached is a new
+/// `state!`.
+async fn five_rare_steps_deep() {
+    let mut stage = 0u32;
+    for i in 0..10 {
+        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+        if sim::fork_seed(&format!("step {i}")) % 16 == 0 {
+            stage += 1;
+        }
+        sim::state!("stage", stage);
+        assert!(stage < 5, "five rare steps");
+    }
+}
+
+/// The test as a child process runs it (see `child`): explores when
+/// `SIM_CHILD_EXPLORE` is set, and passes at once otherwise.
+#[sim::test(explore = 300)]
+async fn child_explores() {
+    if std::env::var("SIM_CHILD_EXPLORE").is_ok() {
+        five_rare_steps_deep().await;
+    }
+}
+
+fn child(env: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["child_explores", "--exact", "--nocapture"]);
+    for var in [
+        "SIM_SEED",
+        "SIM_SEEDS",
+        "SIM_SHARD",
+        "SIM_JOBS",
+        "SIM_EXPLORE",
+        "SIM_TAPE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("SIM_CHILD_EXPLORE", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn line_after<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line:\n{text}"))
+}
+
+/// The same 300 runs as independent seeds do not find the bug; the
+/// exploration does, says which of its runs failed and how it was made,
+/// and that run replays from its tape: the same failure, the same
+/// fingerprint, in a fresh process.
+#[test]
+fn exploration_finds_a_bug_five_rare_steps_deep_and_its_tape_replays_it() {
+    let (ok, seeds) = child(&[("SIM_SEEDS", "0..300"), ("SIM_EXPLORE", "0")]);
+    assert!(ok, "300 independent seeds do not get five deep:\n{seeds}");
+
+    let (ok, text) = child(&[("SIM_JOBS", "1")]);
+    assert!(!ok, "the exploration finds it within 300 runs:\n{text}");
+    let how = line_after(&text, "sim: child_explores: exploration: ");
+    assert!(how.contains("a branch of seed "), "{how}");
+    assert!(text.contains("five rare steps"), "{text}");
+    assert!(
+        line_after(&text, "sim: replays in fresh processes: ").starts_with("replays exactly"),
+        "{text}"
+    );
+    let replay = line_after(&text, "sim: replay: ");
+    let tape = replay
+        .strip_prefix("SIM_TAPE=")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the replay line names the tape: {replay}"));
+    let reproduced = line_after(&text, "sim: reproduced when run again: ");
+
+    let (ok, replayed) = child(&[("SIM_TAPE", tape), ("SIM_REPLAYS", "0")]);
+    assert!(!ok, "{replayed}");
+    assert!(replayed.contains("five rare steps"), "{replayed}");
+    assert_eq!(
+        line_after(&replayed, "sim: reproduced when run again: "),
+        reproduced,
+        "the tape is the explored run: {replayed}"
+    );
+}
+
+/// The exploration is a function of its seed: one job or two, the same
+/// run fails, found the same way, with the same fingerprint; another
+/// exploration seed is another exploration.
+#[test]
+fn an_exploration_is_the_same_whatever_the_jobs() {
+    let found = |env: &[(&str, &str)]| {
+        let mut env = env.to_vec();
+        env.push(("SIM_REPLAYS", "0"));
+        let (ok, text) = child(&env);
+        assert!(!ok, "{text}");
+        (
+            line_after(&text, "sim: child_explores: exploration: ").to_string(),
+            line_after(&text, "sim: reproduced when run again: ").to_string(),
+        )
+    };
+    let one = found(&[("SIM_JOBS", "1")]);
+    assert_eq!(found(&[("SIM_JOBS", "2")]), one);
+    let (_, other) = child(&[("SIM_JOBS", "2"), ("SIM_SEED", "1"), ("SIM_REPLAYS", "0")]);
+    assert!(
+        !other.contains(&one.0),
+        "another exploration seed explores otherwise:\n{other}"
+    );
+}
