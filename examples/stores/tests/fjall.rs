@@ -15,7 +15,7 @@
 //! journal, and copying it per call tripped the hang watchdog), and a
 //! crashed node's `Database`, whose `Drop` waits for workers that never run
 //! again, is left where it would wait instead of blocking the run
-//! (sim-runtime's `it/threads.rs` reduces both shapes of such a `Drop` to
+//! (sim-runtime's `it/threads/lifecycle.rs` reduces both shapes of such a `Drop` to
 //! std).
 #![cfg(simulation)]
 
