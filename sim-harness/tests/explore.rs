@@ -123,3 +123,74 @@ fn an_exploration_is_the_same_whatever_the_jobs() {
         "another exploration seed explores otherwise:\n{other}"
     );
 }
+
+/// A run doomed by its second step: a draw picks a mode, one in four bad,
+/// and the run fails at its end, ten steps later, if the mode is bad.
+#[sim::test(seeds = 0..40)]
+async fn child_doomed_early() {
+    if std::env::var("SIM_CHILD_DOOMED").is_err() {
+        return;
+    }
+    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    let bad = sim::fork_seed("mode") % 4 == 0;
+    for i in 0..10 {
+        sim_runtime::time::sleep(Duration::from_millis(1)).await;
+        let _ = sim::fork_seed(&format!("noise {i}"));
+    }
+    assert!(!bad, "doomed by an early choice");
+}
+
+/// The report says when the failure became inevitable: branches from
+/// before the mode's draw fail one time in four at most, and from the step
+/// after it, all of them.
+#[test]
+fn the_report_says_when_the_failure_became_inevitable() {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["child_doomed_early", "--exact", "--nocapture"]);
+    for var in [
+        "SIM_SEED",
+        "SIM_SEEDS",
+        "SIM_SHARD",
+        "SIM_EXPLORE",
+        "SIM_TAPE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("SIM_CHILD_DOOMED", "1")
+        .env("SIM_REPLAYS", "0")
+        .env("SIM_SHRINK", "off");
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    let table = line_after(&text, "sim: branches failing the same way, by step: ");
+    let rates: Vec<(u64, u32)> = table
+        .split_whitespace()
+        .map(|p| {
+            let (step, rate) = p.split_once(':').unwrap();
+            (
+                step.parse().unwrap(),
+                rate.split('/').next().unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        rates[0].1 < 4,
+        "before the draw the failure is not settled: {table}"
+    );
+    let likely = line_after(&text, "sim: the failure became likely at step ");
+    let certain = line_after(&text, "sim: and certain from step ");
+    let step = |l: &str| l.split_whitespace().next().unwrap().parse::<u64>().unwrap();
+    assert!(step(certain) <= 3, "certain once the mode is drawn: {text}");
+    assert!(step(likely) <= step(certain), "{text}");
+    assert!(
+        rates
+            .iter()
+            .filter(|(s, _)| *s >= step(certain))
+            .all(|(_, r)| *r == 4),
+        "{table}"
+    );
+}

@@ -37,6 +37,8 @@ pub const SIM_STEERING: &[&str] = &[
     "SIM_TAPE",
     "SIM_SHRINK",
     "SIM_SHRINK_TIME",
+    "SIM_INEVITABLE",
+    "SIM_EXPLORE",
     "SIM_FUZZ_CANARY",
 ];
 

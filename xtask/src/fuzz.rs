@@ -196,7 +196,8 @@ fn replay(canary: &str, tape: &str, class: Option<&str>) -> Result<(), String> {
     ]);
     test.env("SIM_TAPE", tape)
         .env("SIM_REPLAYS", "0")
-        .env("SIM_SHRINK", "off");
+        .env("SIM_SHRINK", "off")
+        .env("SIM_INEVITABLE", "off");
     eprintln!("\n==> [simulation] replay the failing input: SIM_TAPE={tape} cargo test -p canaries --test sweep -- {canary} --exact");
     let (ok, text) = cmd::output(&mut test)?;
     let replayed = text.contains("sim: tape: replayed from ");

@@ -343,8 +343,19 @@ where
         } else {
             ex.plan(n)
         };
-        let modes: Vec<TapeMode> = planned.iter().map(|p| ex.mode(p)).collect();
-        let results = run_round(opts, &planned, modes, jobs, make);
+        let runs = planned
+            .iter()
+            .map(|p| {
+                (
+                    p.seed,
+                    How {
+                        tape: Some(ex.mode(p)),
+                        ..How::default()
+                    },
+                )
+            })
+            .collect();
+        let results = run_all(opts, runs, jobs, make);
         for (i, (p, mut r)) in planned.into_iter().zip(results).enumerate() {
             let index = ran + i;
             let mut found = std::mem::take(&mut r.features);
@@ -390,11 +401,11 @@ where
     Explored { failure: None, ran }
 }
 
-/// Runs one round, `jobs` runs at a time; the results in the round's order.
-fn run_round<F, Fut>(
+/// Runs `runs` (each a seed and how to run it), `jobs` at a time; the
+/// results in the runs' order, whatever the jobs.
+pub(crate) fn run_all<F, Fut>(
     opts: &Options,
-    planned: &[Planned],
-    modes: Vec<TapeMode>,
+    runs: Vec<(u64, How)>,
     jobs: usize,
     make: &Arc<F>,
 ) -> Vec<SeedResult>
@@ -404,26 +415,23 @@ where
     Fut::Output: TestOutput,
 {
     let next = AtomicUsize::new(0);
-    let modes: Vec<Mutex<Option<TapeMode>>> =
-        modes.into_iter().map(|m| Mutex::new(Some(m))).collect();
-    let out: Vec<Mutex<Option<SeedResult>>> = planned.iter().map(|_| Mutex::new(None)).collect();
+    let n = runs.len();
+    let runs: Vec<Mutex<Option<(u64, How)>>> =
+        runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
+    let out: Vec<Mutex<Option<SeedResult>>> = (0..n).map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, planned.len().max(1)) {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(p) = planned.get(i) else {
+                let Some(slot) = runs.get(i) else {
                     break;
                 };
-                let mode = modes[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-                let r = run_one(
-                    opts,
-                    p.seed,
-                    make,
-                    How {
-                        tape: mode,
-                        ..How::default()
-                    },
-                );
+                let (seed, how) = slot
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .expect("each run is taken once");
+                let r = run_one(opts, seed, make, how);
                 *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             });
         }
@@ -432,7 +440,7 @@ where
         .map(|m| {
             m.into_inner()
                 .unwrap_or_else(|e| e.into_inner())
-                .expect("every planned run ran")
+                .expect("every run ran")
         })
         .collect()
 }

@@ -17,6 +17,7 @@
 //! (run/seeds_log.rs: on stderr a sweep prints one line, then its report).
 
 mod files;
+mod inevitable;
 mod plan;
 mod report;
 mod seeds_log;

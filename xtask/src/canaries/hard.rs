@@ -214,7 +214,8 @@ fn first_failure(
         ]);
         cmd.env("SIM_SEEDS", format!("{from}..{to}"))
             .env("SIM_REPLAYS", "0")
-            .env("SIM_SHRINK", "off");
+            .env("SIM_SHRINK", "off")
+            .env("SIM_INEVITABLE", "off");
         if let Some(s) = schedule {
             cmd.env("SIM_SCHEDULE", s);
         }
@@ -239,7 +240,8 @@ fn shrink(name: &str, seed: u64) -> Result<String, String> {
         "test", "-p", "canaries", "--test", "sweep", "--", name, "--exact",
     ]);
     cmd.env("SIM_SEED", seed.to_string())
-        .env("SIM_REPLAYS", "0");
+        .env("SIM_REPLAYS", "0")
+        .env("SIM_INEVITABLE", "off");
     let (_, text) = output(&mut cmd)?;
     let line = text
         .lines()

@@ -16,17 +16,18 @@ pub(super) fn write_timeline(
     r: &SeedResult,
     wanted: Wanted,
 ) -> Option<PathBuf> {
-    write_timeline_as(opts, name, r, wanted, "")
+    write_timeline_as(opts, name, r, wanted, "", &[])
 }
 
 /// `write_timeline`, with `infix` after the seed in each file's name
-/// (`7.shrunk.html` for `.shrunk`).
+/// (`7.shrunk.html` for `.shrunk`) and `markers` drawn on the page.
 pub(super) fn write_timeline_as(
     opts: &Options,
     name: &str,
     r: &SeedResult,
     wanted: Wanted,
     infix: &str,
+    markers: &[(u64, u64, String)],
 ) -> Option<PathBuf> {
     let rec = r.recorded.as_ref()?;
     let o = &r.outcome;
@@ -39,6 +40,7 @@ pub(super) fn write_timeline_as(
         now_ns: o.now.as_nanos() as u64,
         schedule: &o.schedule,
         tasks: &o.leftover,
+        markers,
     };
     let dir = trace_dir(opts, name);
     let mut page = None;

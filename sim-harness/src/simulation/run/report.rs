@@ -169,6 +169,9 @@ impl Report<'_> {
         if let Some(page) = &t.shrunk_page {
             let _ = writeln!(s, "sim: timeline of the shrunk run: {}", page.display());
         }
+        if let Some(i) = &t.inevitable {
+            let _ = writeln!(s, "{}", i.lines());
+        }
         let _ = writeln!(s, "sim: reproduced when run again: {}", t.reproduced);
         let _ = writeln!(s, "sim: replays in fresh processes: {}", t.fresh);
         let _ = writeln!(s, "sim: tape: {}", t.tape);

@@ -4,7 +4,8 @@
 //! shrunk (shrunk.rs), and replayed in fresh processes (replay.rs). A
 //! traced run of a seed is the same run as its untraced one (trace.rs).
 
-use super::files::{write_timeline, write_timeline_as, write_trace};
+use super::files::{write_timeline_as, write_trace};
+use super::inevitable;
 use super::plan::Plan;
 use super::shrunk::{shrink_first, ShrunkRun};
 use crate::simulation::replay;
@@ -38,6 +39,8 @@ pub(super) struct Triage {
     pub reproduced: String,
     /// How the replays in fresh processes ended.
     pub fresh: String,
+    /// When the failure became likely and certain (inevitable.rs).
+    pub inevitable: Option<inevitable::Inevitability>,
     /// The replay line, when the seed alone does not replay the failure
     /// (a run an exploration branched: its tape does).
     pub replay: Option<String>,
@@ -101,16 +104,24 @@ where
         }
         _ => None,
     };
-    let page = write_timeline(opts, name, &again, plan.wanted);
+    // When did it become inevitable (inevitable.rs)? From the rerun, which
+    // failed as the first failure did.
+    let inevitable =
+        (!replay::is_child() && inevitable::wanted() && again.outcome.class == first.outcome.class)
+            .then(|| inevitable::estimate(opts, make, &again, plan.jobs))
+            .flatten();
+    let markers = inevitable.as_ref().map(|i| i.markers()).unwrap_or_default();
+    let page = write_timeline_as(opts, name, &again, plan.wanted, "", &markers);
     let shrunk_page = shrunk
         .as_ref()
         .filter(|s| s.smaller)
-        .and_then(|s| write_timeline_as(opts, name, &s.result, plan.wanted, ".shrunk"));
+        .and_then(|s| write_timeline_as(opts, name, &s.result, plan.wanted, ".shrunk", &[]));
     let (tape, written) = tape_line(opts, plan, &again);
     // An explored run is replayed from its tape, here and in fresh
     // processes; a seed's run from its seed.
     let by_tape = if explored { written.as_deref() } else { None };
     Triage {
+        inevitable,
         tape,
         reproduced: reproduced(&again.outcome, &first.outcome),
         // And in fresh processes (replay.rs); a replay does not replay

@@ -149,6 +149,9 @@ pub(crate) struct Ending<'a> {
     /// them (`task 7 'name' on node 'kv1' spawned at …`): names for the
     /// export's task threads.
     pub tasks: &'a [String],
+    /// Moments the triage found, drawn across every lane: `(virtual ns,
+    /// step, label)` (when the failure became likely and certain).
+    pub markers: &'a [(u64, u64, String)],
 }
 
 /// The files of a recorded seed: its page, then the exports asked for, as

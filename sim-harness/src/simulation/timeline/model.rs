@@ -510,6 +510,7 @@ mod tests {
             now_ns: 100,
             schedule: "random",
             tasks: &[],
+            markers: &[],
         };
         let trace: Vec<String> = trace.iter().map(|l| l.to_string()).collect();
         Model::build(&rec, &trace, &end)

@@ -34,6 +34,7 @@ pub(crate) fn data(m: &Model, end: &Ending<'_>) -> Value {
         }).collect::<Vec<_>>(),
         "logs": m.logs.iter().map(|(at, lane, text)| json!([at, lane, text])).collect::<Vec<_>>(),
         "failure": m.failure.as_ref().map(|(at, step, text)| json!({"at": at, "step": step, "text": text})),
+        "verdicts": end.markers.iter().map(|(at, step, label)| json!([at, step, label])).collect::<Vec<_>>(),
     })
 }
 

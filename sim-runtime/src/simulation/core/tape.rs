@@ -50,6 +50,11 @@ pub struct Used {
     /// Bytes the run read (for a recording, all of them); a replay that
     /// read past the end counts what it read, zeros included.
     pub read: usize,
+    /// Where the run's steps were in the tape: `(step, position, virtual
+    /// ns)` at each poll that began after a draw (a step with no draw
+    /// since the last mark adds none). A branch from a mark's position
+    /// replays the run up to that step.
+    pub marks: Vec<(u64, usize, u64)>,
 }
 
 struct State {
@@ -58,12 +63,20 @@ struct State {
     recording: bool,
     /// A branch's fresh draws once its prefix is used up (`Mode::Branch`).
     fresh: Option<rand_chacha::ChaCha8Rng>,
+    /// See [`Used::marks`].
+    marks: Vec<(u64, usize, u64)>,
 }
 
 thread_local! {
     static ON: Cell<bool> = const { Cell::new(false) };
     static TAPE: RefCell<State> = const {
-        RefCell::new(State { bytes: Vec::new(), pos: 0, recording: false, fresh: None })
+        RefCell::new(State {
+            bytes: Vec::new(),
+            pos: 0,
+            recording: false,
+            fresh: None,
+            marks: Vec::new(),
+        })
     };
 }
 
@@ -74,7 +87,13 @@ super::hooks::carried!(
         TAPE.with(|t| {
             std::mem::replace(
                 &mut *t.borrow_mut(),
-                State { bytes: Vec::new(), pos: 0, recording: false, fresh: None },
+                State {
+                    bytes: Vec::new(),
+                    pos: 0,
+                    recording: false,
+                    fresh: None,
+                    marks: Vec::new(),
+                },
             )
         }),
     ),
@@ -111,6 +130,7 @@ pub(crate) fn start(mode: Mode) {
         let mut t = t.borrow_mut();
         t.pos = 0;
         t.fresh = None;
+        t.marks.clear();
         match mode {
             Mode::Record => {
                 t.bytes.clear();
@@ -148,6 +168,20 @@ pub(crate) fn position() -> usize {
     })
 }
 
+/// A poll of `step` at virtual time `now_ns` begins: marks where the run
+/// is in its tape, if it drew since the last mark (see [`Used::marks`]).
+/// Called only while a tape is on.
+#[cold]
+pub(crate) fn mark(step: u64, now_ns: u64) {
+    TAPE.with(|t| {
+        let mut t = t.borrow_mut();
+        let pos = if t.recording { t.bytes.len() } else { t.pos };
+        if t.marks.last().is_none_or(|&(_, p, _)| p < pos) {
+            t.marks.push((step, pos, now_ns));
+        }
+    })
+}
+
 /// Turns the tape off and returns it.
 pub(crate) fn stop() -> Used {
     ON.set(false);
@@ -158,6 +192,7 @@ pub(crate) fn stop() -> Used {
         Used {
             bytes: std::mem::take(&mut t.bytes),
             read,
+            marks: std::mem::take(&mut t.marks),
         }
     })
 }

@@ -148,6 +148,9 @@ impl Exec {
             core.main.polled_at = core.step as u32;
             core.decide(Kind::Poll, 0);
             self.progress.polling(core.step, 0, 0);
+            if crate::simulation::core::tape::on() {
+                crate::simulation::core::tape::mark(core.step, core.clock.now);
+            }
         }
         let mut cx = Context::from_waker(main_waker);
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(&mut cx)));

@@ -79,6 +79,9 @@ impl Exec {
             core.decide(Kind::Poll, id);
             core.polling = (ptr.cast(), slot, id);
             self.progress.polling(core.step, id, node.0);
+            if crate::simulation::core::tape::on() {
+                crate::simulation::core::tape::mark(core.step, core.clock.now);
+            }
             (fut, node, incarnation)
         };
         // `fut`, the executor's reference, keeps the task alive for the
