@@ -16,7 +16,7 @@
 //! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
 //! | [`thread_lost_update`] | an OS thread reads a counter, sleeps, writes back under a second lock | a task between the thread's two critical sections |
 //!
-//! The harder five hide for hundreds to thousands of seeds, each in a small
+//! The harder six hide for hundreds to thousands of seeds, each in a small
 //! protocol ([`Canary::first`] is set for them):
 //!
 //! | canary | the protocol | the bug | what finds it |
@@ -26,6 +26,7 @@
 //! | [`depth3`] | a routing table replaced read-copy-update | readers snapshotted before publishing | three orders (uniform, yields ahead) |
 //! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 300 ms | a reply lost to a long partition |
 //! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
+//! | [`compact_crash`] | a key-value store compacting its log | the compacted file renamed in unsynced | a compaction (rare), then a crash drawn as the run goes, before the next sync |
 //!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
 //! each module's `scenario` drives it on simulated nodes and asserts what
@@ -44,6 +45,7 @@ mod kv_scenario;
 #[path = "../../durable-log/tests/scenario/mod.rs"]
 mod durable_log_scenario;
 
+pub mod compact_crash;
 pub mod depth3;
 pub mod drifted_lease;
 pub mod healed_retry;
@@ -195,6 +197,13 @@ pub const CATALOG: &[Canary] = &[
         bound: 20_000,
         first: Some(1010),
     },
+    Canary {
+        name: "compact_crash",
+        bug: "a store compacts its log by renaming an unsynced temporary file over it",
+        needs: "a compaction (its writes reach the threshold), then a crash before the next sync",
+        bound: 20_000,
+        first: Some(3314),
+    },
 ];
 
 /// The scenario of the canary `name`, against `variant`.
@@ -221,6 +230,7 @@ pub fn scenario(
         "depth3" => Box::pin(depth3::scenario(variant)),
         "healed_retry" => Box::pin(healed_retry::scenario(variant)),
         "drifted_lease" => Box::pin(drifted_lease::scenario(variant)),
+        "compact_crash" => Box::pin(compact_crash::scenario(variant)),
         _ => panic!(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()

@@ -4,7 +4,7 @@
 //! need a particular strategy are missed without it (uniform random misses
 //! the run-ahead bug, a run without early timers misses the timeout that
 //! fires mid-computation). `cargo xtask canaries` measures every strategy
-//! over 200 seeds; this is the bounded check CI runs. The five hard canaries
+//! over 200 seeds; this is the bounded check CI runs. The six hard canaries
 //! (`Canary::first` set) hide for hundreds to thousands of seeds: their
 //! known first failing seed runs alone, and their fix passes 200 seeds.
 #![cfg(simulation)]
@@ -160,7 +160,7 @@ found_and_fixed!(
     thread_lost_update,
 );
 
-// The hard five: their known first failing seed, then 200 seeds of the fix.
+// The hard six: their known first failing seed, then 200 seeds of the fix.
 #[rustfmt::skip]
 found_and_fixed!(
     stale_term,
@@ -168,6 +168,7 @@ found_and_fixed!(
     depth3,
     healed_retry,
     drifted_lease,
+    compact_crash,
 );
 
 /// The two-lock deadlock's report prints its cycle: each transfer waits
@@ -303,4 +304,35 @@ fn rejected_fill_needs_its_fault_point() {
         report.contains("sim: fault points active: cache.admission_rejects"),
         "{report}"
     );
+}
+
+/// `compact_crash` needs a compaction, then a crash drawn as the run goes
+/// in the few milliseconds before the next sync: seeds 0..1000 miss it,
+/// and an exploration of the same budget finds it, by branching from the
+/// runs that wrote the most and from the first compaction (`sim::state!`,
+/// `sim::sometimes!`).
+#[test]
+fn exploration_finds_compact_crash_where_as_many_seeds_do_not() {
+    assert!(
+        sweep("compact_crash", Variant::Buggy, (0, 1000), None, None).is_none(),
+        "no seed below 1000 finds it (the first is 3314)"
+    );
+    let opts = Options {
+        name: "sweep::compact_crash",
+        file: "tests/sweep.rs",
+        package: "canaries",
+        crate_name: "sweep",
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds: Seeds::One(0),
+        time_limit_ms: Some(60_000),
+        explore: Some(1000),
+        ..Options::default()
+    };
+    let report = catch_unwind(AssertUnwindSafe(|| {
+        run(opts, || canaries::scenario("compact_crash", Variant::Buggy))
+    }))
+    .expect_err("the exploration finds it within 1000 runs");
+    let report = report.downcast::<String>().map(|s| *s).unwrap_or_default();
+    assert!(report.contains("exploration: run "), "{report}");
+    assert!(report.contains("lost in the crash"), "{report}");
 }

@@ -2,7 +2,7 @@
 //! catalog's entries with a known first failing seed).
 //!
 //! For each hard canary and each strategy (uniform random, PCT 3, the
-//! portfolio) it runs K independent sweeps over disjoint seed ranges
+//! portfolio; and the explorer, `SIM_EXPLORE`) it runs K independent sweeps over disjoint seed ranges
 //! (starting at 0, 100000, 200000, …), each in growing chunks
 //! (`SIM_SEEDS=a..b`, no fresh-process replays, no shrinking) until the
 //! first failure or the budget, and takes the median of the seeds each run
@@ -141,6 +141,24 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
             }
             cells.push(r.cell());
         }
+        // The explorer (explore.rs): runs until its first failure, from
+        // exploration seeds 0, STRIDE, ….
+        let mut r = Runs {
+            found: Vec::new(),
+            runs,
+            budget,
+        };
+        for k in 0..runs {
+            let start = k * STRIDE;
+            let found = explored(&c.name, start, budget)?;
+            eprintln!(
+                "==> canaries --hard: {} explorer from {start}: {}",
+                c.name,
+                found.map_or_else(|| format!("none in {budget}"), |n| n.to_string())
+            );
+            r.found.extend(found);
+        }
+        cells.push(r.cell());
         let shrunk = shrink(&c.name, known)?;
         eprintln!("==> canaries --hard: {}: shrunk {shrunk}", c.name);
         rows.push(format!(
@@ -158,7 +176,9 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
          the median number of seeds to the first failure over {runs} independent sweeps (seeds \
          from 0, {STRIDE}, {}, …), and in how many of them it was found within {budget} seeds; \
          *none in N*: no sweep found it. *PCT 3* forces `SIM_SCHEDULE=pct3`, *uniform* \
-         `random`; the portfolio is the default. *Shrunk*: the catalog's first failing seed \
+         `random`; the portfolio is the default. *Explorer*: `SIM_EXPLORE` (runs branched from \
+         the moments where earlier runs reached something new), the median number of runs to \
+         its first failure from exploration seeds 0, {STRIDE}, …. *Shrunk*: the catalog's first failing seed \
          (CI's), from the report's `sim: shrunk:` line: injected faults, steps, virtual time, \
          before → after. The fuzzer's figures are in its own table below (`cargo xtask fuzz \
          --measure`).\n",
@@ -167,9 +187,9 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
     );
     let _ = writeln!(
         section,
-        "| bug | class | uniform | PCT 3 | portfolio | shrunk (before → after) |"
+        "| bug | class | uniform | PCT 3 | portfolio | explorer | shrunk (before → after) |"
     );
-    let _ = writeln!(section, "|---|---|---|---|---|---|");
+    let _ = writeln!(section, "|---|---|---|---|---|---|---|");
     for r in &rows {
         let _ = writeln!(section, "{r}");
     }
@@ -232,6 +252,30 @@ fn first_failure(
         chunk *= 2;
     }
     Ok(None)
+}
+
+/// An exploration of `name` (its seed `start`) of up to `budget` runs: the
+/// number of the run that failed first, if one did.
+fn explored(name: &str, start: u64, budget: u64) -> Result<Option<u64>, String> {
+    let mut cmd = sim_cargo(&[
+        "test", "-p", "canaries", "--test", "sweep", "--", name, "--exact",
+    ]);
+    cmd.env("SIM_SEED", start.to_string())
+        .env("SIM_EXPLORE", budget.to_string())
+        .env("SIM_REPLAYS", "0")
+        .env("SIM_SHRINK", "off")
+        .env("SIM_INEVITABLE", "off");
+    let (ok, text) = output(&mut cmd)?;
+    if ok {
+        return Ok(None);
+    }
+    let prefix = format!("sim: {name}: exploration: run ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .map(Some)
+        .ok_or_else(|| format!("the exploration of `{name}` did not run:\n{text}"))
 }
 
 /// `seed` of `name` alone, shrinking on: its shrunk sizes, `before → after`.

@@ -2,7 +2,8 @@
 //! where each of its steps began in its tape (sim-runtime's tape marks);
 //! from [`POINTS`] of those steps, spread over the run, [`BRANCHES`] runs
 //! each replay the failing run up to the step and decide afresh from there
-//! (explore.rs's branches). The share of them that fail the same way says
+//! (explore.rs's branches); then from [`REFINE`] more steps between the two
+//! samples around each transition found. The share of them that fail the same way says
 //! how settled the failure was at that step: the report gives the step
 //! from which it stays likely (at least half) and the one from which it is
 //! certain (all), each with the last event before it, and the timeline
@@ -18,6 +19,9 @@ use std::sync::Arc;
 
 /// Steps of the run branched from.
 const POINTS: usize = 12;
+/// Steps branched from next, between the two samples around each of the
+/// two transitions (likely, certain).
+const REFINE: usize = 6;
 /// Branches from each.
 const BRANCHES: u32 = 4;
 
@@ -55,13 +59,13 @@ pub(super) fn wanted() -> bool {
     }
 }
 
-/// The steps to branch from: [`POINTS`] marks spread evenly over the run.
-pub(crate) fn pick(marks: &[(u64, usize, u64)]) -> Vec<(u64, usize, u64)> {
-    if marks.len() <= POINTS {
+/// The steps to branch from: `n` marks spread evenly over `marks`.
+pub(crate) fn pick(marks: &[(u64, usize, u64)], n: usize) -> Vec<(u64, usize, u64)> {
+    if marks.len() <= n {
         return marks.to_vec();
     }
-    (0..POINTS)
-        .map(|k| marks[k * (marks.len() - 1) / (POINTS - 1)])
+    (0..n)
+        .map(|k| marks[k * (marks.len() - 1) / (n - 1)])
         .collect()
 }
 
@@ -91,17 +95,66 @@ where
     Fut::Output: TestOutput,
 {
     let used = again.outcome.tape.as_ref()?;
-    let picked = pick(&used.marks);
+    let picked = pick(&used.marks, POINTS);
     if picked.len() < 2 {
         return None;
     }
+    let mut points = branch_from(opts, make, again, &picked, jobs);
+    // Then closer: between the last step sampled before each transition and
+    // the first after it, the steps in between.
+    for enough in [likely as fn(&Point) -> bool, certain] {
+        let Some(t) = settled(&points, enough).filter(|&t| t > 0) else {
+            continue;
+        };
+        let (from, to) = (points[t - 1].step, points[t].step);
+        let between: Vec<_> = used
+            .marks
+            .iter()
+            .copied()
+            .filter(|&(step, _, _)| step > from && step < to)
+            .collect();
+        let more = branch_from(opts, make, again, &pick(&between, REFINE), jobs);
+        points.extend(more);
+        points.sort_by_key(|p| p.step);
+    }
+    Some(Inevitability {
+        likely: settled(&points, likely),
+        certain: settled(&points, certain),
+        points,
+    })
+}
+
+fn likely(p: &Point) -> bool {
+    2 * p.failed >= p.of
+}
+
+fn certain(p: &Point) -> bool {
+    p.failed == p.of
+}
+
+/// [`BRANCHES`] runs from each of `marks`, and how they ended.
+fn branch_from<F, Fut>(
+    opts: &Options,
+    make: &Arc<F>,
+    again: &SeedResult,
+    marks: &[(u64, usize, u64)],
+    jobs: usize,
+) -> Vec<Point>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
     let o = &again.outcome;
+    let Some(used) = o.tape.as_ref() else {
+        return Vec::new();
+    };
     let mut runs = Vec::new();
-    for (k, &(_, pos, _)) in picked.iter().enumerate() {
+    for &(step, pos, _) in marks {
         for b in 0..BRANCHES {
             let salt = o
                 .fingerprint
-                .wrapping_add((k as u64) << 32 | u64::from(b))
+                .wrapping_add(step << 16 | u64::from(b))
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15);
             runs.push((
                 o.seed,
@@ -116,7 +169,7 @@ where
         }
     }
     let results = explore::run_all(opts, runs, jobs, make);
-    let points = picked
+    marks
         .iter()
         .zip(results.chunks(BRANCHES as usize))
         .map(|(&(step, _, at_ns), rs)| Point {
@@ -129,12 +182,7 @@ where
             of: rs.len() as u32,
             event: event_before(&again.trace, at_ns),
         })
-        .collect::<Vec<_>>();
-    Some(Inevitability {
-        likely: settled(&points, |p| 2 * p.failed >= p.of),
-        certain: settled(&points, |p| p.failed == p.of),
-        points,
-    })
+        .collect()
 }
 
 /// The last trace line at or before `at_ns` (lines begin with the virtual
@@ -249,11 +297,11 @@ mod tests {
     #[test]
     fn the_points_spread_over_the_marks() {
         let marks: Vec<(u64, usize, u64)> = (0..100).map(|i| (i, i as usize, i)).collect();
-        let p = pick(&marks);
+        let p = pick(&marks, POINTS);
         assert_eq!(p.len(), POINTS);
         assert_eq!(p[0].0, 0);
         assert_eq!(p[POINTS - 1].0, 99);
-        assert_eq!(pick(&marks[..5]).len(), 5);
+        assert_eq!(pick(&marks[..5], POINTS).len(), 5);
     }
 
     #[test]
