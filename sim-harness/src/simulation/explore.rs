@@ -19,7 +19,9 @@
 //! - plans each run of a round as a branch from one of those moments,
 //!   chosen with a weight that falls as the moment's feature becomes
 //!   common and as the moment is branched from again (its energy), or, one
-//!   run in [`FRESH_EVERY`], as a fresh seed.
+//!   run in [`FRESH_EVERY`], as a fresh seed. A feature that more than one
+//!   run in [`RARE`] reaches gets no branches: with nothing rarer in the
+//!   corpus, every run is a fresh seed, as in a sweep.
 //!
 //! The whole exploration is a function of its seed: a round is planned
 //! from the state the rounds before left, its runs are spread over the
@@ -50,6 +52,9 @@ pub(crate) const ROUND: usize = 8;
 /// One run of a round in this many is a fresh seed (after the first round,
 /// all fresh).
 const FRESH_EVERY: u64 = 5;
+/// A feature reached by more than one run in this many is common: no run
+/// branches from it (see `Explorer::energy`).
+const RARE: u64 = 4;
 
 /// Something a run reached that exploration counts as new the first time
 /// any run reaches it.
@@ -161,6 +166,8 @@ pub(crate) struct Explorer {
     corpus: Vec<Entry>,
     /// Fresh seeds taken so far.
     fresh: u64,
+    /// Runs learnt from so far.
+    runs: u64,
     first_seeds: Vec<u64>,
     seed: u64,
 }
@@ -182,6 +189,7 @@ impl Explorer {
             earliest: BTreeMap::new(),
             corpus: Vec::new(),
             fresh: 0,
+            runs: 0,
             first_seeds,
             seed,
         }
@@ -234,9 +242,15 @@ impl Explorer {
     }
 
     /// A moment's weight: rarer features and moments branched from less
-    /// get more of the budget.
+    /// get more of the budget. A feature that more than one run in
+    /// [`RARE`] reaches says nothing about where a run is going (a common
+    /// outcome, a fault most runs get): its moments get none, and a run
+    /// with nowhere rarer to branch from is a fresh seed.
     fn energy(&self, m: &Moment) -> u64 {
         let hits = self.hits.get(&m.feature).copied().unwrap_or(0);
+        if hits * RARE > self.runs.max(1) {
+            return 0;
+        }
         (1u64 << 20) / ((1 + hits) * (1 + m.branched)).max(1) + 1
     }
 
@@ -251,20 +265,29 @@ impl Explorer {
         }
     }
 
-    /// Takes a run's result: counts its features, and keeps it in the
-    /// corpus if one of them is new, or was reached earlier in the run than
-    /// any run before reached it (a moment at each such feature). Returns
-    /// the new features.
+    /// Takes a run's result: counts the features it reached by its own
+    /// draws (past its `prefix`, for a branch), and keeps it in the corpus
+    /// if one of them is new, or was reached earlier in the run than any
+    /// run before reached it (a moment at each such feature). Returns the
+    /// new features.
     pub(crate) fn learn(
         &mut self,
         seed: u64,
         tape: Vec<u8>,
         mut found: BTreeMap<Feature, usize>,
+        prefix: usize,
     ) -> Vec<Feature> {
         let mut moments = Vec::new();
         let mut new = Vec::new();
+        self.runs += 1;
         for (feature, pos) in std::mem::take(&mut found) {
             let pos = pos.min(tape.len());
+            if pos < prefix {
+                // Reached in the replayed prefix: the parent's finding, not
+                // this run's (else a rare moment branched from often would
+                // look common).
+                continue;
+            }
             let hits = self.hits.entry(feature.clone()).or_insert(0);
             let earliest = self.earliest.entry(feature.clone()).or_insert(usize::MAX);
             if *hits == 0 {
@@ -388,7 +411,8 @@ where
                     ran: index + 1,
                 };
             }
-            ex.learn(p.seed, tape, found);
+            let prefix = p.branch.map_or(0, |(_, pos, _)| pos);
+            ex.learn(p.seed, tape, found, prefix);
         }
         ran += n;
     }
@@ -468,7 +492,7 @@ mod tests {
                 let p = ex.plan(ROUND);
                 for (k, planned) in p.iter().enumerate() {
                     let found = BTreeMap::from([(site(round * 10 + k as u32 % 3), 4usize)]);
-                    ex.learn(planned.seed, vec![1; 16], found);
+                    ex.learn(planned.seed, vec![1; 16], found, 0);
                 }
                 all.extend(p);
             }
@@ -490,18 +514,57 @@ mod tests {
     #[test]
     fn the_corpus_keeps_what_is_new_and_rare_moments_weigh_more() {
         let mut ex = Explorer::new(1, vec![]);
-        let new = ex.learn(1, vec![0; 10], BTreeMap::from([(site(1), 2), (site(2), 7)]));
+        let new = ex.learn(
+            1,
+            vec![0; 10],
+            BTreeMap::from([(site(1), 2), (site(2), 7)]),
+            0,
+        );
         assert_eq!(new, vec![site(1), site(2)]);
         assert_eq!(ex.corpus_len(), 1);
         assert!(ex
-            .learn(2, vec![0; 10], BTreeMap::from([(site(1), 3)]))
+            .learn(2, vec![0; 10], BTreeMap::from([(site(1), 3)]), 0)
             .is_empty());
         assert_eq!(ex.corpus_len(), 1, "nothing new: not kept");
+        for seed in 3..13 {
+            ex.learn(seed, vec![0; 10], BTreeMap::from([(site(3), 5)]), 0);
+        }
         let moments = &ex.corpus[0].moments;
         assert_eq!(moments[0].pos, 2);
         assert!(
             ex.energy(&moments[1]) > ex.energy(&moments[0]),
             "site 2 is rarer"
         );
+        assert!(ex.energy(&moments[0]) > 0);
+        let common = &ex.corpus[1].moments[0];
+        assert_eq!(common.feature, site(3));
+        assert_eq!(ex.energy(common), 0, "reached by most runs: no branches");
+    }
+
+    /// A branch's features reached in its replayed prefix are its parent's:
+    /// they are not counted again.
+    #[test]
+    fn a_branch_counts_only_what_it_reached_past_its_prefix() {
+        let mut ex = Explorer::new(2, vec![]);
+        ex.learn(1, vec![0; 10], BTreeMap::from([(site(1), 3)]), 0);
+        let new = ex.learn(
+            1,
+            vec![0; 10],
+            BTreeMap::from([(site(1), 3), (site(2), 6)]),
+            5,
+        );
+        assert_eq!(new, vec![site(2)]);
+        assert_eq!(ex.hits[&site(1)], 1, "inherited, not counted");
+        assert_eq!(ex.hits[&site(2)], 1);
+    }
+
+    /// With nothing rare in the corpus, every run is a fresh seed.
+    #[test]
+    fn nothing_rare_means_fresh_seeds() {
+        let mut ex = Explorer::new(5, vec![]);
+        for seed in 0..20 {
+            ex.learn(seed, vec![0; 10], BTreeMap::from([(site(1), 1)]), 0);
+        }
+        assert!(ex.plan(ROUND * 4).iter().all(|p| p.branch.is_none()));
     }
 }
