@@ -25,6 +25,16 @@ mod unsupported;
 
 use std::future::Future;
 
+/// Held by the tests that start hundreds of OS threads and by those that
+/// count the process's mappings, so that the first do not run while the
+/// second count (the tests of this binary run in parallel).
+pub static MANY_THREADS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`MANY_THREADS`] (a failed test's poison does not matter here).
+pub fn many_threads() -> std::sync::MutexGuard<'static, ()> {
+    MANY_THREADS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `f` in a fresh simulation with `seed`, on the current thread.
 pub fn run<F: Future>(seed: u64, f: F) -> F::Output {
     sim_runtime::runtime::Builder::new_current_thread()

@@ -117,6 +117,7 @@ async fn sleeping_blocking_jobs(n: usize) -> (usize, usize, Duration) {
 /// retried a stuck call once a second once made 16,000 of them).
 #[test]
 fn the_blocking_pool_stops_at_512_threads_and_queues_the_rest() {
+    let _many = crate::many_threads();
     let (most, done, elapsed) = run(45, sleeping_blocking_jobs(520));
     assert_eq!(most, 512, "jobs running at once");
     assert_eq!(done, 520);
