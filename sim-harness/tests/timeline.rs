@@ -349,4 +349,13 @@ fn a_failing_seed_report_names_its_page() {
     assert!(page.contains("planted failure after the exchange"));
     assert!(page.contains("\"down\""), "the crash is a span");
     assert!(page.contains("partition server client"));
+    // The failure follows whatever is drawn: certain from the first step
+    // sampled, which the page marks.
+    assert!(
+        r.contains("sim: the failure became likely at step 1 ")
+            && r.contains("sim: and certain from step 1 "),
+        "{r}"
+    );
+    assert!(page.contains("\"verdicts\":[["), "the page marks them");
+    assert!(page.contains("\"certain\""), "the page marks them");
 }
