@@ -366,21 +366,8 @@ async fn child_passes() {
 }
 
 fn child(test: &str, env: &[(&str, &str)]) -> (bool, String) {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args([test, "--exact", "--nocapture"]);
-    for var in ["SIM_SEED", "SIM_SEEDS", "SIM_SHARD", "SIM_JOBS"] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let c = common::child(test, env);
+    (c.ok, c.text())
 }
 
 /// The seeds a run of `child_passes` started: a sweep's from the log its

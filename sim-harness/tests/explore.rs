@@ -6,6 +6,8 @@
 
 #![cfg(simulation)]
 
+mod common;
+
 use std::time::Duration;
 
 /// A bug five rare decisions deep: each of 10 steps moves the stage on
@@ -34,29 +36,10 @@ async fn child_explores() {
 }
 
 fn child(env: &[(&str, &str)]) -> (bool, String) {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child_explores", "--exact", "--nocapture"]);
-    for var in [
-        "SIM_SEED",
-        "SIM_SEEDS",
-        "SIM_SHARD",
-        "SIM_JOBS",
-        "SIM_EXPLORE",
-        "SIM_TAPE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("SIM_CHILD_EXPLORE", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let mut env = env.to_vec();
+    env.insert(0, ("SIM_CHILD_EXPLORE", "1"));
+    let c = common::child("child_explores", &env);
+    (c.ok, c.text())
 }
 
 fn line_after<'a>(text: &'a str, prefix: &str) -> &'a str {
@@ -145,27 +128,16 @@ async fn child_doomed_early() {
 /// after it, all of them.
 #[test]
 fn the_report_says_when_the_failure_became_inevitable() {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child_doomed_early", "--exact", "--nocapture"]);
-    for var in [
-        "SIM_SEED",
-        "SIM_SEEDS",
-        "SIM_SHARD",
-        "SIM_EXPLORE",
-        "SIM_TAPE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("SIM_CHILD_DOOMED", "1")
-        .env("SIM_REPLAYS", "0")
-        .env("SIM_SHRINK", "off");
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let c = common::child(
+        "child_doomed_early",
+        &[
+            ("SIM_CHILD_DOOMED", "1"),
+            ("SIM_REPLAYS", "0"),
+            ("SIM_SHRINK", "off"),
+        ],
     );
-    assert!(!out.status.success(), "{text}");
+    let text = c.text();
+    assert!(!c.ok, "{text}");
     let table = line_after(&text, "sim: branches failing the same way, by step: ");
     let rates: Vec<(u64, u32)> = table
         .split_whitespace()

@@ -11,6 +11,7 @@
 //! checks the command's logic without building xtask inside a test.
 #![cfg(simulation)]
 
+mod common;
 #[allow(dead_code)]
 #[path = "../../xtask/src/json.rs"]
 mod json;
@@ -58,38 +59,10 @@ async fn child_sweep() {
 
 /// Runs the child with `env`; whether it passed, and its output.
 fn child(env: &[(&str, &str)]) -> (bool, String) {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child_sweep", "--exact", "--nocapture"]);
-    // The caller's shell must not steer the child.
-    for var in [
-        "SIM_SEED",
-        "SIM_SEEDS",
-        "SIM_SHARD",
-        "SIM_JOBS",
-        "SIM_RESULTS",
-        "SIM_SCHEDULE",
-        "SIM_EARLY_TIMERS",
-        "SIM_YIELD_AHEAD",
-        "SIM_BUGGIFY",
-        "SIM_TIME_LIMIT",
-        "SIM_STEP_LIMIT",
-        "SIM_UNHANDLED_PANIC",
-        "SIM_CHECK_DETERMINISM",
-        "SIM_COVERAGE_PLATEAU",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("SHARDS_PLANT", "1");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let mut env = env.to_vec();
+    env.insert(0, ("SHARDS_PLANT", "1"));
+    let c = common::child("child_sweep", &env);
+    (c.ok, c.text())
 }
 
 /// A fresh directory under cargo's temporary directory for this target.

@@ -12,6 +12,8 @@
 //! the test read it.
 #![cfg(simulation)]
 
+mod common;
+
 use sim_runtime::time::{sleep, Duration};
 use std::path::PathBuf;
 
@@ -43,28 +45,11 @@ async fn child_sweep() {
 fn child(env: &[(&str, &str)]) -> (bool, String) {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child_sweep", "--exact", "--nocapture"]);
-    for var in [
-        "SIM_SEED",
-        "SIM_SEEDS",
-        "SIM_SHARD",
-        "SIM_JOBS",
-        "SIM_CHECK_DETERMINISM",
-        "SIM_HANG_TIMEOUT",
-    ] {
-        cmd.env_remove(var);
-    }
     // Nothing but the report: no shrinking, no replays in fresh processes.
-    cmd.env("SIM_SHRINK", "off").env("SIM_REPLAYS", "0");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut env = env.to_vec();
+    env.splice(0..0, [("SIM_SHRINK", "off"), ("SIM_REPLAYS", "0")]);
+    let c = common::child("child_sweep", &env);
+    (c.ok, c.stderr)
 }
 
 /// The log the start line names.

@@ -1,5 +1,7 @@
 //! Helpers the harness's own integration tests share: options for a run
-//! of `sim::__private::run`, and the report of a run that must fail.
+//! of `sim::__private::run`, the report of a run that must fail, and a
+//! test of the same binary run as a child process.
+#![allow(dead_code)] // each test file uses some of them
 
 use sim::__private::{run, Options, Seeds};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -39,4 +41,59 @@ where
     err.downcast_ref::<String>()
         .cloned()
         .unwrap_or_else(|| "<non-string report>".into())
+}
+
+/// The variables that steer a sweep: a child process gets none of the
+/// developer's shell's, only what its caller gives it.
+const STEERING: &[&str] = &[
+    "SIM_SEED",
+    "SIM_SEEDS",
+    "SIM_SHARD",
+    "SIM_JOBS",
+    "SIM_RESULTS",
+    "SIM_SCHEDULE",
+    "SIM_EARLY_TIMERS",
+    "SIM_YIELD_AHEAD",
+    "SIM_BUGGIFY",
+    "SIM_TIME_LIMIT",
+    "SIM_STEP_LIMIT",
+    "SIM_UNHANDLED_PANIC",
+    "SIM_CHECK_DETERMINISM",
+    "SIM_COVERAGE_PLATEAU",
+    "SIM_HANG_TIMEOUT",
+    "SIM_EXPLORE",
+    "SIM_TAPE",
+];
+
+/// How a child process ended.
+pub struct Child {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Child {
+    /// All it printed, stdout first.
+    pub fn text(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the test `test` of this binary in a child process, with `env` and
+/// none of the steering variables of this process's environment.
+pub fn child(test: &str, env: &[(&str, &str)]) -> Child {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([test, "--exact", "--nocapture"]);
+    for var in STEERING {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    Child {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
