@@ -297,30 +297,25 @@ fn runs_leave_no_os_threads_behind() {
             sim_runtime::time::sleep(Duration::from_millis(20)).await;
             sim::kill(w);
             h.join().unwrap();
-            // A joined thread's /proc entry may outlive its join by a
-            // moment (the kernel clears the id word before it lets the
-            // task go): read again for a little while.
-            sim::fs::on_real_disk(|| {
-                let mut n = probes();
-                for _ in 0..10_000 {
-                    if n == 1 {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                    n = probes();
-                }
-                n
-            })
+            sim::fs::on_real_disk(|| settled(probes, 1))
         });
         assert_eq!(alive_inside, 1, "one thread is still running in the run");
     }
-    let mut left = probes();
+    assert_eq!(settled(probes, 0), 0, "a run left OS threads behind");
+}
+
+/// `count()` once it is `want`, or what it still is after reading it
+/// again for a little while (a joined thread's /proc entry may outlive its
+/// join by a moment: the kernel clears the id word the join waits on
+/// before it lets the task go).
+fn settled(count: fn() -> usize, want: usize) -> usize {
+    let mut n = count();
     for _ in 0..10_000 {
-        if left == 0 {
+        if n == want {
             break;
         }
         std::hint::spin_loop();
-        left = probes();
+        n = count();
     }
-    assert_eq!(left, 0, "a run left OS threads behind");
+    n
 }
