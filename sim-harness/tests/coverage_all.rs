@@ -6,6 +6,10 @@
 async fn every_site_is_covered() {
     sim::sometimes!(sim::seed() % 2 == 0, "an even seed");
     sim::reachable!("the body");
+    // A site in a simulated OS thread's code counts for the run.
+    std::thread::spawn(|| sim::reachable!("a thread"))
+        .join()
+        .unwrap();
 }
 
 #[cfg(simulation)]

@@ -3,7 +3,6 @@
 //! `linkme` crate), so a sweep can report the sites that never held or were
 //! never reached — including those no seed came near.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// What a site asserts.
@@ -38,9 +37,12 @@ pub(crate) struct Tally {
     pub held: u64,
 }
 
-thread_local! {
-    /// This seed's tallies.
-    static SEEN: RefCell<BTreeMap<Key, Tally>> = const { RefCell::new(BTreeMap::new()) };
+/// This run's tallies: a value of the run, not of the OS thread, so a site
+/// in a simulated thread's code counts (sim-runtime's run-locals).
+const SEEN: &str = "sim.coverage";
+
+fn with_seen<R>(f: impl FnOnce(&mut BTreeMap<Key, Tally>) -> R) -> R {
+    sim_runtime::__private::harness::with_run_local(SEEN, f)
 }
 
 fn key(site: &Site) -> Key {
@@ -50,8 +52,7 @@ fn key(site: &Site) -> Key {
 /// Records a site's evaluation; `always!`/`unreachable!` fail the seed.
 #[track_caller]
 pub fn hit(site: &'static Site, cond: bool) {
-    SEEN.with(|s| {
-        let mut s = s.borrow_mut();
+    with_seen(|s| {
         let t = s.entry(key(site)).or_default();
         t.reached += 1;
         if cond {
@@ -81,7 +82,7 @@ pub fn hit(site: &'static Site, cond: bool) {
 
 /// Takes this thread's tallies (the runner, once a seed is over).
 pub(crate) fn take() -> BTreeMap<Key, Tally> {
-    SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    with_seen(std::mem::take)
 }
 
 /// The sites a sweep's totals leave unsatisfied: `sometimes!` that never

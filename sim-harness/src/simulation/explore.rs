@@ -30,17 +30,16 @@
 //! first failing run (in that order) ends it; its tape is what the triage
 //! replays, shrinks and draws, and what the report's replay line names.
 //!
-//! What a simulated OS thread notes lands on that thread, not on the run's:
-//! sites and states noted inside `std::thread::spawn` code are not counted
-//! (faults and outcomes always are).
+//! What a simulated OS thread's code notes counts for its run, as the
+//! executor's thread's does (the notes are a run-local value of
+//! sim-runtime's, which moves with the baton).
 
 use super::seed::{run_one, How, Options, SeedResult};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use sim_runtime::__private::harness::{tape_position, TapeMode};
+use sim_runtime::__private::harness::{tape_position, with_run_local, TapeMode};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,23 +90,23 @@ impl std::fmt::Display for Feature {
     }
 }
 
-thread_local! {
-    /// This run's features, each at the tape position where it first
-    /// happened.
-    static FOUND: RefCell<BTreeMap<Feature, usize>> = const { RefCell::new(BTreeMap::new()) };
-}
+/// This run's features, each at the tape position where it first
+/// happened: a value of the run, not of the OS thread, so what a simulated
+/// thread's code notes counts (sim-runtime's run-locals).
+const FOUND: &str = "sim.explore";
 
 /// Notes that this thread's run reached `feature` (here, if it is the
 /// first time in the run).
 pub(crate) fn note(feature: Feature) {
-    let _ = FOUND.try_with(|m| {
-        m.borrow_mut().entry(feature).or_insert_with(tape_position);
+    let pos = tape_position();
+    with_run_local(FOUND, |m: &mut BTreeMap<Feature, usize>| {
+        m.entry(feature).or_insert(pos);
     });
 }
 
-/// Takes this thread's features (the runner, once a run is over).
+/// Takes this run's features (the runner, once a run is over).
 pub(crate) fn take() -> BTreeMap<Feature, usize> {
-    FOUND.with(|m| std::mem::take(&mut *m.borrow_mut()))
+    with_run_local(FOUND, std::mem::take)
 }
 
 /// `sim::state!(name, value)`: records a small value of the run's state;

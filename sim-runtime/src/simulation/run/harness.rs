@@ -47,6 +47,41 @@ pub struct SeedSettings {
 pub use crate::simulation::core::seed::Stream;
 pub use crate::simulation::core::tape::{Mode as TapeMode, Used as TapeUsed};
 
+/// What the harness keeps per run, by name (its coverage tallies, what
+/// exploration noted): a value of the simulation rather than of an OS
+/// thread, so it moves with the baton (core/hooks.rs `carried!`) and a
+/// simulated thread's `sometimes!` counts for its run.
+type RunLocals = std::collections::BTreeMap<&'static str, Box<dyn std::any::Any>>;
+
+thread_local! {
+    static RUN_LOCALS: std::cell::RefCell<RunLocals> =
+        const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
+}
+
+crate::simulation::core::hooks::carried!(
+    RUN_LOCALS_CARRIED: RunLocals,
+    take: || RUN_LOCALS.with(|m| std::mem::take(&mut *m.borrow_mut())),
+    put: |v: RunLocals| RUN_LOCALS.with(|m| *m.borrow_mut() = v),
+);
+
+/// Runs `f` on the calling thread's run's value named `key` (its
+/// `Default` the first time): the executor's thread and every simulated
+/// thread of the run see the same one. Outside a run, the thread's own.
+/// `f` must not call this again.
+pub fn with_run_local<T: Default + 'static, R>(
+    key: &'static str,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    RUN_LOCALS.with(|m| {
+        let mut m = m.borrow_mut();
+        let v = m.entry(key).or_insert_with(|| Box::new(T::default()));
+        let v = v
+            .downcast_mut::<T>()
+            .expect("sim: a run-local value is read with the type it was made with");
+        f(v)
+    })
+}
+
 /// Where the calling thread's run is in its tape: the bytes of draws taken
 /// so far (0 with no tape on). A branch from this moment replays that many.
 pub fn tape_position() -> usize {
