@@ -39,9 +39,15 @@ pub const SECTION: super::Section = super::Section {
 
 /// How to read the table (the measured figures are above it).
 const READING: &str = "
-Four of the five are fault-timing bugs: the scenario draws its crash, partition, pauses or clock
-drift from its own seeded stream, so every strategy meets the same fault plan on the same seed and
-the columns differ only where the schedule matters on top of it (`torn_log`, `healed_retry`).
+Four of the first five are fault-timing bugs: the scenario draws its crash, partition, pauses or
+clock drift from its own seeded stream, all at the start, so every strategy meets the same fault
+plan on the same seed and the columns differ only where the schedule matters on top of it
+(`torn_log`, `healed_retry`). Drawn up front, a plan gives exploration nothing to branch from:
+those scenarios mark no progress, so the explorer sees only how runs end and runs fresh seeds, as
+a sweep does. `compact_crash` is written for exploration: its nemesis draws the crash as the run
+goes, and the scenario marks its progress (`sim::state!` of the writes so far, `sim::sometimes!`
+at the compaction), so the explorer branches from the runs that wrote the most and from the
+compaction itself, where one branch in a few dozen crashes inside the window.
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
