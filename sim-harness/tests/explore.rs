@@ -166,3 +166,22 @@ fn the_report_says_when_the_failure_became_inevitable() {
         "{table}"
     );
 }
+
+/// An exploration checks coverage as a sweep does: with `coverage = "all"`
+/// a site no run reached fails it.
+#[test]
+fn an_exploration_checks_coverage() {
+    let mut opts = common::options("explore::coverage", file!(), sim::__private::Seeds::One(0));
+    opts.explore = Some(16);
+    opts.coverage = true;
+    let r = common::report(opts, || async {
+        sim::reachable!("every run");
+        if sim::seed() == u64::MAX {
+            sim::reachable!("no run");
+        }
+    });
+    assert!(r.contains("sim: class: coverage"), "{r}");
+    assert!(r.contains("\"no run\""), "{r}");
+    assert!(!r.contains("\"every run\""), "{r}");
+    assert!(r.contains("not covered by the 16 run(s)"), "{r}");
+}

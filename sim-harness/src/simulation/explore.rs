@@ -176,6 +176,8 @@ pub(crate) struct Explored {
     /// The first failing run, and what it was.
     pub failure: Option<(SeedResult, String)>,
     pub ran: usize,
+    /// The `sometimes!`/`reachable!` sites no run covered.
+    pub missing: Vec<String>,
 }
 
 impl Explorer {
@@ -352,6 +354,7 @@ where
     Fut::Output: TestOutput,
 {
     let mut ex = Explorer::new(seed, first_seeds);
+    let mut coverage = super::coverage::Sweep::new(None);
     let mut ran = 0usize;
     while (ran as u64) < budget {
         let n = ROUND.min((budget - ran as u64) as usize);
@@ -380,6 +383,7 @@ where
         let results = run_all(opts, runs, jobs, make);
         for (i, (p, mut r)) in planned.into_iter().zip(results).enumerate() {
             let index = ran + i;
+            coverage.add(index, std::mem::take(&mut r.coverage));
             let mut found = std::mem::take(&mut r.features);
             found
                 .entry(outcome(&r))
@@ -408,6 +412,7 @@ where
                 return Explored {
                     failure: Some((r, how)),
                     ran: index + 1,
+                    missing: super::coverage::missing(&coverage.totals),
                 };
             }
             let prefix = p.branch.map_or(0, |(_, pos, _)| pos);
@@ -421,7 +426,11 @@ where
         ex.corpus_len(),
         ex.features()
     );
-    Explored { failure: None, ran }
+    Explored {
+        failure: None,
+        ran,
+        missing: super::coverage::missing(&coverage.totals),
+    }
 }
 
 /// Runs `runs` (each a seed and how to run it), `jobs` at a time; the

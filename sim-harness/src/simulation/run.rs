@@ -79,11 +79,19 @@ where
         make,
     );
     let Some((failure, how)) = found.failure else {
+        // Its coverage is checked as a sweep's is (`coverage = "all"`).
+        let swept = sweep::Swept {
+            failures: std::collections::BTreeMap::new(),
+            missing: found.missing,
+            ran: found.ran,
+            explored: None,
+        };
+        report::coverage_only(opts, &plan.name, &swept);
         return;
     };
     let mut swept = sweep::Swept {
         failures: std::collections::BTreeMap::from([(failure.outcome.seed, failure)]),
-        missing: Vec::new(),
+        missing: found.missing,
         ran: found.ran,
         explored: Some(how),
     };

@@ -195,7 +195,7 @@ pub(super) fn coverage_only(opts: &Options, name: &str, swept: &Swept) {
     if opts.coverage {
         panic!(
             "sim: coverage: {name}: {} site(s) of this binary were not covered by the {} \
-             seed(s), and the test asks for coverage = \"all\"\nsim: class: {}\n    {}",
+             run(s), and the test asks for coverage = \"all\"\nsim: class: {}\n    {}",
             missing.len(),
             swept.ran,
             Class::Coverage,
