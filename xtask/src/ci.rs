@@ -21,7 +21,9 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// `threads` runs rayon, `std::thread::scope`, crossbeam-channel,
 /// tracing-appender's writer and futures' `block_on` with every OS thread
 /// a simulated thread (what is not simulated yet waits behind its
-/// `pending` feature).
+/// `pending` feature); `sim-s3` serves object_store's unmodified S3 client
+/// from a node whose objects live on its simulated disk, through crashes
+/// and every failure mode.
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -32,6 +34,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "fs-compat",
     "tls",
     "threads",
+    "sim-s3",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
