@@ -23,7 +23,9 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// a simulated thread (what is not simulated yet waits behind its
 /// `pending` feature); `sim-s3` serves object_store's unmodified S3 client
 /// from a node whose objects live on its simulated disk, through crashes
-/// and every failure mode.
+/// and every failure mode; `s3-log` keeps a log in it with a manifest
+/// fenced by conditional PUT, its planted doubled commit found and shrunk
+/// (tests/found.rs) and its fix through 1,000 seeds of drawn S3 faults.
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -35,6 +37,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "tls",
     "threads",
     "sim-s3",
+    "s3-log",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
