@@ -64,6 +64,9 @@ pub use sim_harness_macros::test;
 mod macros;
 pub use sim_runtime as runtime;
 
+pub mod fake;
+pub use fake::contract;
+
 #[cfg(simulation)]
 mod simulation;
 #[cfg(simulation)]
