@@ -93,9 +93,7 @@ impl<R: UserRepository> Accounts<R> {
     /// Whether `saved` reads back (at its version or later).
     async fn confirmed(&self, saved: &User) -> Result<Option<bool>, ServiceError> {
         match Self::call("find_by_id", self.repo.find_by_id(saved.id)).await? {
-            Ok(found) => Ok(Some(
-                found.is_some_and(|u| u.version >= saved.version),
-            )),
+            Ok(found) => Ok(Some(found.is_some_and(|u| u.version >= saved.version))),
             Err(_) => Ok(None),
         }
     }

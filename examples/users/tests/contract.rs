@@ -116,7 +116,9 @@ impl UserRepository for ForgetfulDeletes {
 }
 
 #[tokio::test]
-#[should_panic(expected = "step 10 `delete it again`:\n    real said: Ok(false)\n    fake said: Ok(true)")]
+#[should_panic(
+    expected = "step 10 `delete it again`:\n    real said: Ok(false)\n    fake said: Ok(true)"
+)]
 async fn a_fake_that_breaks_the_contract_is_caught() {
     sim::contract::check(
         "users",

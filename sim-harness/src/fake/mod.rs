@@ -230,7 +230,9 @@ pub struct Faults(Arc<Inner>);
 
 impl std::fmt::Debug for Faults {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Faults").field("name", &self.0.name).finish()
+        f.debug_struct("Faults")
+            .field("name", &self.0.name)
+            .finish()
     }
 }
 
@@ -383,9 +385,8 @@ impl Faults {
             let explicit = s.hang.contains(op) || s.hang.contains(ANY);
             let drawn = !explicit && self.draw(&s, Mode::Hang, DRAWN_HANG);
             if explicit || drawn {
-                let limit = drawn.then(|| {
-                    Duration::from_millis(1 + self.rng(&mut s).below(DRAWN_HANG_MAX_MS))
-                });
+                let limit = drawn
+                    .then(|| Duration::from_millis(1 + self.rng(&mut s).below(DRAWN_HANG_MAX_MS)));
                 let detail = limit.map_or("until healed".to_string(), |d| format!("for {d:?}"));
                 self.happened(&mut s, Mode::Hang, op, drawn, &detail);
                 Some((s.heals, limit))

@@ -42,7 +42,7 @@ impl Staleness {
     }
 }
 
-/// One row of a fake with its recent history (the latest [`KEEP`]
+/// One row of a fake with its recent history (the latest 64
 /// versions, each with when it was written). [`crate::fake::Faults::write`]
 /// sets it, [`crate::fake::Faults::read`] reads it, stale or not.
 #[derive(Clone, Debug)]
@@ -109,14 +109,14 @@ impl<T> Versioned<T> {
 /// a run), else a stream seeded by the fake's name (deterministic too).
 pub(crate) enum Draws {
     #[cfg(simulation)]
-    Seeded(crate::Rng),
+    Seeded(Box<crate::Rng>),
     Named(u64),
 }
 
 impl Draws {
     #[cfg(simulation)]
     pub(crate) fn seeded(seed: u64) -> Draws {
-        Draws::Seeded(crate::Rng::from_seed(seed))
+        Draws::Seeded(Box::new(crate::Rng::from_seed(seed)))
     }
 
     pub(crate) fn named(name: &str) -> Draws {

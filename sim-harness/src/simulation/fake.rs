@@ -106,10 +106,7 @@ pub(crate) fn happened(
     });
     if timeline::recording() {
         let name = sim_runtime::sim::node_name(node);
-        timeline::note(
-            Noted::Fake(mode.label()),
-            &[&name, fake, op, detail, how],
-        );
+        timeline::note(Noted::Fake(mode.label()), &[&name, fake, op, detail, how]);
     }
 }
 
