@@ -48,17 +48,18 @@ async fn a_hung_operation_completes_after_the_heal() {
     assert_eq!(f.happened_count(Mode::Hang), 2);
 }
 
-#[sim_runtime::test]
-async fn the_skew_offsets_the_fake_s_clock() {
+#[test]
+fn the_skew_offsets_the_fake_s_clock() {
     let f = Faults::new("users");
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(86_400);
+    assert_eq!(f.skewed(t), t);
     f.skew(Duration::from_secs(3600));
-    let ahead = f
-        .now()
-        .duration_since(std::time::SystemTime::now())
-        .unwrap();
-    assert!(ahead > Duration::from_secs(3599), "{ahead:?}");
+    assert_eq!(f.skewed(t), t + Duration::from_secs(3600));
+    f.skew_behind(Duration::from_secs(60));
+    assert_eq!(f.skewed(t), t - Duration::from_secs(60));
+    assert_eq!(f.happened_count(Mode::Skew), 2);
     f.heal();
-    assert!(f.now() <= std::time::SystemTime::now());
+    assert_eq!(f.skewed(t), t);
 }
 
 fn steps(s: &[(&str, &str)]) -> Vec<Step> {

@@ -6,6 +6,7 @@ use crate::{RepoError, User, UserRepository};
 use sim::fake::{Faults, Versioned};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 type Rows = BTreeMap<u64, Versioned<Option<User>>>;
 
@@ -49,7 +50,8 @@ impl UserRepository for FakeUsers {
         }
         let stored = User {
             version: current + 1,
-            updated_at: self.faults.now(),
+            // The fake's clock, skewed when the test says so.
+            updated_at: self.faults.skewed(SystemTime::now()),
             ..user
         };
         self.faults.write("save", row, Some(stored.clone()));

@@ -13,7 +13,7 @@
 //! | stale read | [`Faults::stale_reads`]`(Staleness::writes(1))` | reads return an older version, at most 1 write (or a duration) old |
 //! | silent drop | [`Faults::drop_writes`]`("save", 1)` | the next `save` returns `Ok` and is never applied |
 //! | hang | [`Faults::hang`]`("find")` | every `find` waits until [`Faults::heal`] (or the caller's timeout) |
-//! | clock skew | [`Faults::skew`]`(Duration::from_secs(600))` | [`Faults::now`], the fake's timestamps, runs 10 min ahead |
+//! | clock skew | [`Faults::skew`]`(Duration::from_secs(600))` | [`Faults::skewed`], the fake's timestamps, runs 10 min ahead |
 //!
 //! [`Faults::drawn`] makes each operation draw the modes from the seed, as
 //! fault points do (`sim::buggify!`): per run each mode of each fake is
@@ -31,7 +31,7 @@
 //! impl UserRepository for FakeUsers {
 //!     async fn save(&self, mut user: User) -> Result<User, RepoError> {
 //!         self.faults.op("save").await?;           // hang, partial failure
-//!         user.updated_at = self.faults.now();       // clock skew
+//!         user.updated_at = self.faults.skewed(SystemTime::now()); // clock skew
 //!         let mut rows = self.rows.lock().unwrap();
 //!         let row = rows.entry(user.id).or_insert_with(|| Versioned::new(None));
 //!         self.faults.write("save", row, Some(user.clone())); // silent drop
@@ -69,20 +69,20 @@
 //! implementation.
 
 pub mod contract;
-mod versioned;
+pub(crate) mod versioned;
 
 pub use versioned::{Staleness, Versioned};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::ops::{Add, Sub};
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-#[cfg(simulation)]
-use crate::simulation::fake as hooks;
+use crate::fake_env as hooks;
 
 /// The failure modes a fake can show its callers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,7 +95,7 @@ pub enum Mode {
     DropWrite,
     /// An operation does not complete until the heal.
     Hang,
-    /// The fake's clock ([`Faults::now`]) is offset.
+    /// The fake's clock ([`Faults::skewed`]) is offset.
     Skew,
 }
 
@@ -167,6 +167,8 @@ const DRAWN_FAIL: (u32, u32) = (1, 8);
 const DRAWN_DROP: (u32, u32) = (1, 8);
 const DRAWN_STALE: (u32, u32) = (1, 4);
 const DRAWN_HANG: (u32, u32) = (1, 32);
+/// A drawn stale read is at most this many writes behind.
+const DRAWN_STALE_WRITES: usize = 3;
 /// A drawn hang lasts up to this long (virtual time), unless healed.
 const DRAWN_HANG_MAX_MS: u64 = 30_000;
 /// A drawn skew is up to this far ahead or behind.
@@ -189,13 +191,12 @@ pub(crate) struct State {
     wakers: Vec<Waker>,
     /// How often each mode happened (explicit or drawn).
     happened: BTreeMap<Mode, u64>,
-    rng: Option<versioned::Draws>,
+    rng: Option<hooks::Draws>,
 }
 
 pub(crate) struct Inner {
     name: String,
     /// Where the fake's handle was made: its coverage sites' location.
-    #[cfg_attr(not(simulation), allow(dead_code))]
     at: &'static Location<'static>,
     state: Mutex<State>,
 }
@@ -245,7 +246,6 @@ impl Faults {
             at: Location::caller(),
             state: Mutex::new(State::default()),
         });
-        #[cfg(simulation)]
         hooks::register(&inner);
         Faults(inner)
     }
@@ -256,43 +256,22 @@ impl Faults {
     }
 
     fn arm(&self, mode: Mode) {
-        #[cfg(simulation)]
         hooks::armed(&self.0.name, self.0.at, mode);
-        #[cfg(not(simulation))]
-        let _ = mode;
     }
 
     /// Records that `mode` happened to `op` (`detail`: what it did).
     fn happened(&self, s: &mut State, mode: Mode, op: &str, drawn: bool, detail: &str) {
         *s.happened.entry(mode).or_default() += 1;
-        #[cfg(simulation)]
         hooks::happened(&self.0.name, self.0.at, mode, op, drawn, detail);
-        #[cfg(not(simulation))]
-        let _ = (op, drawn, detail);
     }
 
     /// Whether drawn `mode` fires now (a fault point of the run).
     fn draw(&self, s: &State, mode: Mode, (num, den): (u32, u32)) -> bool {
-        if !s.drawn {
-            return false;
-        }
-        #[cfg(simulation)]
-        return hooks::draw(&self.0.name, mode, num, den);
-        #[cfg(not(simulation))]
-        {
-            let _ = (mode, num, den);
-            false
-        }
+        s.drawn && hooks::draw(&self.0.name, mode, num, den)
     }
 
-    fn rng<'a>(&self, s: &'a mut State) -> &'a mut versioned::Draws {
-        s.rng.get_or_insert_with(|| {
-            #[cfg(simulation)]
-            if let Some(seed) = hooks::seed(&self.0.name) {
-                return versioned::Draws::seeded(seed);
-            }
-            versioned::Draws::named(&self.0.name)
-        })
+    fn rng<'a>(&self, s: &'a mut State) -> &'a mut hooks::Draws {
+        s.rng.get_or_insert_with(|| hooks::draws(&self.0.name))
     }
 
     /// Partial failure: the next `times` calls of `op` ([`ANY`]: of any
@@ -325,12 +304,12 @@ impl Faults {
         self.0.lock().hang.insert(op.to_string());
     }
 
-    /// Clock skew: [`Faults::now`] runs `by` ahead of the clock.
+    /// Clock skew: [`Faults::skewed`] runs `by` ahead of the clock.
     pub fn skew(&self, by: Duration) {
         self.set_skew(by, true, false);
     }
 
-    /// Clock skew: [`Faults::now`] runs `by` behind the clock.
+    /// Clock skew: [`Faults::skewed`] runs `by` behind the clock.
     pub fn skew_behind(&self, by: Duration) {
         self.set_skew(by, false, false);
     }
@@ -437,7 +416,7 @@ impl Faults {
         let mut s = self.0.lock();
         let (bound, drawn) = match s.stale {
             Some(b) => (b, false),
-            None if s.drawn => (Staleness::writes(versioned::KEEP), true),
+            None if s.drawn => (Staleness::writes(DRAWN_STALE_WRITES), true),
             None => return row.latest(),
         };
         let stale = row.stale_candidates(bound);
@@ -450,13 +429,17 @@ impl Faults {
         row.back(back)
     }
 
-    /// The fake's clock (for its timestamps): the node's clock (virtual
-    /// under simulation), offset by the skew.
-    pub fn now(&self) -> SystemTime {
-        let now = SystemTime::now();
+    /// The fake's clock: `now`, the fake's reading of its clock
+    /// (`SystemTime::now()`: virtual under simulation), offset by the
+    /// skew. The kit reads no clock itself (the harness never reads wall
+    /// time); the fake reads its own, as the real implementation does.
+    pub fn skewed<T>(&self, now: T) -> T
+    where
+        T: Add<Duration, Output = T> + Sub<Duration, Output = T>,
+    {
         match self.0.lock().skew {
             Some((by, true)) => now + by,
-            Some((by, false)) => now.checked_sub(by).unwrap_or(SystemTime::UNIX_EPOCH),
+            Some((by, false)) => now - by,
             None => now,
         }
     }
@@ -482,19 +465,15 @@ fn take_one(counts: &mut BTreeMap<String, u32>, op: &str) -> bool {
 struct Hung {
     inner: Arc<Inner>,
     heals: u64,
-    #[cfg(simulation)]
-    sleep: Option<Pin<Box<sim_runtime::time::Sleep>>>,
+    timer: Option<hooks::Timer>,
 }
 
 impl Hung {
     fn new(inner: Arc<Inner>, heals: u64, limit: Option<Duration>) -> Hung {
-        #[cfg(not(simulation))]
-        let _ = limit;
         Hung {
             inner,
             heals,
-            #[cfg(simulation)]
-            sleep: limit.map(|d| Box::pin(sim_runtime::time::sleep(d))),
+            timer: limit.map(hooks::Timer::after),
         }
     }
 }
@@ -504,11 +483,8 @@ impl Future for Hung {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        #[cfg(simulation)]
-        if let Some(sleep) = &mut this.sleep {
-            if sleep.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(());
-            }
+        if this.timer.as_mut().is_some_and(|t| t.elapsed(cx)) {
+            return Poll::Ready(());
         }
         let mut s = this.inner.lock();
         if s.heals != this.heals {

@@ -1,8 +1,9 @@
 //! A fake's rows with their history, so that a stale read can return an
 //! older version; and the draws a fake makes.
 
+use crate::fake_env::clock;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Versions kept per row (older ones are forgotten).
 pub(crate) const KEEP: usize = 64;
@@ -47,8 +48,9 @@ impl Staleness {
 /// sets it, [`crate::fake::Faults::read`] reads it, stale or not.
 #[derive(Clone, Debug)]
 pub struct Versioned<T> {
-    /// Oldest first: the last is the latest.
-    versions: VecDeque<(Instant, T)>,
+    /// Oldest first: the last is the latest. Each with when it was
+    /// written (virtual time under simulation).
+    versions: VecDeque<(Duration, T)>,
 }
 
 impl<T> Versioned<T> {
@@ -56,7 +58,7 @@ impl<T> Versioned<T> {
     /// stale read of a row written once may then say it does not exist).
     pub fn new(initial: T) -> Versioned<T> {
         Versioned {
-            versions: VecDeque::from([(Instant::now(), initial)]),
+            versions: VecDeque::from([(clock(), initial)]),
         }
     }
 
@@ -65,7 +67,7 @@ impl<T> Versioned<T> {
         if self.versions.len() == KEEP {
             self.versions.pop_front();
         }
-        self.versions.push_back((Instant::now(), value));
+        self.versions.push_back((clock(), value));
     }
 
     /// The latest version.
@@ -86,7 +88,7 @@ impl<T> Versioned<T> {
     /// How many older versions a stale read within `bound` may return
     /// (those 1, 2, …, n writes behind).
     pub(crate) fn stale_candidates(&self, bound: Staleness) -> usize {
-        let now = Instant::now();
+        let now = clock();
         let len = self.versions.len();
         (1..len.min(bound.writes.saturating_add(1)))
             .take_while(|back| {
@@ -94,7 +96,7 @@ impl<T> Versioned<T> {
                 let replaced = self.versions[len - back].0;
                 bound
                     .age
-                    .is_none_or(|age| now.saturating_duration_since(replaced) <= age)
+                    .is_none_or(|age| now.saturating_sub(replaced) <= age)
             })
             .count()
     }
@@ -105,42 +107,25 @@ impl<T> Versioned<T> {
     }
 }
 
-/// The draws of one fake: the run's seeded stream under simulation (inside
-/// a run), else a stream seeded by the fake's name (deterministic too).
-pub(crate) enum Draws {
-    #[cfg(simulation)]
-    Seeded(Box<crate::Rng>),
-    Named(u64),
-}
+/// Draws from a stream seeded by a fake's name (FNV-1a, then splitmix64):
+/// deterministic, for a fake used outside a simulation's run.
+pub(crate) struct NamedDraws(u64);
 
-impl Draws {
-    #[cfg(simulation)]
-    pub(crate) fn seeded(seed: u64) -> Draws {
-        Draws::Seeded(Box::new(crate::Rng::from_seed(seed)))
-    }
-
-    pub(crate) fn named(name: &str) -> Draws {
-        // FNV-1a of the name.
+impl NamedDraws {
+    pub(crate) fn new(name: &str) -> NamedDraws {
         let h = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
-        Draws::Named(h)
+        NamedDraws(h)
     }
 
     /// A draw in `0..n` (`n` > 0).
     pub(crate) fn below(&mut self, n: u64) -> u64 {
-        match self {
-            #[cfg(simulation)]
-            Draws::Seeded(r) => r.below(n),
-            Draws::Named(x) => {
-                // splitmix64
-                *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = *x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^= z >> 31;
-                ((u128::from(z) * u128::from(n)) >> 64) as u64
-            }
-        }
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((u128::from(z) * u128::from(n)) >> 64) as u64
     }
 }

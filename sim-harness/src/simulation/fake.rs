@@ -7,10 +7,15 @@
 use super::coverage;
 use super::explore::{self, Feature};
 use super::timeline::{self, Noted};
+use crate::fake::versioned::NamedDraws;
 use crate::fake::{Inner, Mode};
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::panic::Location;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
+use std::task::Context;
+use std::time::Duration;
 
 /// Names made at run time (fault-point sites, coverage sites), leaked once
 /// per distinct name for the process.
@@ -119,9 +124,54 @@ pub(crate) fn draw(fake: &str, mode: Mode, num: u32, den: u32) -> bool {
     sim_runtime::sim::buggify(site(fake, mode), num, den)
 }
 
-/// The seed of `fake`'s draws in this run, inside a run.
-pub(crate) fn seed(fake: &str) -> Option<u64> {
-    sim_runtime::sim::is_simulation().then(|| sim_runtime::sim::fork_seed(&format!("fake.{fake}")))
+/// A fake's draws: inside a run, a stream of the run's seed tree
+/// (`fake.<name>`, through the tape when one is on); outside, a stream
+/// seeded by the name.
+pub(crate) enum Draws {
+    Seeded(Box<crate::Rng>),
+    Named(NamedDraws),
+}
+
+impl Draws {
+    /// A draw in `0..n` (`n` > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        match self {
+            Draws::Seeded(r) => r.below(n),
+            Draws::Named(d) => d.below(n),
+        }
+    }
+}
+
+pub(crate) fn draws(fake: &str) -> Draws {
+    if sim_runtime::sim::is_simulation() {
+        let seed = sim_runtime::sim::fork_seed(&format!("fake.{fake}"));
+        Draws::Seeded(Box::new(crate::Rng::from_seed(seed)))
+    } else {
+        Draws::Named(NamedDraws::new(fake))
+    }
+}
+
+/// When a row's version was written, for staleness bounds: the run's
+/// virtual time (zero outside a run).
+pub(crate) fn clock() -> Duration {
+    if sim_runtime::sim::is_simulation() {
+        sim_runtime::sim::elapsed()
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// A drawn hang's end: a virtual-time sleep.
+pub(crate) struct Timer(Pin<Box<sim_runtime::time::Sleep>>);
+
+impl Timer {
+    pub(crate) fn after(d: Duration) -> Timer {
+        Timer(Box::pin(sim_runtime::time::sleep(d)))
+    }
+
+    pub(crate) fn elapsed(&mut self, cx: &mut Context<'_>) -> bool {
+        self.0.as_mut().poll(cx).is_ready()
+    }
 }
 
 /// The run's fake faults, one line per fake and mode, for the report:
