@@ -178,3 +178,17 @@ fn a_stale_read_stays_within_its_bounds() {
         assert_eq!(f.happened_count(Mode::StaleRead), 101);
     });
 }
+
+#[test]
+fn a_fake_fault_in_the_quiet_phase_fails_the_run() {
+    let r = report(options("fake::quiet", Seeds::One(1)), || async {
+        let f = Faults::new("mail");
+        sim::heal_after(Duration::from_secs(1));
+        sim_runtime::time::sleep(Duration::from_secs(2)).await;
+        f.fail("send", 1);
+    });
+    assert!(
+        r.contains("sim: fake \"mail\": partial failure at 2s is a fault in the quiet phase"),
+        "{r}"
+    );
+}

@@ -134,3 +134,48 @@ async fn drawn_faults_never_lose_an_acknowledged_write() {
         );
     }
 }
+
+/// The planted bug: a signup that trusts the repository's `Ok` (no read
+/// back). Drawn from the seed, a silent drop loses an acknowledged signup
+/// within the same seeds, and the report names the fault that did it.
+#[cfg(simulation)]
+#[test]
+fn a_signup_that_trusts_ok_is_caught_by_a_drawn_silent_drop() {
+    use sim::__private::{run, Options, Seeds};
+    let options = Options {
+        name: "modes::planted_trusting_signup",
+        file: file!(),
+        package: env!("CARGO_PKG_NAME"),
+        crate_name: env!("CARGO_CRATE_NAME"),
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds: Seeds::Range(0, 200),
+        ..Options::default()
+    };
+    let sweep = std::panic::catch_unwind(|| {
+        run(options, || async {
+            let users = FakeUsers::new();
+            users.faults.drawn();
+            let mut acked = Vec::new();
+            for id in 0..6u64 {
+                let user = users::User::new(id, "u@example.com", "new");
+                if users.save(user).await.is_ok() {
+                    acked.push(id);
+                }
+            }
+            users.faults.heal();
+            for id in acked {
+                let found = users.find_by_id(id).await.unwrap();
+                assert!(found.is_some(), "acknowledged signup {id} is gone");
+            }
+        })
+    });
+    let report = match sweep {
+        Ok(()) => panic!("the planted bug was not found in seeds 0..200"),
+        Err(p) => p.downcast::<String>().map(|s| *s).unwrap_or_default(),
+    };
+    assert!(report.contains("is gone"), "{report}");
+    assert!(
+        report.contains("sim: fake faults: users: silent drop: save ×1 (drawn)"),
+        "{report}"
+    );
+}

@@ -22,6 +22,9 @@
 //! what hangs; so does the harness's heal (`sim::heal_after`).
 //!
 //! ```ignore
+//! // examples/users/src/fake.rs, shortened.
+//! use sim::fake::{Faults, Versioned};
+//!
 //! #[derive(Clone)]
 //! pub struct FakeUsers {
 //!     pub faults: sim::fake::Faults,
@@ -48,8 +51,9 @@
 //! async fn a_lost_signup_is_saved_again() {
 //!     let users = FakeUsers::new();
 //!     users.faults.drop_writes("save", 1);
-//!     let signup = Accounts::new(users).signup(7, "ada@example.com").await.unwrap();
-//!     assert_eq!(signup.attempts, 2);
+//!     // The service reads its write back, finds nothing, and saves again.
+//!     let done = Accounts::new(users).signup(7, "ada@example.com", "Ada").await.unwrap();
+//!     assert_eq!((done.attempts, done.unconfirmed), (2, 1));
 //! }
 //! ```
 //!
@@ -255,6 +259,7 @@ impl Faults {
         &self.0.name
     }
 
+    #[track_caller]
     fn arm(&self, mode: Mode) {
         hooks::armed(&self.0.name, self.0.at, mode);
     }
@@ -276,6 +281,7 @@ impl Faults {
 
     /// Partial failure: the next `times` calls of `op` ([`ANY`]: of any
     /// operation) fail with [`Injected`]. `u32::MAX`: until the heal.
+    #[track_caller]
     pub fn fail(&self, op: &str, times: u32) {
         self.arm(Mode::Fail);
         self.0.lock().fail.insert(op.to_string(), times);
@@ -283,6 +289,7 @@ impl Faults {
 
     /// Silent drop: the next `times` writes of `op` ([`ANY`]: any) are
     /// accepted and never applied ([`Faults::write`] returns `false`).
+    #[track_caller]
     pub fn drop_writes(&self, op: &str, times: u32) {
         self.arm(Mode::DropWrite);
         self.0.lock().drop.insert(op.to_string(), times);
@@ -291,6 +298,7 @@ impl Faults {
     /// Stale reads: until the heal, every read ([`Faults::read`]) of a row
     /// with an older version within `bound` returns one of those, picked by
     /// the seed.
+    #[track_caller]
     pub fn stale_reads(&self, bound: Staleness) {
         self.arm(Mode::StaleRead);
         self.0.lock().stale = Some(bound);
@@ -299,21 +307,25 @@ impl Faults {
     /// Hang: until the heal, every call of `op` ([`ANY`]: of any operation)
     /// waits in [`Faults::op`]: it completes after [`Faults::heal`], or
     /// never, if the caller times out first.
+    #[track_caller]
     pub fn hang(&self, op: &str) {
         self.arm(Mode::Hang);
         self.0.lock().hang.insert(op.to_string());
     }
 
     /// Clock skew: [`Faults::skewed`] runs `by` ahead of the clock.
+    #[track_caller]
     pub fn skew(&self, by: Duration) {
         self.set_skew(by, true, false);
     }
 
     /// Clock skew: [`Faults::skewed`] runs `by` behind the clock.
+    #[track_caller]
     pub fn skew_behind(&self, by: Duration) {
         self.set_skew(by, false, false);
     }
 
+    #[track_caller]
     fn set_skew(&self, by: Duration, ahead: bool, drawn: bool) {
         self.arm(Mode::Skew);
         let mut s = self.0.lock();
@@ -330,6 +342,7 @@ impl Faults {
     /// From now on, until the heal, operations draw the failure modes from
     /// the seed (fault points named `fake <name>: <mode>`; a skew is drawn
     /// now). Inert in a production build.
+    #[track_caller]
     pub fn drawn(&self) {
         for mode in Mode::ALL {
             self.arm(mode);

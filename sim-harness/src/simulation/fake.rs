@@ -70,10 +70,22 @@ pub(crate) fn heal_all() {
 }
 
 /// `mode` of `fake` may happen from now on: its coverage site is reached.
+/// In the quiet phase (after `sim::heal_after`'s heal) it fails the run,
+/// as any fault injected then does.
+#[track_caller]
 pub(crate) fn armed(fake: &str, at: &'static Location<'static>, mode: Mode) {
-    if sim_runtime::sim::is_simulation() {
-        coverage::hit_dynamic(key(fake, at, mode), false);
+    if !sim_runtime::sim::is_simulation() {
+        return;
     }
+    if let (true, Some(heal)) = (crate::healed(), crate::heal_at()) {
+        panic!(
+            "sim: fake {fake:?}: {mode} at {:?} is a fault in the quiet phase, which began with \
+             the heal at {heal:?} (sim::heal_after): the liveness phase checks that the system \
+             recovers without faults. Inject faults before the heal, or heal later.",
+            sim_runtime::sim::elapsed()
+        );
+    }
+    coverage::hit_dynamic(key(fake, at, mode), false);
 }
 
 /// `mode` happened to operation `op` of `fake`.
