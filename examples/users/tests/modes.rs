@@ -98,8 +98,9 @@ async fn a_skewed_clock_is_noticed() {
 /// have landed (the first version of this test forgot it, and the sweep
 /// said so: a rename whose read-back hung had renamed). Over the sweep
 /// every mode happens (the harness's coverage reports a mode armed and
-/// never seen).
-#[sim::test(seeds = 0..200)]
+/// never seen). Each seed runs twice with the same decisions
+/// (`check_determinism`): the fake's draws are the seed's.
+#[sim::test(seeds = 0..200, check_determinism)]
 async fn drawn_faults_never_lose_an_acknowledged_write() {
     use std::collections::{BTreeMap, BTreeSet};
     let a = accounts();
