@@ -64,6 +64,16 @@ pub use sim_harness_macros::test;
 mod macros;
 pub use sim_runtime as runtime;
 
+pub mod fake;
+pub use fake::contract;
+// What `sim::fake` records and draws: the simulation's hooks, or, in a
+// production build, nothing.
+#[cfg(simulation)]
+use simulation::fake as fake_env;
+#[cfg(not(simulation))]
+#[path = "fake/inert.rs"]
+mod fake_env;
+
 #[cfg(simulation)]
 mod simulation;
 #[cfg(simulation)]

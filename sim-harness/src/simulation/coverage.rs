@@ -80,6 +80,27 @@ pub fn hit(site: &'static Site, cond: bool) {
     }
 }
 
+/// Sites made at run time: a `sim::fake`'s modes (simulation/fake.rs),
+/// reached when armed, held when the fault happened. Only to tell them from
+/// linked sites: a sweep reports those its own tallies name.
+static DYNAMIC: std::sync::Mutex<std::collections::BTreeSet<Key>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Records a run-time site's evaluation (like a `sometimes!`).
+pub(crate) fn hit_dynamic(key: Key, held: bool) {
+    DYNAMIC
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key);
+    with_seen(|s| {
+        let t = s.entry(key).or_default();
+        t.reached += 1;
+        if held {
+            t.held += 1;
+        }
+    });
+}
+
 /// Takes this thread's tallies (the runner, once a seed is over).
 pub(crate) fn take() -> BTreeMap<Key, Tally> {
     with_seen(std::mem::take)
@@ -109,6 +130,17 @@ pub(crate) fn missing(totals: &BTreeMap<Key, Tally>) -> Vec<String> {
             };
             format!("{:?} at {}:{} ({what})", s.name, s.file, s.line)
         })
+        .chain(missing_dynamic(totals))
+        .collect()
+}
+
+/// The run-time sites the sweep armed and never saw happen.
+fn missing_dynamic(totals: &BTreeMap<Key, Tally>) -> Vec<String> {
+    let dynamic = DYNAMIC.lock().unwrap_or_else(|e| e.into_inner());
+    totals
+        .iter()
+        .filter(|(k, t)| t.held == 0 && dynamic.contains(k))
+        .map(|((name, file, line), _)| format!("{name:?} at {file}:{line} (armed, never happened)"))
         .collect()
 }
 

@@ -13,7 +13,9 @@
 //!    removed (latencies stay: they are the network, not a fault);
 //! 3. every node the test made (`sim::node`) that is down is restarted with
 //!    its current service, every paused node resumed, and every node's disk
-//!    faults cleared ([`crate::fs::clear_faults`]).
+//!    faults cleared ([`crate::fs::clear_faults`]);
+//! 4. every fake of the run heals ([`crate::fake::Faults::heal`]) and its
+//!    drawn modes stop.
 //!
 //! From then on the run is in its quiet phase. A fault injected in the
 //! quiet phase (a crash, kill or pause, a partition or clog, a port,
@@ -197,6 +199,7 @@ fn heal() {
     });
     tracing::info!(target: "sim", "liveness phase: the heal begins; the quiet phase starts");
     rt::net::heal_all();
+    super::fake::heal_all();
     let conns = rt::net::set_conn_fault(|_| true, Default::default());
     for (node, port) in &ports {
         rt::net::clear_port_fault(*node, *port);

@@ -2,6 +2,7 @@
 
 pub(crate) mod coverage;
 pub(crate) mod explore;
+pub(crate) mod fake;
 pub mod fs;
 pub mod fuzz;
 mod gen;

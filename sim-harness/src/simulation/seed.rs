@@ -115,6 +115,8 @@ pub(crate) struct SeedResult {
     pub(crate) recorded: Option<Recorded>,
     /// What the run reached, for exploration (explore.rs).
     pub(crate) features: BTreeMap<super::explore::Feature, usize>,
+    /// The faults of `sim::fake`s that happened, one line per fake and mode.
+    pub(crate) fakes: Vec<String>,
 }
 
 /// What one run of a seed records or follows.
@@ -204,6 +206,7 @@ where
                 swarm: super::swarm::take(),
                 coverage: super::coverage::take(),
                 features: super::explore::take(),
+                fakes: super::fake::take(),
                 outcome: classify(outcome),
                 trace,
                 dropped,

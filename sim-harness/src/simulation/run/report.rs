@@ -104,6 +104,9 @@ impl Report<'_> {
         if !active.is_empty() {
             let _ = writeln!(s, "sim: fault points active: {}", active.join(", "));
         }
+        if !first.fakes.is_empty() {
+            let _ = writeln!(s, "sim: fake faults: {}", first.fakes.join("; "));
+        }
         if !first.swarm.is_empty() {
             let dims: Vec<String> = first
                 .swarm

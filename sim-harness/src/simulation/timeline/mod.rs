@@ -40,6 +40,8 @@ pub(crate) enum Noted {
     /// A call of the runtime's control API (a fault, a heal, a lifecycle
     /// step), as its observer saw it.
     Call(Fault),
+    /// A `sim::fake` fault that happened (its mode's label, `fake: hang`).
+    Fake(&'static str),
 }
 
 impl Noted {
@@ -48,6 +50,7 @@ impl Noted {
         match self {
             Noted::Start => "start",
             Noted::Call(f) => f.name(),
+            Noted::Fake(label) => label,
         }
     }
 }

@@ -161,12 +161,13 @@ impl Model {
                 kind: n.what.name(),
                 label: label.clone(),
             });
-            let Noted::Call(what) = n.what else {
+            match n.what {
+                Noted::Call(what) => self.call(what, n.at, first, &args, label),
                 // A start ends the node's down span, as a restart does.
-                self.close("down", n.at, |s| s.lane == first);
-                continue;
-            };
-            self.call(what, n.at, first, &args, label);
+                Noted::Start => self.close("down", n.at, |s| s.lane == first),
+                // A fake's fault is its mark alone.
+                Noted::Fake(_) => {}
+            }
         }
     }
 
