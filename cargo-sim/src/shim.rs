@@ -105,7 +105,8 @@ fn manifest(real: &RealTokio, sim: &Path) -> String {
          rustix = {{ version = \"1\", default-features = false, features = [\"use-libc\"] }}\n\
          object = {{ version = \"0.40\", default-features = false, features = [\"read_core\", \"elf\", \"std\"] }}\n\
          linkme = \"0.3\"\n\
-         corosensei = \"0.3\"\n\n\
+         corosensei = \"0.3\"\n\
+         fastrand = \"2\"\n\n\
          [features]",
         version(&real.version),
         q(&real.dir),

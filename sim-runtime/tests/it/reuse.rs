@@ -16,7 +16,7 @@ use sim_runtime::time::{self, Duration};
 use std::collections::BTreeMap;
 
 /// Tasks that sleep to shared and to their own deadlines, yield, abort,
-/// OS threads that hand off over a std lock and sleep, and a TCP echo
+/// OS threads that hand off over a std lock and sleep, fastrand draws, and a TCP echo
 /// between two nodes: what a seed draws reaches its
 /// fingerprint, and the values it returns show the order things happened.
 async fn mixed() -> (u64, Vec<u64>) {
@@ -81,6 +81,10 @@ async fn mixed() -> (u64, Vec<u64>) {
         order.push(sim::elapsed().as_nanos() as u64);
     }
     doomed.abort();
+    // fastrand's per-thread generator, which fastrand seeds from the
+    // thread's id (a process-wide counter): the seed's own on the run's
+    // thread, whichever thread that is (thread/seeded.rs).
+    order.push(fastrand::u64(..));
     for h in handles {
         order.push(h.await.unwrap());
     }

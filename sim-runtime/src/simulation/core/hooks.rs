@@ -24,6 +24,8 @@ thread_local! {
     static WALL_BASE_NS: Cell<u64> = const { Cell::new(0) };
     /// The stream that feeds `getrandom` & co. inside the simulation.
     static RNG: RefCell<Option<super::seed::Stream>> = const { RefCell::new(None) };
+    /// The seed that stream started from.
+    static RNG_SEED: Cell<Option<u64>> = const { Cell::new(None) };
     /// What simulated code tried that it may not (read once per poll).
     static FORBIDDEN: Cell<Forbidden> = const { Cell::new(Forbidden::NONE) };
     /// Whether `FORBIDDEN` holds anything: the one byte the executor reads
@@ -151,6 +153,7 @@ carried!(
     take: || WALL_BASE_NS.with(Cell::get),
     put: |v| WALL_BASE_NS.with(|c| c.set(v)),
 );
+carried!(RNG_SEED_CARRIED: Option<u64>, take: || RNG_SEED.with(Cell::get), put: |v| RNG_SEED.with(|c| c.set(v)));
 carried!(
     RNG_CARRIED: Option<super::seed::Stream>,
     take: || RNG.with(|r| r.borrow_mut().take()),
@@ -197,6 +200,7 @@ pub(crate) fn activate(rng_seed: u64, wall_base_ns: u64) {
     NODE_CLOCK.with(|c| c.set((0, 0, 0)));
     WALL_BASE_NS.with(|c| c.set(wall_base_ns));
     RNG.with(|r| *r.borrow_mut() = Some(super::seed::Stream::from_seed(rng_seed)));
+    RNG_SEED.with(|c| c.set(Some(rng_seed)));
     FORBIDDEN.with(|c| c.set(Forbidden::default()));
     FORBIDDEN_ANY.with(|c| c.set(false));
     for interposer in INTERPOSERS {
@@ -213,6 +217,7 @@ pub(crate) fn deactivate() {
     }
     ACTIVE.with(|c| c.set(false));
     RNG.with(|r| *r.borrow_mut() = None);
+    RNG_SEED.with(|c| c.set(None));
 }
 
 /// Whether this thread is inside a simulation. Safe to call from anywhere,
@@ -279,6 +284,13 @@ pub(crate) fn fill_random(buf: &mut [u8]) -> bool {
         Err(_) => panic!("sim: getrandom re-entered while the seeded stream was in use"),
     })
     .unwrap_or(false)
+}
+
+/// The seed of this run's seeded stream (what [`activate`] was given),
+/// while a simulation is on this thread: for a library generator seeded
+/// from it without drawing from the stream, so that no other draw moves.
+pub(crate) fn stream_seed() -> Option<u64> {
+    RNG_SEED.try_with(Cell::get).ok().flatten()
 }
 
 /// Attempts at what a simulation forbids, since interception was turned

@@ -33,6 +33,7 @@ pub(crate) mod gate;
 mod owner;
 mod pool;
 mod report;
+mod seeded;
 pub(crate) mod spin;
 pub(crate) mod statics;
 mod wait;
