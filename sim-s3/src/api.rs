@@ -156,10 +156,36 @@ impl Api {
         if !plan.first_byte.is_zero() {
             tokio::time::sleep(plan.first_byte).await;
         }
-        let body = match body.collect().await {
+        let mut body = match body.collect().await {
             Ok(b) => b.to_bytes(),
             Err(e) => return Err(Failed::Body(e)),
         };
+        if crate::chunked::is_chunked(&parts.headers) {
+            body = match crate::chunked::decode(&body) {
+                Ok(b) => b,
+                Err(e) => {
+                    return Ok(self.error(
+                        StatusCode::BAD_REQUEST,
+                        "IncompleteBody",
+                        &format!("the aws-chunked body is malformed: {e}"),
+                        &path,
+                    ))
+                }
+            };
+            let declared = parts
+                .headers
+                .get("x-amz-decoded-content-length")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<usize>().ok());
+            if declared.is_some_and(|n| n != body.len()) {
+                return Ok(self.error(
+                    StatusCode::BAD_REQUEST,
+                    "IncompleteBody",
+                    "the aws-chunked body's length is not x-amz-decoded-content-length",
+                    &path,
+                ));
+            }
+        }
         let mut answer = match plan.error {
             Some(faults::Error::SlowDown) => self.error(
                 StatusCode::SERVICE_UNAVAILABLE,

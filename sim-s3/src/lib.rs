@@ -38,6 +38,8 @@
 //! 404 NoSuchKey on no object, as S3 does. Conditional reads: `If-Match`,
 //! `If-None-Match` (304), `If-Modified-Since`, `If-Unmodified-Since`.
 //! ETags are MD5s (multipart: MD5 of the parts' MD5s, `-N`), as S3's are.
+//! `aws-chunked` bodies (SDKs' streaming uploads with trailing checksums)
+//! are decoded; their chunk signatures and checksums are not checked.
 //!
 //! **Durability**: an object is written whole to a temporary file, synced,
 //! renamed into place and its folder synced before the answer: a crash of
@@ -59,6 +61,7 @@
 //! which draws them from the seed as named fault points (`s3: …`).
 
 mod api;
+mod chunked;
 mod draw;
 mod faults;
 mod store;

@@ -25,7 +25,8 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// from a node whose objects live on its simulated disk, through crashes
 /// and every failure mode; `s3-log` keeps a log in it with a manifest
 /// fenced by conditional PUT, its planted doubled commit found and shrunk
-/// (tests/found.rs) and its fix through 1,000 seeds of drawn S3 faults.
+/// (tests/found.rs) and its fix through 1,000 seeds of drawn S3 faults;
+/// `s3-sdk` runs aws-sdk-s3 against it, streaming uploads included.
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -38,6 +39,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "threads",
     "sim-s3",
     "s3-log",
+    "s3-sdk",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this
