@@ -153,6 +153,7 @@ impl Api {
         let plan = self
             .faults
             .plan(kind, conditional && parts.method != Method::GET);
+        note(&parts.method, &path, &plan);
         if !plan.first_byte.is_zero() {
             tokio::time::sleep(plan.first_byte).await;
         }
@@ -456,6 +457,7 @@ impl Api {
     }
 
     fn conflict(&self, path: &str) -> Answer {
+        tracing::info!(target: "sim_s3", "fault: 409 ConditionalRequestConflict for {path}");
         self.error(
             StatusCode::CONFLICT,
             "ConditionalRequestConflict",
@@ -723,6 +725,28 @@ struct Req<'a> {
     path: &'a str,
     body: Bytes,
     plan: Plan,
+}
+
+/// A fault served, in the trace (target `sim_s3`): the failing seed's
+/// story says which request met which fault.
+fn note(method: &Method, path: &str, plan: &Plan) {
+    let what = match (plan.error, plan.reset_mid_body, plan.lose_reply) {
+        (Some(faults::Error::SlowDown), ..) => "503 SlowDown",
+        (Some(faults::Error::Internal), ..) => "500 InternalError",
+        (None, true, _) => "reset mid-body",
+        (None, _, true) => "reply lost after the write",
+        _ => "",
+    };
+    if !what.is_empty() {
+        tracing::info!(target: "sim_s3", "fault: {what} for {method} {path}");
+    }
+    if !plan.first_byte.is_zero() {
+        tracing::info!(
+            target: "sim_s3",
+            "fault: first byte after {:?} for {method} {path}",
+            plan.first_byte
+        );
+    }
 }
 
 fn status(code: StatusCode) -> Answer {

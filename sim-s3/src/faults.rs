@@ -196,6 +196,7 @@ impl Faults {
     }
 
     pub(crate) fn saw_list_lag(&self) {
+        tracing::info!(target: "sim_s3", "fault: a listing left out keys written within the list lag");
         self.state().seen.list_lag += 1;
     }
 
@@ -204,6 +205,7 @@ impl Faults {
         let mut rx = self.hung.subscribe();
         if *rx.borrow_and_update() {
             self.state().seen.hung += 1;
+            tracing::info!(target: "sim_s3", "fault: a request held until the heal (Faults::hang)");
             // The sender lives in `self`: it cannot close while we wait.
             let _ = rx.wait_for(|hung| !hung).await;
         }

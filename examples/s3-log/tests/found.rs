@@ -41,4 +41,15 @@ fn a_retried_commit_that_doubles_a_record_is_found_and_shrunk() {
         report.contains(" test -p s3-log --test sweep -- buggy_log --exact"),
         "{report}"
     );
+    // The failing seed's trace tells which requests met which S3 fault.
+    let tape = report
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: tape: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no tape line in the report:\n{report}"));
+    let trace = std::fs::read_to_string(tape.replace(".tape", ".trace")).unwrap();
+    assert!(
+        trace.contains("sim_s3: fault: "),
+        "the trace names no S3 fault:\n{trace}"
+    );
 }
