@@ -213,6 +213,32 @@ const TESTS: &[Test] = &[
         "sqlite",
         "full_in_delete_mode_rolls_a_commit_back_after_a_crash",
     ),
+    test("users", "modes", "a_partial_failure_is_retried"),
+    test(
+        "users",
+        "modes",
+        "a_stale_read_is_a_conflict_the_rename_rebases",
+    ),
+    test("users", "modes", "a_silently_dropped_signup_is_saved_again"),
+    test("users", "modes", "a_hang_times_out_and_the_heal_ends_it"),
+    test("users", "modes", "a_skewed_clock_is_noticed"),
+    test(
+        "users",
+        "modes",
+        "drawn_faults_never_lose_an_acknowledged_write",
+    ),
+    graph_test("s3-log", "sim", "the_log_runs_the_same_for_a_seed"),
+    graph_test(
+        "s3-log",
+        "sim",
+        "every_acknowledged_record_is_in_the_log_once",
+    ),
+    graph_test("s3-sdk", "sim", "objects"),
+    graph_test("s3-sdk", "sim", "listings"),
+    graph_test("s3-sdk", "sim", "conditional_writes"),
+    graph_test("s3-sdk", "sim", "multipart_and_copy"),
+    graph_test("s3-sdk", "sim", "throttled"),
+    graph_test("s3-sdk", "sim", "streaming_upload"),
 ];
 
 /// Files whose `#[sim::test]`s fail by design (each is a planted bug being
@@ -222,6 +248,8 @@ const FAIL_BY_DESIGN: &[&str] = &[
     "examples/canaries/tests/sweep.rs",
     // The main demo's planted bug, run by `cargo xtask demo`.
     "examples/kv/tests/demo.rs",
+    // The S3 log's planted doubled commit, run by its tests/found.rs.
+    "examples/s3-log/tests/sweep.rs",
 ];
 
 /// Files whose `#[sim::test]`s are not swept: they pass, but one sweep
