@@ -190,6 +190,47 @@ fn busy_loop_hits_the_step_limit() {
     assert!(msg.contains("at step 10000"), "{msg}");
 }
 
+/// A task panicked, its `JoinHandle` held and never awaited; the main
+/// task then spins waiting for what it would have done: the step-limit
+/// report names the panic (a stranger's SlateDB test read "a busy loop"
+/// and nothing else).
+#[test]
+fn a_held_panic_is_named_when_the_run_then_spins() {
+    let r = std::thread::spawn(|| {
+        std::panic::catch_unwind(|| {
+            sim_runtime::runtime::Builder::new_current_thread()
+                .sim_seed(5)
+                .sim_step_limit(Some(10_000))
+                .build()
+                .unwrap()
+                .block_on(async {
+                    use std::sync::atomic::{AtomicBool, Ordering};
+                    let done = std::sync::Arc::new(AtomicBool::new(false));
+                    let d = done.clone();
+                    let _writer = sim_runtime::spawn(async move {
+                        sim_runtime::task::yield_now().await;
+                        if std::hint::black_box(true) {
+                            panic!("the writer could not open its store");
+                        }
+                        d.store(true, Ordering::Relaxed);
+                    });
+                    while !done.load(Ordering::Relaxed) {
+                        sim_runtime::task::yield_now().await;
+                    }
+                })
+        })
+    })
+    .join()
+    .unwrap();
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("step limit"), "{msg}");
+    assert!(
+        msg.contains("a task panicked and its JoinHandle, still held, was never awaited"),
+        "{msg}"
+    );
+    assert!(msg.contains("the writer could not open its store"), "{msg}");
+}
+
 #[test]
 fn unobserved_task_panic_fails_the_run() {
     let msg = run_failing(6, || async {

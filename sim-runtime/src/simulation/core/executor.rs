@@ -43,8 +43,8 @@ mod yields;
 
 pub(crate) use self::build::next_runtime_id;
 pub(crate) use self::current::{
-    current, current_ptr, expect_current, left_executor, outside_context, reenter, select_draw,
-    standard_base, unhandled_panic, with_current, with_expected, with_task_id,
+    current, current_ptr, expect_current, held_panic, left_executor, outside_context, reenter,
+    select_draw, standard_base, unhandled_panic, with_current, with_expected, with_task_id,
 };
 use self::current::{set_current, STANDARD_BASE};
 pub(crate) use self::drive::Entered;
@@ -85,6 +85,9 @@ use std::task::{Context, Poll, Waker};
 /// Below this many runnable tasks their data fits the core's cache and
 /// prefetching the next picks costs more than it saves.
 const PREFETCH_MIN_RUNNABLE: usize = 4096;
+
+/// How many held panics a run keeps to name (`Core::held_panics`).
+const HELD_PANICS: usize = 8;
 
 #[inline(always)]
 fn prefetch<T: ?Sized>(p: *const T) {
@@ -261,6 +264,11 @@ pub(crate) struct Core {
     /// Destructors of dead nodes' tasks left where they would wait
     /// (reap.rs): which task of which node, for the deadlock report.
     left_destructors: Vec<(u64, NodeId)>,
+    /// Tasks that panicked while a `JoinHandle` still held their panic
+    /// (at most [`HELD_PANICS`]): named when the run later fails with a
+    /// step limit, livelock or deadlock, which such a panic often causes (a
+    /// loop waiting for what the task would have done).
+    held_panics: Vec<String>,
 }
 
 pub(crate) struct Exec {

@@ -78,6 +78,7 @@ impl Exec {
             polling: (std::ptr::null(), 0, 0),
             block_ons: 0,
             left_destructors: Vec::new(),
+            held_panics: Vec::new(),
             config,
         };
         Rc::new(Exec {

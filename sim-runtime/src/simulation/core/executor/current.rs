@@ -177,6 +177,25 @@ pub(crate) fn select_draw(n: u32) -> u32 {
     })
 }
 
+/// Called by a task that panicked while its `JoinHandle` holds the panic:
+/// kept to name if the run then fails waiting (see `Core::held_panics`).
+pub(crate) fn held_panic(id: u64, name: Option<&str>, message: &str) {
+    if let Some(exec) = current() {
+        if let Ok(mut core) = exec.core.try_borrow_mut() {
+            if core.held_panics.len() < super::HELD_PANICS {
+                let node = exec.current_node();
+                let text = format!(
+                    "task {id}{} on node '{}' panicked at step {}: {message}",
+                    name.map(|n| format!(" '{n}'")).unwrap_or_default(),
+                    core.node(node).name,
+                    core.step,
+                );
+                core.held_panics.push(text);
+            }
+        }
+    }
+}
+
 /// Called by a task whose panic nobody can observe (its `JoinHandle` is
 /// gone).
 pub(crate) fn unhandled_panic(id: u64, name: Option<&str>, message: &str) {

@@ -144,9 +144,25 @@ impl Exec {
         std::panic::resume_unwind(report::augment_payload(payload, &context))
     }
 
-    pub(super) fn fail(&self, f: Failure) -> ! {
+    pub(super) fn fail(&self, mut f: Failure) -> ! {
         let text = {
             let core = self.core.borrow();
+            let waiting = matches!(
+                f.class,
+                Class::StepLimit | Class::Livelock | Class::Deadlock
+            );
+            if waiting && !core.held_panics.is_empty() {
+                // What the run waited for may be what a panicked task
+                // would have done: its panic sits in a JoinHandle no one
+                // awaited.
+                f.message.push_str(
+                    "\n  earlier, a task panicked and its JoinHandle, still held, was never \
+                     awaited (its panic is in there, unseen):",
+                );
+                for p in &core.held_panics {
+                    f.message.push_str(&format!("\n    {p}"));
+                }
+            }
             report::render(&core.snapshot(), &f)
         };
         *self.last_failure.borrow_mut() = Some(f);

@@ -105,7 +105,9 @@ impl<F: Future> TaskAlloc<F> {
                 let text = report::payload_text(&*payload);
                 this.header.set_finished();
                 let observed = this.join.complete(id, Err(JoinError::panic(id, payload)));
-                if !observed {
+                if observed {
+                    executor::held_panic(id.0, this.name.as_deref(), &text);
+                } else {
                     executor::unhandled_panic(id.0, this.name.as_deref(), &text);
                 }
                 Poll::Ready(())
