@@ -26,7 +26,10 @@ use crate::cmd::{build_cargo_sim, cargo_sim, root, run, Mode};
 /// and every failure mode; `s3-log` keeps a log in it with a manifest
 /// fenced by conditional PUT, its planted doubled commit found and shrunk
 /// (tests/found.rs) and its fix through 1,000 seeds of drawn S3 faults;
-/// `s3-sdk` runs aws-sdk-s3 against it, streaming uploads included.
+/// `s3-sdk` runs aws-sdk-s3 against it, streaming uploads included;
+/// `tickets` keeps its invariants in antithesis_sdk's macros, unmodified,
+/// which the harness counts as its own sites (coverage, a planted bug found
+/// by the SDK's `assert_always!`).
 const GRAPH_PACKAGES: &[&str] = &[
     "jobs",
     "notes",
@@ -40,6 +43,7 @@ const GRAPH_PACKAGES: &[&str] = &[
     "sim-s3",
     "s3-log",
     "s3-sdk",
+    "tickets",
 ];
 
 /// `cargo sim test` on `GRAPH_PACKAGES`, with cargo-sim built from this

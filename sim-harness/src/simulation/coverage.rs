@@ -52,6 +52,23 @@ fn key(site: &Site) -> Key {
 /// Records a site's evaluation; `always!`/`unreachable!` fail the seed.
 #[track_caller]
 pub fn hit(site: &'static Site, cond: bool) {
+    record(site, cond);
+    match site.kind {
+        SiteKind::Always if !cond => panic!(
+            "always!({:?}) did not hold at {}:{}",
+            site.name, site.file, site.line
+        ),
+        SiteKind::Unreachable => panic!(
+            "unreachable!({:?}) was reached at {}:{}",
+            site.name, site.file, site.line
+        ),
+        _ => {}
+    }
+}
+
+/// Records a site's evaluation in the run's tallies, and what it reached
+/// for exploration; fails nothing.
+pub(crate) fn record(site: &'static Site, cond: bool) {
     with_seen(|s| {
         let t = s.entry(key(site)).or_default();
         t.reached += 1;
@@ -67,17 +84,17 @@ pub fn hit(site: &'static Site, cond: bool) {
             node: sim_runtime::sim::current_node().as_u32(),
         });
     }
-    match site.kind {
-        SiteKind::Always if !cond => panic!(
-            "always!({:?}) did not hold at {}:{}",
-            site.name, site.file, site.line
-        ),
-        SiteKind::Unreachable => panic!(
-            "unreachable!({:?}) was reached at {}:{}",
-            site.name, site.file, site.line
-        ),
-        _ => {}
-    }
+}
+
+/// Every site of this binary: those linked in, then those antithesis_sdk
+/// named so far (its catalog, sent when its first site is reached), each
+/// with whether it must be reached.
+pub(crate) fn all_sites() -> Vec<(&'static Site, bool)> {
+    SITES
+        .iter()
+        .map(|s| (s, s.kind == SiteKind::Reachable))
+        .chain(super::antithesis::named())
+        .collect()
 }
 
 /// Sites made at run time: a `sim::fake`'s modes (simulation/fake.rs),
@@ -109,16 +126,16 @@ pub(crate) fn take() -> BTreeMap<Key, Tally> {
 /// The sites a sweep's totals leave unsatisfied: `sometimes!` that never
 /// held, `reachable!` never reached. Sorted by file and line.
 pub(crate) fn missing(totals: &BTreeMap<Key, Tally>) -> Vec<String> {
-    let mut out: Vec<&Site> = SITES
-        .iter()
-        .filter(|site| {
+    let mut out: Vec<&Site> = all_sites()
+        .into_iter()
+        .filter(|(site, must_hit)| {
             let t = totals.get(&key(site)).copied().unwrap_or_default();
             match site.kind {
                 SiteKind::Sometimes => t.held == 0,
-                SiteKind::Reachable => t.reached == 0,
-                _ => false,
+                _ => *must_hit && t.reached == 0,
             }
         })
+        .map(|(site, _)| site)
         .collect();
     out.sort_by_key(|s| (s.file, s.line));
     out.dedup_by_key(|s| (s.file, s.line, s.name));

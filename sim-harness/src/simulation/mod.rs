@@ -1,5 +1,6 @@
 //! The harness under `--cfg simulation`.
 
+mod antithesis;
 pub(crate) mod coverage;
 pub(crate) mod explore;
 pub(crate) mod fake;

@@ -16,7 +16,7 @@
 //! (`kv.sim.acked_writes.shard-2-of-4.jsonl`): many test binaries and
 //! shards can write into one directory without colliding.
 
-use super::coverage::{Key, SiteKind, Tally, SITES};
+use super::coverage::{Key, SiteKind, Tally};
 use serde_json::{json, Value};
 use sim_runtime::__private::harness::SeedOutcome;
 use sim_runtime::sim::Class;
@@ -170,9 +170,9 @@ fn kind_name(k: SiteKind) -> &'static str {
 /// The JSON lines of a run: its header, then its seeds in seed order.
 pub(crate) fn json_lines(run: &Run, records: &BTreeMap<u64, Record>) -> String {
     let shard = format!("{}/{}", run.shard.0, run.shard.1);
-    let mut sites: Vec<(&str, u32, &str, &str)> = SITES
-        .iter()
-        .map(|s| (s.file, s.line, s.name, kind_name(s.kind)))
+    let mut sites: Vec<(&str, u32, &str, &str)> = super::coverage::all_sites()
+        .into_iter()
+        .map(|(s, _)| (s.file, s.line, s.name, kind_name(s.kind)))
         .collect();
     sites.sort_unstable();
     sites.dedup();

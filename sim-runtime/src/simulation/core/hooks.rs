@@ -64,6 +64,13 @@ pub(crate) static INTERPOSERS: [Interposer];
 #[linkme::distributed_slice]
 pub(crate) static NODE_SWITCH: [fn(u32, u32)];
 
+/// Each line an assertion SDK writes for its platform (antithesis_sdk's
+/// JSON: assertions, guidance, the catalog of sites, events), handed over
+/// by libc/antithesis.rs on the thread that wrote it, inside a simulation
+/// only. Registered by the harness, which turns them into its own sites.
+#[linkme::distributed_slice]
+pub static SDK_OUTPUT: [fn(&str)];
+
 /// A thread-local that belongs to the simulation rather than to the OS
 /// thread it sits on (a descriptor table, the seeded stream, the entered
 /// executor): it moves with the baton to whichever thread of the simulation

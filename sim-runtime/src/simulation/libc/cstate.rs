@@ -5,6 +5,8 @@
 //! - SQLite's random number generator, below; rayon-core's counter that
 //!   seeds its workers' stealing order (a Rust static, found by its mangled
 //!   name the same way).
+//! - antithesis_sdk's per-site trackers (antithesis.rs): found here, in
+//!   the same read of the symbol table, and reset and swapped there.
 //! - AWS-LC's entropy source, pointed once per process at one that reads
 //!   `getrandom` (aws_lc.rs): set, never reset. AWS-LC's static locks are
 //!   shared by every run, so its runs take turns too.
@@ -210,14 +212,33 @@ fn once_layout_is_std() -> bool {
     })
 }
 
-/// The known states this executable has, with their resets' addresses.
-fn found() -> &'static [(&'static Known, usize)] {
-    static FOUND: OnceLock<Vec<(&'static Known, usize)>> = OnceLock::new();
+/// What the executable's symbol table holds that this module and
+/// antithesis.rs use.
+#[derive(Default)]
+struct Found {
+    /// The known states, with their resets' addresses.
+    known: Vec<(&'static Known, usize)>,
+    /// antithesis_sdk's statics (antithesis.rs), with their addresses.
+    sdk: Vec<super::antithesis::SdkSymbol>,
+}
+
+fn found_all() -> &'static Found {
+    static FOUND: OnceLock<Found> = OnceLock::new();
     FOUND.get_or_init(|| hooks::on_real_disk(scan).unwrap_or_default())
 }
 
+/// The known states this executable has, with their resets' addresses.
+fn found() -> &'static [(&'static Known, usize)] {
+    &found_all().known
+}
+
+/// antithesis_sdk's per-site statics in this executable (antithesis.rs).
+pub(crate) fn sdk_symbols() -> &'static [super::antithesis::SdkSymbol] {
+    &found_all().sdk
+}
+
 /// Reads the executable's symbol table for the known functions.
-fn scan() -> Option<Vec<(&'static Known, usize)>> {
+fn scan() -> Option<Found> {
     use object::{Object, ObjectSymbol};
     use std::os::fd::AsRawFd;
     let file = std::fs::File::open("/proc/self/exe").ok()?;
@@ -246,6 +267,7 @@ fn scan() -> Option<Vec<(&'static Known, usize)>> {
         let anchor = super::fs::open64 as *const () as usize;
         let mut anchor_at = None;
         let mut hits = Vec::new();
+        let mut sdk = Vec::new();
         for sym in obj.symbols() {
             if sym.is_undefined() {
                 continue;
@@ -257,13 +279,21 @@ fn scan() -> Option<Vec<(&'static Known, usize)>> {
             if let Some(k) = KNOWN.iter().find(|k| (k.symbol)(name)) {
                 hits.push((k, sym.address() as usize));
             }
+            if let Some(s) = super::antithesis::SdkSymbol::read(name, sym.address(), sym.size()) {
+                sdk.push(s);
+            }
         }
         let bias = anchor.wrapping_sub(anchor_at?);
-        Some(
-            hits.into_iter()
+        for s in &mut sdk {
+            s.addr = s.addr.wrapping_add(bias);
+        }
+        Some(Found {
+            known: hits
+                .into_iter()
                 .map(|(k, at)| (k, at.wrapping_add(bias)))
                 .collect(),
-        )
+            sdk,
+        })
     })();
     // SAFETY: the mapping made above, no longer used.
     unsafe { libc::munmap(map, len) };
@@ -353,7 +383,7 @@ static TAKES_TURNS: hooks::Interposer = hooks::Interposer {
 /// state found.
 fn enter() {
     let found = found();
-    if found.is_empty() {
+    if found.is_empty() && !super::antithesis::has_trackers() {
         return;
     }
     let at = |id: &str| -> Vec<usize> {
@@ -366,7 +396,7 @@ fn enter() {
     // SAFETY: the addresses of AWS-LC's two statics, by their names in the
     // executable's symbol table.
     unsafe { super::aws_lc::install(&at("aws-lc methods"), &at("aws-lc allow")) };
-    if !found.iter().any(|(k, _)| k.turns) {
+    if !takes_turns() {
         return;
     }
     let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -375,14 +405,21 @@ fn enter() {
         (k.reset)(*addr);
     }
     forget_pools();
+    super::antithesis::run_starts();
+}
+
+/// Whether simulations take turns in this executable.
+fn takes_turns() -> bool {
+    found().iter().any(|(k, _)| k.turns) || super::antithesis::has_trackers()
 }
 
 /// The simulation of this thread ended: the next one may start.
 fn leave() {
-    if !found().iter().any(|(k, _)| k.turns) {
+    if !takes_turns() {
         return;
     }
     forget_pools();
+    super::antithesis::run_ends();
     for (k, addr) in found() {
         if k.at_end {
             (k.reset)(*addr);
@@ -400,6 +437,9 @@ pub fn process_global() -> Vec<&'static str> {
         if !names.contains(&k.what) {
             names.push(k.what);
         }
+    }
+    if super::antithesis::has_trackers() {
+        names.push(super::antithesis::TRACKERS);
     }
     names
 }

@@ -8,6 +8,8 @@
 //! - `net`: socket calls on std and socket2 sockets, `getaddrinfo`.
 //! - `fs`: the file interface on a node's simulated disk.
 //! - `cstate`: C libraries' per-process seeded state (SQLite's generator).
+//! - `antithesis`: antithesis_sdk's platform library (`dlopen`, `dlsym`),
+//!   answered by the simulation, and its per-site trackers.
 //! - `thread`: OS threads, futexes, sleeps and yields (thread/).
 //! - `refused`: starting a process: a failed run.
 //!
@@ -32,6 +34,8 @@ macro_rules! real {
     };
 }
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod antithesis;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 mod aws_lc;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]

@@ -81,7 +81,7 @@ pub(crate) fn with_intercept_for_test<R: Send>(seed: u64, f: impl FnOnce() -> R 
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
-pub(crate) use linux::{set_errno, Real};
+pub(crate) use linux::{fatal, set_errno, Real};
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 mod linux {

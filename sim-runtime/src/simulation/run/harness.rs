@@ -44,6 +44,7 @@ pub struct SeedSettings {
     pub tape: Option<TapeMode>,
 }
 
+pub use crate::simulation::core::hooks::SDK_OUTPUT;
 pub use crate::simulation::core::seed::Stream;
 pub use crate::simulation::core::tape::{Mode as TapeMode, Used as TapeUsed};
 
