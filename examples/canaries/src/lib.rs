@@ -16,7 +16,7 @@
 //! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
 //! | [`thread_lost_update`] | an OS thread reads a counter, sleeps, writes back under a second lock | a task between the thread's two critical sections |
 //!
-//! The harder six hide for hundreds to thousands of seeds, each in a small
+//! The harder seven hide for hundreds to thousands of seeds, each in a small
 //! protocol ([`Canary::first`] is set for them):
 //!
 //! | canary | the protocol | the bug | what finds it |
@@ -27,6 +27,7 @@
 //! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 300 ms | a reply lost to a long partition |
 //! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
 //! | [`compact_crash`] | a key-value store compacting its log | the compacted file renamed in unsynced | a compaction (rare), then a crash drawn as the run goes, before the next sync |
+//! | [`skewed_pair`] | wall-clock leases, fenced by the store's clock | the holder trusts its own clock to the millisecond | two clocks behind at once (the holder's and the store's), set as the run goes, and a write in the gap |
 //!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
 //! each module's `scenario` drives it on simulated nodes and asserts what
@@ -49,6 +50,7 @@ pub mod compact_crash;
 pub mod depth3;
 pub mod drifted_lease;
 pub mod healed_retry;
+pub mod skewed_pair;
 pub mod stale_term;
 pub mod thread_lost_update;
 pub mod torn_log;
@@ -60,151 +62,8 @@ pub enum Variant {
     Fixed,
 }
 
-/// A canary: its module's name (also its sweep test's name), what it
-/// plants, what a schedule needs to find it, and its bound: the portfolio
-/// finds it within this many seeds (`0..bound`). The bounds are regression
-/// guards set with a margin over what `cargo xtask canaries` measured.
-#[derive(Clone, Copy, Debug)]
-pub struct Canary {
-    pub name: &'static str,
-    pub bug: &'static str,
-    pub needs: &'static str,
-    pub bound: u64,
-    /// A hard canary's first failing seed under the portfolio (seeds from
-    /// 0), measured by `cargo xtask canaries --hard`: CI runs this seed
-    /// alone instead of sweeping `0..bound`. `None` for the quick ones.
-    pub first: Option<u64>,
-}
-
-/// The catalog, in the order the docs' table lists it.
-pub const CATALOG: &[Canary] = &[
-    Canary {
-        name: "lost_update",
-        bug: "a deposit reads the balance, awaits a check, writes back the stale value + amount",
-        needs: "two tasks interleaved once",
-        bound: 5,
-        first: None,
-    },
-    Canary {
-        name: "missed_wakeup",
-        bug: "a job pushed between the worker's empty check and its wait: `notify_waiters` wakes nobody",
-        needs: "a push inside a one-step window",
-        bound: 10,
-        first: None,
-    },
-    Canary {
-        name: "lock_order",
-        bug: "two transfers lock two accounts in opposite orders",
-        needs: "both first locks before either second",
-        bound: 5,
-        first: None,
-    },
-    Canary {
-        name: "retry_forever",
-        bug: "a client retries a server that is gone for good, every 100 ms, with no bound",
-        needs: "the server killed before the client is done; the virtual-time limit",
-        bound: 10,
-        first: None,
-    },
-    Canary {
-        name: "run_ahead",
-        bug: "a fast path, taken only when the cache is complete, is off by one",
-        needs: "16 loader→warmer hand-offs before the handler's first step",
-        bound: 30,
-        first: None,
-    },
-    Canary {
-        name: "partial_batch",
-        bug: "a 1 ms timeout cancels a batch half-published; the retry duplicates its prefix",
-        needs: "the timeout to fire mid-computation (early timers)",
-        bound: 30,
-        first: None,
-    },
-    Canary {
-        name: "acked_write",
-        bug: "a primary acknowledges a write before its backups have it (the kv demo)",
-        needs: "a partition, then a crash of the primary",
-        bound: 20,
-        first: None,
-    },
-    Canary {
-        name: "unsynced_ack",
-        bug: "a log acknowledges a record before `sync_data` (the durable-log example)",
-        needs: "a crash between the ack and the sync",
-        bound: 10,
-        first: None,
-    },
-    Canary {
-        name: "eof_as_miss",
-        bug: "a client reads the server's idle close (EOF) as the empty \"not found\" answer",
-        needs: "a pause longer than the server's idle timeout",
-        bound: 10,
-        first: None,
-    },
-    Canary {
-        name: "rejected_fill",
-        bug: "a cache fill reads back an entry the admission policy turned away",
-        needs: "the fault point `cache.admission_rejects` active and firing",
-        bound: 60,
-        first: None,
-    },
-    Canary {
-        name: "yield_ahead",
-        bug: "a cancel refunds at once, assuming a 20-step payment cannot finish before the cancel's second step",
-        needs: "one task 21 steps ahead of another that yielded once (multi-thread order; PCT)",
-        bound: 20,
-        first: None,
-    },
-    Canary {
-        name: "thread_lost_update",
-        bug: "a std::thread flushes a counter in two critical sections of an Arc<std::sync::Mutex>, sleeping between them; a task's increment in between is lost",
-        needs: "the task's lock between the thread's two critical sections (a thread/task interleaving)",
-        bound: 10,
-        first: None,
-    },
-    Canary {
-        name: "stale_term",
-        bug: "a Raft-style candidate counts a vote granted for an earlier term toward its current one: two leaders in a term",
-        needs: "a grant delivered after its candidate gave up that election (a pause, a slow link) and a rival winning the next",
-        bound: 20_000,
-        first: Some(370),
-    },
-    Canary {
-        name: "torn_log",
-        bug: "a segmented log acknowledges a new segment's first record before syncing the directory that names it",
-        needs: "a crash between the segment file's fsync and the directory's, after the acknowledgement",
-        bound: 20_000,
-        first: Some(523),
-    },
-    Canary {
-        name: "depth3",
-        bug: "an RCU-style table swap snapshots the readers before publishing: a reader in between reads a freed table",
-        needs: "snapshot → reader starts → publication → 10 updater steps before the reader's next 2 (yields ahead; PCT cannot: a task it demotes runs last)",
-        bound: 20_000,
-        first: Some(1778),
-    },
-    Canary {
-        name: "healed_retry",
-        bug: "a ledger forgets an applied request id after 300 ms; a retry sent once a partition heals applies a deposit twice",
-        needs: "a partition while a reply is in flight, outlasting the ledger's memory, then the heal",
-        bound: 20_000,
-        first: Some(143),
-    },
-    Canary {
-        name: "drifted_lease",
-        bug: "a client times its lease on its own clock with no allowance for drift; the store does not fence",
-        needs: "a slow client clock (≤ 500 ppm), a write in the lease's last milliseconds, the rival taking the lease at once",
-        bound: 20_000,
-        first: Some(1010),
-    },
-    Canary {
-        name: "compact_crash",
-        bug: "a store compacts its log by renaming an unsynced temporary file over it",
-        needs: "a compaction (its writes reach the threshold), then a crash before the next sync",
-        bound: 20_000,
-        first: Some(3314),
-    },
-];
+mod catalog;
+pub use catalog::{Canary, CATALOG};
 
 /// The scenario of the canary `name`, against `variant`.
 #[cfg(simulation)]
@@ -231,6 +90,7 @@ pub fn scenario(
         "healed_retry" => Box::pin(healed_retry::scenario(variant)),
         "drifted_lease" => Box::pin(drifted_lease::scenario(variant)),
         "compact_crash" => Box::pin(compact_crash::scenario(variant)),
+        "skewed_pair" => Box::pin(skewed_pair::scenario(variant)),
         _ => panic!(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()

@@ -47,7 +47,10 @@ those scenarios mark no progress, so the explorer sees only how runs end and run
 a sweep does. `compact_crash` is written for exploration: its nemesis draws the crash as the run
 goes, and the scenario marks its progress (`sim::state!` of the writes so far, `sim::sometimes!`
 at the compaction), so the explorer branches from the runs that wrote the most and from the
-compaction itself, where one branch in a few dozen crashes inside the window.
+compaction itself, where one branch in a few dozen crashes inside the window. `skewed_pair` is
+written the same way: its nemesis sets one clock at a time as the run goes and says which are
+behind (`sim::state!`), so the explorer branches from the runs where the holder's or the store's
+clock fell behind and needs only the second clock and a write in the gap.
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
