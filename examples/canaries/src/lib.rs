@@ -16,7 +16,7 @@
 //! | [`yield_ahead`] | a cancel refunds, assuming a 20-step job cannot finish before its 2nd step | multi-thread order under PCT |
 //! | [`thread_lost_update`] | an OS thread reads a counter, sleeps, writes back under a second lock | a task between the thread's two critical sections |
 //!
-//! The harder seven hide for hundreds to thousands of seeds, each in a small
+//! The harder eight hide for hundreds to thousands of seeds, each in a small
 //! protocol ([`Canary::first`] is set for them):
 //!
 //! | canary | the protocol | the bug | what finds it |
@@ -27,6 +27,7 @@
 //! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 300 ms | a reply lost to a long partition |
 //! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
 //! | [`compact_crash`] | a key-value store compacting its log | the compacted file renamed in unsynced | a compaction (rare), then a crash drawn as the run goes, before the next sync |
+//! | [`stale_forward`] | a register behind two forwarding frontends | the store applies whatever arrives last | a cut that holds a write, outlasts its retry elsewhere and the next write, then heals |
 //! | [`skewed_pair`] | wall-clock leases, fenced by the store's clock | the holder trusts its own clock to the millisecond | two clocks behind at once (the holder's and the store's), set as the run goes, and a write in the gap |
 //!
 //! Every program compiles and runs on plain Tokio; under `--cfg simulation`
@@ -51,6 +52,7 @@ pub mod depth3;
 pub mod drifted_lease;
 pub mod healed_retry;
 pub mod skewed_pair;
+pub mod stale_forward;
 pub mod stale_term;
 pub mod thread_lost_update;
 pub mod torn_log;
@@ -91,6 +93,7 @@ pub fn scenario(
         "drifted_lease" => Box::pin(drifted_lease::scenario(variant)),
         "compact_crash" => Box::pin(compact_crash::scenario(variant)),
         "skewed_pair" => Box::pin(skewed_pair::scenario(variant)),
+        "stale_forward" => Box::pin(stale_forward::scenario(variant)),
         _ => panic!(
             "no canary named {name:?}; the catalog: {:?}",
             CATALOG.iter().map(|c| c.name).collect::<Vec<_>>()

@@ -3,7 +3,7 @@
 //! `SIM_SCHEDULE` (and once with `SIM_EARLY_TIMERS=off`). Not part of
 //! `cargo test` (`test = false` in Cargo.toml): every sweep here fails by
 //! design — each is a bug being found. `tests/canaries.rs` checks the
-//! bounds and the fixes in `cargo test`. The seven hard canaries are here
+//! bounds and the fixes in `cargo test`. The eight hard canaries are here
 //! too: `cargo xtask canaries --hard` sweeps them from several starting
 //! seeds with `SIM_SEEDS` to measure seeds-to-find.
 #![cfg_attr(not(simulation), allow(unused_imports, unused_macros))]
@@ -42,6 +42,7 @@ canary!(
     drifted_lease,
     compact_crash,
     skewed_pair,
+    stale_forward,
 );
 
 /// The catalog, one tab-separated line per canary, for `cargo xtask
