@@ -20,6 +20,7 @@
 //! each a file with its tests; this file is mostly the sweep's parsing of
 //! the harness's reports and the text of `docs/canaries.md`.
 
+mod chart;
 mod hard;
 mod shrunk;
 
@@ -31,6 +32,7 @@ use std::time::Instant;
 const USAGE: &str = "\
 usage: cargo xtask canaries [--seeds N] [--out PATH]
        cargo xtask canaries --hard [--runs K] [--budget N] [--out PATH]
+       cargo xtask canaries --chart [--out PATH]
 
   --seeds N   seeds per strategy, 0..N (default 200)
   --out PATH  where the markdown goes, from the workspace root
@@ -41,6 +43,8 @@ usage: cargo xtask canaries [--seeds N] [--out PATH]
   --runs K    independent sweeps per strategy (default 5)
   --budget N  seeds a sweep may take before it counts as a miss
               (default 5000)
+  --chart     redraw docs/canaries-hard.svg from the markdown's tables
+              (--hard draws it too)
 ";
 
 /// The runs: a column name and the variables that force its strategy.
@@ -102,6 +106,7 @@ struct Found {
 pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let mut seeds = 200u64;
     let (mut hard, mut runs, mut budget) = (false, 5u64, 5000u64);
+    let mut chart = false;
     let mut out = crate::cmd::root().join("docs").join("canaries.md");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -114,6 +119,7 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
                     .ok_or_else(|| crate::Error::Usage("--seeds takes a number ≥ 1".into()))?;
             }
             "--hard" => hard = true,
+            "--chart" => chart = true,
             "--runs" | "--budget" => {
                 let n = it
                     .next()
@@ -143,6 +149,9 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
                 )))
             }
         }
+    }
+    if chart {
+        return chart::write(&out).map_err(crate::Error::Failed);
     }
     let result = list().and_then(|catalog| {
         if hard {

@@ -37,6 +37,10 @@ pub const SECTION: super::Section = super::Section {
     heading: "## Harder canaries",
 };
 
+/// The chart of the table (and the fuzzer's), drawn by chart.rs.
+const CHART: &str = "![Runs to the first failure for each hard canary: uniform, PCT 3, the \
+portfolio, the fuzzer and the explorer, log scale](canaries-hard.svg)";
+
 /// How to read the table (the measured figures are above it).
 const READING: &str = "
 Four of the first five are fault-timing bugs: the scenario draws its crash, partition, pauses or
@@ -205,6 +209,7 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
     for r in &rows {
         let _ = writeln!(section, "{r}");
     }
+    let _ = writeln!(section, "\n{CHART}");
     let _ = writeln!(section, "{READING}");
     for c in &hard {
         let _ = writeln!(section, "- `{}`: {}. Needs: {}.", c.name, c.bug, c.needs);
@@ -212,6 +217,7 @@ pub fn run(catalog: &[Canary], runs: u64, budget: u64, out: &Path) -> Result<(),
     let md = std::fs::read_to_string(out).unwrap_or_default();
     let md = SECTION.splice(&md, &section);
     write_file(out, &md)?;
+    super::chart::write(out)?;
     println!("{}", rows.join("\n"));
     // The shrinking criterion over the whole catalog (the quick canaries'
     // figures are those `cargo xtask canaries` wrote).
