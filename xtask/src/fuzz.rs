@@ -12,9 +12,10 @@
 //!   until it fails or N inputs ran; a failing input is a tape, replayed
 //!   with `cargo test` (`SIM_TAPE`) to check it fails the same way there.
 //! - `cargo xtask fuzz --ci`: the bounded run `cargo xtask ci` makes.
-//! - `cargo xtask fuzz --measure [--repeat K] [--runs N]`: every canary,
-//!   K fuzzer seeds each: inputs to the first failure (median), written
-//!   to docs/canaries.md next to the seeded strategies' figures.
+//! - `cargo xtask fuzz --measure [--repeat K] [--runs N] [--only a,b]`:
+//!   every canary (or those named, the table's other rows kept), K fuzzer
+//!   seeds each: inputs to the first failure (median), written to
+//!   docs/canaries.md next to the seeded strategies' figures.
 
 use crate::cmd::{self, root};
 use std::path::PathBuf;
@@ -23,7 +24,7 @@ use std::process::Command;
 const USAGE: &str = "\
 usage: cargo xtask fuzz <canary> [--runs N] [--seed S]
        cargo xtask fuzz --ci
-       cargo xtask fuzz --measure [--repeat K] [--runs N]";
+       cargo xtask fuzz --measure [--repeat K] [--runs N] [--only a,b,..]";
 
 /// The canary `cargo xtask ci` fuzzes: found neither at the empty input
 /// nor by uniform random schedules (it needs one task far ahead).
@@ -44,6 +45,7 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let mut canary = None;
     let (mut runs, mut seed, mut repeat) = (None, 1u64, 5u32);
     let (mut ci, mut measure) = (false, false);
+    let mut only: Option<Vec<String>> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut number = |what: &str| -> Result<u64, crate::Error> {
@@ -57,6 +59,15 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
             "--repeat" => repeat = number("--repeat")? as u32,
             "--ci" => ci = true,
             "--measure" => measure = true,
+            "--only" => {
+                only = Some(
+                    it.next()
+                        .ok_or_else(|| usage("--only needs canaries, comma-separated"))?
+                        .split(',')
+                        .map(str::to_string)
+                        .collect(),
+                )
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(());
@@ -68,7 +79,8 @@ pub fn main(args: &[String]) -> Result<(), crate::Error> {
     let failed = crate::Error::Failed;
     build().map_err(failed)?;
     if measure {
-        return self::measure(repeat.max(1), runs.unwrap_or(20_000)).map_err(failed);
+        return self::measure(repeat.max(1), runs.unwrap_or(20_000), only.as_deref())
+            .map_err(failed);
     }
     let (name, runs) = match (canary, ci) {
         (Some(name), false) => (name, runs.unwrap_or(100_000)),
@@ -215,12 +227,27 @@ fn replay(canary: &str, tape: &str, class: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
-/// Every canary, `repeat` fuzzer seeds each: the median of the inputs to
-/// the first failure, into docs/canaries.md.
-fn measure(repeat: u32, runs: u64) -> Result<(), String> {
+/// Every canary (or those in `only`, the table's other rows kept),
+/// `repeat` fuzzer seeds each: the median of the inputs to the first
+/// failure, into docs/canaries.md.
+fn measure(repeat: u32, runs: u64, only: Option<&[String]>) -> Result<(), String> {
     let names = crate::canaries::names()?;
+    if let Some(bad) = only.and_then(|o| o.iter().find(|n| !names.contains(n))) {
+        return Err(format!(
+            "--only: no canary named `{bad}`; the catalog: {names:?}"
+        ));
+    }
+    let path = root().join("docs/canaries.md");
+    let md = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let kept = column(&md, "fuzzer: inputs to the first failure");
     let mut rows = Vec::new();
     for name in &names {
+        if only.is_some_and(|o| !o.contains(name)) {
+            if let Some((_, cell)) = kept.iter().find(|(n, _)| n == name) {
+                rows.push((name.clone(), cell.clone()));
+            }
+            continue;
+        }
         let mut found = Vec::new();
         let mut missed = 0;
         for seed in 1..=u64::from(repeat) {
@@ -244,8 +271,6 @@ fn measure(repeat: u32, runs: u64) -> Result<(), String> {
         eprintln!("fuzz: {name}: {cell}");
         rows.push((name.clone(), cell));
     }
-    let path = root().join("docs/canaries.md");
-    let md = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     // The portfolio's seeds to the first failure: the catalog's table,
     // else the hard canaries' (a median of several sweeps).
     let mut seeded = column(&md, "seeds to first failure");
