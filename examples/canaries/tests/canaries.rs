@@ -371,21 +371,22 @@ fn exploration_finds_skewed_pair_where_as_many_seeds_do_not() {
 
 /// CI's fast check of the explorer on the other hard canaries: an
 /// exploration from seed 0 finds each within its bound (`cargo xtask
-/// canaries --hard` measured runs 543, 85, 427, 139, 150 and 3,866 from
-/// seed 0;
-/// an exploration is a function of its seed, so a bound missed is the
-/// explorer getting worse, not luck).
+/// canaries --hard` measured runs 192, 371, 524, 1,779, 144 and 1,011 from
+/// seed 0; the five that mark no progress run a sweep's seeds in order, so
+/// theirs are the portfolio's first failing seed plus one). An exploration
+/// is a function of its seed, so a bound missed is the explorer getting
+/// worse, not luck.
 #[test]
 fn exploration_finds_every_hard_canary_within_its_bound() {
     for (name, bound) in [
         // A write held behind a cut, arriving after its retry and the next
         // write: seeds 0..4079 miss it.
-        ("stale_forward", 1_000),
-        ("stale_term", 200),
+        ("stale_forward", 600),
+        ("stale_term", 500),
         ("torn_log", 800),
-        ("depth3", 300),
+        ("depth3", 2_500),
         ("healed_retry", 300),
-        ("drifted_lease", 5_000),
+        ("drifted_lease", 1_500),
     ] {
         let opts = Options {
             name: Box::leak(format!("sweep::{name}").into_boxed_str()),

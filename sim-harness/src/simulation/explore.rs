@@ -182,7 +182,9 @@ pub(crate) struct Explored {
 
 impl Explorer {
     /// A new exploration of seed `seed`; its first fresh runs are of
-    /// `first_seeds` (the test's seeds), then of seeds drawn from `seed`.
+    /// `first_seeds` (the test's seeds), then of the seeds after them
+    /// (`seed + i` for the i-th fresh run): with nothing rare to branch
+    /// from, an exploration runs what a sweep from `seed` runs, in order.
     pub(crate) fn new(seed: u64, first_seeds: Vec<u64>) -> Explorer {
         Explorer {
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6578_706c_6f72_6521),
@@ -201,7 +203,7 @@ impl Explorer {
         self.fresh += 1;
         match self.first_seeds.get(i as usize) {
             Some(&s) => s,
-            None => splitmix(self.seed.wrapping_add(i)),
+            None => self.seed.wrapping_add(i),
         }
     }
 
@@ -323,13 +325,6 @@ impl Explorer {
     pub(crate) fn features(&self) -> usize {
         self.hits.len()
     }
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// The outcome of a run as a feature.

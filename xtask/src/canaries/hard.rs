@@ -47,8 +47,8 @@ Four of the first five are fault-timing bugs: the scenario draws its crash, part
 clock drift from its own seeded stream, all at the start, so every strategy meets the same fault
 plan on the same seed and the columns differ only where the schedule matters on top of it
 (`torn_log`, `healed_retry`). Drawn up front, a plan gives exploration nothing to branch from:
-those scenarios mark no progress, so the explorer sees only how runs end and runs fresh seeds, as
-a sweep does. `compact_crash` is written for exploration: its nemesis draws the crash as the run
+those scenarios mark no progress, so the explorer sees only how runs end and runs the seeds a
+sweep from its seed runs, in the same order: its figures there are the portfolio's. `compact_crash` is written for exploration: its nemesis draws the crash as the run
 goes, and the scenario marks its progress (`sim::state!` of the writes so far, `sim::sometimes!`
 at the compaction), so the explorer branches from the runs that wrote the most and from the
 compaction itself, where one branch in a few dozen crashes inside the window. `skewed_pair` is
