@@ -570,4 +570,22 @@ mod tests {
         }
         assert!(ex.plan(ROUND * 4).iter().all(|p| p.branch.is_none()));
     }
+
+    /// With nothing to branch from, an exploration is the sweep from its
+    /// seed: the test's seeds, then the ones after them, in order (so it is
+    /// never worse than seeds where a scenario marks no progress).
+    #[test]
+    fn fresh_runs_are_the_sweeps_seeds_in_order() {
+        let mut ex = Explorer::new(100, vec![100, 101, 102]);
+        let mut seeds = Vec::new();
+        for _ in 0..4 {
+            let round = ex.plan(ROUND);
+            for p in &round {
+                assert!(p.branch.is_none());
+                ex.learn(p.seed, vec![0; 4], BTreeMap::from([(site(1), 1)]), 0);
+            }
+            seeds.extend(round.iter().map(|p| p.seed));
+        }
+        assert_eq!(seeds, (100..100 + 4 * ROUND as u64).collect::<Vec<_>>());
+    }
 }
