@@ -48,7 +48,7 @@ use std::sync::OnceLock;
 const VOIDSTAR: &CStr = c"/usr/lib/libvoidstar.so";
 
 /// What the process-wide note names (cstate.rs `process_global`).
-pub(crate) const TRACKERS: &str = "antithesis_sdk's assertion trackers (one per site per process)";
+pub(crate) const TRACKERS: &str = "the state of antithesis_sdk's assertions (a tracker per site)";
 
 /// The handle [`dlopen`] gives for [`VOIDSTAR`]: the address of this byte,
 /// which no library's handle can be.
