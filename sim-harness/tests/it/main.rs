@@ -19,7 +19,10 @@
 //!   reads for the whole process;
 //! - `sweep_output.rs` runs itself again as child processes (one aborts)
 //!   and reads the log their sweeps leave, which another sweep of the same
-//!   test in the binary would overwrite.
+//!   test in the binary would overwrite;
+//! - `antithesis.rs` and `antithesis_coverage.rs` link antithesis_sdk,
+//!   whose catalog of sites is the binary's (as `coverage.rs`'s is) and
+//!   whose per-site trackers make the binary's simulations take turns.
 
 #[cfg(simulation)]
 #[path = "../common/mod.rs"]
