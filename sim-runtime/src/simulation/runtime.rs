@@ -422,7 +422,7 @@ impl Runtime {
         let exec = self.handle.exec();
         if super::thread::on_simulated_thread() {
             let _entered = exec.enter();
-            return super::thread::block_on(future);
+            return super::thread::runtime_block_on(exec, future);
         }
         // A current-thread runtime's block_on future runs on its worker.
         block_on_as(exec, !exec.compat.multi_thread(), future)
@@ -776,8 +776,11 @@ impl RuntimeMetrics {
     pub fn num_alive_tasks(&self) -> usize {
         self.handle.exec().core().alive_async_tasks()
     }
+    /// Tasks spawned from off the runtime's worker (another thread, outside
+    /// `block_on`, `Handle::block_on`) that have not run yet. Tokio also
+    /// counts tasks woken from off the worker; the simulation does not.
     pub fn global_queue_depth(&self) -> usize {
-        0
+        self.handle.exec().core().injected_tasks()
     }
     /// Busy time is not measured: polls take no virtual time.
     pub fn worker_total_busy_duration(&self, _worker: usize) -> Duration {

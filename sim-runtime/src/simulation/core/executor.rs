@@ -337,7 +337,8 @@ impl Exec {
     }
 
     /// `runtime::worker_index()`: `Some(0)` in a task's poll (the one
-    /// worker), and in a current-thread `Runtime::block_on` future; `None`
+    /// worker), and in the current-thread `Runtime::block_on` future that
+    /// holds the worker (the owner's, or a simulated thread's); `None`
     /// in a `spawn_blocking` closure, a multi-thread runtime's `block_on`
     /// future, `Handle::block_on`, and outside any poll (as Tokio).
     pub(crate) fn worker_index(&self) -> Option<usize> {
@@ -347,6 +348,10 @@ impl Exec {
         match self.cur.get().task {
             Some(_) => Some(0),
             None if self.in_block_on.get() && self.compat.main_on_worker() => Some(0),
+            // A simulated thread's current-thread `Runtime::block_on` holds
+            // the worker (thread/mod.rs `runtime_block_on`); any other
+            // thread's code runs `in_blocking`.
+            None if self.compat.thread_on_worker() => Some(0),
             None => None,
         }
     }

@@ -158,6 +158,9 @@ pub(crate) struct Ctl {
     /// How deep in `LocalSet`s its own code is (the executor keeps one
     /// count; each thread has its own).
     local_depth: Cell<u32>,
+    /// Its `Runtime::block_on` holds the runtime's one worker
+    /// ([`runtime_block_on`]).
+    on_worker: Cell<bool>,
     /// What the watchdog names if it never hands the baton back.
     watch: std::cell::OnceCell<RunningThread>,
     // Below: read and written only by the baton's holder.
@@ -295,6 +298,33 @@ pub(crate) fn block_on<F: Future>(fut: F) -> F::Output {
         }
         std::thread::park();
     }
+}
+
+/// `Runtime::block_on` on a simulated thread. As in Tokio, the first
+/// `block_on` of a current-thread runtime takes its one worker: its future
+/// runs "on the worker" (`runtime::worker_index()` is `Some(0)`, and what it
+/// spawns goes to the local queue) until it returns. A concurrent one, or
+/// one while the runtime's owner is in its own `block_on`, does not.
+pub(crate) fn runtime_block_on<F: Future>(exec: &executor::Exec, fut: F) -> F::Output {
+    struct Release<'a>(&'a executor::Exec, &'a Ctl);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.compat.set_thread_on_worker(false);
+            self.1.on_worker.set(false);
+            self.0.compat.set_in_blocking(true);
+        }
+    }
+    let ctl = this_thread().expect("runtime_block_on runs on a simulated thread");
+    let free = !exec.compat.multi_thread()
+        && !exec.compat.thread_on_worker()
+        && !(exec.in_block_on() && exec.compat.main_on_worker());
+    let _release = free.then(|| {
+        exec.compat.set_thread_on_worker(true);
+        ctl.on_worker.set(true);
+        exec.compat.set_in_blocking(false);
+        Release(exec, ctl)
+    });
+    block_on(fut)
 }
 
 /// The threads of one run: the futex wait queues, every thread started,
@@ -528,6 +558,7 @@ pub(crate) fn prepare(
             started_by: started_by(),
             blocked: Cell::new(Blocked::Nothing),
             local_depth: Cell::new(0),
+            on_worker: Cell::new(false),
             watch: std::cell::OnceCell::new(),
             state: Cell::new(State::Start),
             waiter: Waiter::new(),
@@ -694,9 +725,10 @@ impl Future for ThreadTask {
         self.timer = None;
         *ctl.waiter.waker.borrow_mut() = None;
         let exec = executor::expect_current();
-        // Code on a thread is on no worker (`runtime::worker_index`).
+        // Code on a thread is on no worker (`runtime::worker_index`), but
+        // for a current-thread `Runtime::block_on` holding the worker.
         // Inside the `LocalSet`s it entered itself, not its creator's.
-        let was_blocking = exec.compat.set_in_blocking(true);
+        let was_blocking = exec.compat.set_in_blocking(!ctl.on_worker.get());
         let local_depth = exec.compat.local_depth();
         exec.compat.set_local_depth(ctl.local_depth.get());
         exec.watch_thread(ctl.watch.get().map_or(std::ptr::null(), |w| w as *const _));

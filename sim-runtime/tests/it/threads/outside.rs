@@ -273,3 +273,63 @@ fn a_runtime_s_owner_waiting_outside_block_on_lets_it_run() {
         Duration::from_millis(15)
     );
 }
+
+/// Of two `Runtime::block_on`s of one current-thread runtime on two
+/// threads, the first holds the runtime's one worker
+/// (`runtime::worker_index()` is `Some(0)` in its future) and the concurrent
+/// one does not (`None`), as in Tokio.
+#[test]
+fn the_first_of_two_concurrent_block_ons_holds_the_worker() {
+    let rt = Arc::new(
+        sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .sim_seed(43)
+            .build()
+            .unwrap(),
+    );
+    let (entered_tx, entered_rx) = std::sync::mpsc::sync_channel(1);
+    let (release_tx, release_rx) = sim_runtime::sync::oneshot::channel::<()>();
+    let owner_rt = rt.clone();
+    let owner = std::thread::spawn(move || {
+        owner_rt.block_on(async {
+            entered_tx.send(()).unwrap();
+            release_rx.await.unwrap();
+            sim_runtime::runtime::worker_index()
+        })
+    });
+    entered_rx.recv().unwrap();
+    let other_rt = rt.clone();
+    let other = std::thread::spawn(move || {
+        other_rt.block_on(async { sim_runtime::runtime::worker_index() })
+    });
+    assert_eq!(other.join().unwrap(), None);
+    release_tx.send(()).unwrap();
+    assert_eq!(owner.join().unwrap(), Some(0));
+}
+
+/// A task spawned from a thread (off the runtime's worker) waits in
+/// Tokio's global queue, and `global_queue_depth` counts it until the
+/// runtime runs it; one spawned from a task (on the worker) does not count.
+#[test]
+fn a_task_spawned_from_off_the_worker_waits_in_the_global_queue() {
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .sim_seed(44)
+        .build()
+        .unwrap();
+    let depths = rt.block_on(async {
+        let metrics = sim_runtime::runtime::Handle::current().metrics();
+        let local = sim_runtime::spawn(async {});
+        let from_task = metrics.global_queue_depth();
+        let handle = sim_runtime::runtime::Handle::current();
+        // The join blocks the executor's thread: the thread runs, no task.
+        std::thread::spawn(move || drop(handle.spawn(async {})))
+            .join()
+            .unwrap();
+        let from_thread = metrics.global_queue_depth();
+        local.await.unwrap();
+        sim_runtime::task::yield_now().await;
+        (from_task, from_thread, metrics.global_queue_depth())
+    });
+    assert_eq!(depths, (0, 1, 0));
+}

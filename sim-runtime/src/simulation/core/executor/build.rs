@@ -44,6 +44,7 @@ impl Exec {
                 free: spare.free,
                 alive: 0,
                 next_id: 1,
+                injected: Vec::new(),
             },
             run_queue: spare.run_queue,
             clock: Clock {

@@ -30,6 +30,9 @@ pub(crate) struct Compat {
     shut_down: Cell<bool>,
     local_depth: Cell<u32>,
     main_on_worker: Cell<bool>,
+    /// A simulated thread's `Runtime::block_on` holds the worker
+    /// (thread/mod.rs `runtime_block_on`).
+    thread_on_worker: Cell<bool>,
     in_blocking: Cell<bool>,
     spawning_blocking: Cell<bool>,
 }
@@ -52,6 +55,7 @@ impl Default for Compat {
             shut_down: Cell::new(false),
             local_depth: Cell::new(0),
             main_on_worker: Cell::new(false),
+            thread_on_worker: Cell::new(false),
             in_blocking: Cell::new(false),
             spawning_blocking: Cell::new(false),
         }
@@ -205,6 +209,16 @@ impl Compat {
     /// (runtime.rs), which puts the previous one back.
     pub(crate) fn set_main_on_worker(&self, on: bool) -> bool {
         self.main_on_worker.replace(on)
+    }
+
+    /// Whether a simulated thread's `Runtime::block_on` holds the worker.
+    pub(crate) fn thread_on_worker(&self) -> bool {
+        self.thread_on_worker.get()
+    }
+
+    /// Returns the previous setting (thread/mod.rs `runtime_block_on`).
+    pub(crate) fn set_thread_on_worker(&self, on: bool) -> bool {
+        self.thread_on_worker.replace(on)
     }
 
     /// Whether a `spawn_blocking` closure is running.

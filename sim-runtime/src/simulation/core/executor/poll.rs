@@ -75,6 +75,9 @@ impl Exec {
             if seen {
                 core.sched.paid();
             }
+            if !core.slab.injected.is_empty() {
+                core.slab.injected.retain(|&i| i != id);
+            }
             core.step += 1;
             core.decide(Kind::Poll, id);
             core.polling = (ptr.cast(), slot, id);

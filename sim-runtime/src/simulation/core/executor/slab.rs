@@ -76,6 +76,9 @@ pub(super) struct Slab {
     pub(super) alive: usize,
     /// The id the next spawned task gets (ids are never reused).
     pub(super) next_id: u64,
+    /// Tasks spawned from off the runtime's worker and not polled yet: what
+    /// Tokio keeps in its global (inject) queue (`global_queue_depth`).
+    pub(super) injected: Vec<u64>,
 }
 
 impl Slab {
@@ -101,6 +104,9 @@ impl Core {
         if self.polling.1 == slot {
             self.polling = (std::ptr::null(), 0, 0);
         }
+        if let Some(t) = task.as_ref().filter(|_| !self.slab.injected.is_empty()) {
+            self.slab.injected.retain(|&i| i != t.id);
+        }
         self.slab.free.push(slot);
         self.slab.alive -= 1;
         // The metadata is only read for live tasks and is overwritten when
@@ -111,6 +117,13 @@ impl Core {
 
     pub(crate) fn alive_tasks(&self) -> usize {
         self.slab.alive
+    }
+
+    /// Tasks spawned from off the worker and not polled yet (Tokio's
+    /// `global_queue_depth`: a task spawned from outside the runtime's worker
+    /// waits in its global queue until the worker takes it).
+    pub(crate) fn injected_tasks(&self) -> usize {
+        self.slab.injected.len()
     }
 
     /// Live tasks that are not simulated threads (Tokio's count: its
@@ -209,6 +222,8 @@ impl Exec {
             TaskKind::Async
         };
         let node = node.unwrap_or_else(|| self.cur.get().node);
+        // Tokio queues a task spawned off its worker in the global queue.
+        let injected = kind == TaskKind::Async && self.worker_index().is_none();
         let mut core = self.core.borrow_mut();
         let id = core.slab.next_id;
         core.slab.next_id += 1;
@@ -259,6 +274,9 @@ impl Exec {
             idle_worker: false,
         };
         core.slab.alive += 1;
+        if injected {
+            core.slab.injected.push(id);
+        }
         drop(core);
         self.push_wake(slot, id);
         handle
