@@ -19,28 +19,24 @@ const FIXED_SEEDS: u64 = 60;
 /// --hard` measures thousands).
 const HARD_FIXED_SEEDS: u64 = 200;
 
-/// Sweeps `name` against `variant`; the harness's report if a seed failed.
-/// The options name the sweep's own test (`tests/sweep.rs`), so a report's
+/// The options of `name`'s own test (`tests/sweep.rs`), so that a report's
 /// replay line runs the same scenario with the same settings.
-fn sweep(
-    name: &'static str,
-    variant: Variant,
-    seeds: (u64, u64),
-    schedule: Option<&'static str>,
-    early_timers: Option<bool>,
-) -> Option<String> {
-    let opts = Options {
+fn options(name: &'static str, seeds: Seeds) -> Options {
+    Options {
         name: Box::leak(format!("sweep::{name}").into_boxed_str()),
         file: "tests/sweep.rs",
         package: "canaries",
         crate_name: "sweep",
         manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        seeds: Seeds::Range(seeds.0, seeds.1),
+        seeds,
         time_limit_ms: Some(60_000),
-        schedule,
-        early_timers,
         ..Options::default()
-    };
+    }
+}
+
+/// Runs `name`'s buggy or fixed scenario with `opts`: the harness's report
+/// if it failed.
+fn report_of(opts: Options, name: &'static str, variant: Variant) -> Option<String> {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         run(opts, move || canaries::scenario(name, variant))
     }));
@@ -53,6 +49,36 @@ fn sweep(
                 .map_or_else(|| "a non-string panic".into(), |s| s.to_string()),
         }),
     }
+}
+
+/// Sweeps `name` against `variant`; the harness's report if a seed failed.
+fn sweep(
+    name: &'static str,
+    variant: Variant,
+    seeds: (u64, u64),
+    schedule: Option<&'static str>,
+    early_timers: Option<bool>,
+) -> Option<String> {
+    let opts = Options {
+        schedule,
+        early_timers,
+        ..options(name, Seeds::Range(seeds.0, seeds.1))
+    };
+    report_of(opts, name, variant)
+}
+
+/// Explores `name`'s planted bug from exploration seed 0 with a budget of
+/// `budget` runs: the report of the failure it must find, which names the
+/// exploration's run.
+fn explored(name: &'static str, budget: u64) -> String {
+    let opts = Options {
+        explore: Some(budget),
+        ..options(name, Seeds::One(0))
+    };
+    let report = report_of(opts, name, Variant::Buggy)
+        .unwrap_or_else(|| panic!("{name}: the exploration finds it within {budget} runs"));
+    assert!(report.contains("exploration: run "), "{name}: {report}");
+    report
 }
 
 /// The first failing seed, from the report's first line
@@ -319,23 +345,7 @@ fn exploration_finds_compact_crash_where_as_many_seeds_do_not() {
         sweep("compact_crash", Variant::Buggy, (0, 1000), None, None).is_none(),
         "no seed below 1000 finds it (the first is 3314)"
     );
-    let opts = Options {
-        name: "sweep::compact_crash",
-        file: "tests/sweep.rs",
-        package: "canaries",
-        crate_name: "sweep",
-        manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        seeds: Seeds::One(0),
-        time_limit_ms: Some(60_000),
-        explore: Some(1000),
-        ..Options::default()
-    };
-    let report = catch_unwind(AssertUnwindSafe(|| {
-        run(opts, || canaries::scenario("compact_crash", Variant::Buggy))
-    }))
-    .expect_err("the exploration finds it within 1000 runs");
-    let report = report.downcast::<String>().map(|s| *s).unwrap_or_default();
-    assert!(report.contains("exploration: run "), "{report}");
+    let report = explored("compact_crash", 1000);
     assert!(report.contains("lost in the crash"), "{report}");
 }
 
@@ -349,23 +359,7 @@ fn exploration_finds_skewed_pair_where_as_many_seeds_do_not() {
         sweep("skewed_pair", Variant::Buggy, (0, 1000), None, None).is_none(),
         "no seed below 1000 finds it (the first is 8052)"
     );
-    let opts = Options {
-        name: "sweep::skewed_pair",
-        file: "tests/sweep.rs",
-        package: "canaries",
-        crate_name: "sweep",
-        manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        seeds: Seeds::One(0),
-        time_limit_ms: Some(60_000),
-        explore: Some(1000),
-        ..Options::default()
-    };
-    let report = catch_unwind(AssertUnwindSafe(|| {
-        run(opts, || canaries::scenario("skewed_pair", Variant::Buggy))
-    }))
-    .expect_err("the exploration finds it within 1000 runs");
-    let report = report.downcast::<String>().map(|s| *s).unwrap_or_default();
-    assert!(report.contains("exploration: run "), "{report}");
+    let report = explored("skewed_pair", 1000);
     assert!(report.contains("two clocks behind"), "{report}");
 }
 
@@ -388,24 +382,6 @@ fn exploration_finds_every_hard_canary_within_its_bound() {
         ("healed_retry", 300),
         ("drifted_lease", 1_500),
     ] {
-        let opts = Options {
-            name: Box::leak(format!("sweep::{name}").into_boxed_str()),
-            file: "tests/sweep.rs",
-            package: "canaries",
-            crate_name: "sweep",
-            manifest_dir: env!("CARGO_MANIFEST_DIR"),
-            seeds: Seeds::One(0),
-            time_limit_ms: Some(60_000),
-            explore: Some(bound),
-            ..Options::default()
-        };
-        let report = catch_unwind(AssertUnwindSafe(|| {
-            run(opts, move || canaries::scenario(name, Variant::Buggy))
-        }))
-        .expect_err(&format!(
-            "{name}: the exploration finds it within {bound} runs"
-        ));
-        let report = report.downcast::<String>().map(|s| *s).unwrap_or_default();
-        assert!(report.contains("exploration: run "), "{name}: {report}");
+        explored(name, bound);
     }
 }
