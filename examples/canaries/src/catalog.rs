@@ -156,6 +156,6 @@ pub const CATALOG: &[Canary] = &[
         bug: "a register applies every write in the order it arrives; a write held behind a partition arrives after newer ones",
         needs: "a cut between a frontend and the store that holds a write, outlasts its retry through the other frontend and the next write, then heals",
         bound: 20_000,
-        first: Some(4079),
+        first: Some(1497),
     },
 ];

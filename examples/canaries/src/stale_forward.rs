@@ -12,8 +12,10 @@
 //! delivers the held `SET v` over `v+1`. A nemesis cuts one frontend from
 //! the store, now and then, as the run goes (p = 1/[`CUT_ONE_IN`] each
 //! [`TICK`]), and heals the cut on each later tick with p = 1/2, so a cut
-//! seldom outlasts a timeout, a retry and the next write. The client notes
-//! each timeout (`sim::state!`).
+//! seldom outlasts a timeout, a retry and the next write. Both mark their
+//! progress (`sim::state!`): the nemesis how many ticks the cut has lasted,
+//! the client how many ticks it has waited for an answer and each timeout,
+//! so an exploration climbs towards the timeout one tick at a time.
 
 use super::Variant;
 use std::sync::{Arc, Mutex};
@@ -35,7 +37,7 @@ pub const WRITES: u64 = 30;
 pub const TICK: Duration = Duration::from_millis(20);
 /// The nemesis cuts a frontend on one tick in this many (none while a cut
 /// lasts).
-pub const CUT_ONE_IN: u64 = 100;
+pub const CUT_ONE_IN: u64 = 400;
 
 /// The versions the store applied, in order, and a signal at each.
 #[derive(Clone, Default)]
@@ -148,11 +150,7 @@ pub async fn client(mut pauses: impl FnMut() -> u64) {
             .write_all(format!("SET {version}\n").as_bytes())
             .await;
         let mut answer = String::new();
-        let answered = sent.is_ok()
-            && matches!(
-                tokio::time::timeout(TIMEOUT, c.read_line(&mut answer)).await,
-                Ok(Ok(n)) if n > 0
-            );
+        let answered = sent.is_ok() && answer_within(TIMEOUT, c, &mut answer).await;
         if answered {
             version += 1;
             tokio::time::sleep(Duration::from_millis(pauses())).await;
@@ -162,6 +160,30 @@ pub async fn client(mut pauses: impl FnMut() -> u64) {
             sim::state!("timeouts", timeouts);
             conn = None;
             using = 1 - using;
+        }
+    }
+}
+
+/// Reads the answer to the request just sent, waiting at most `limit`;
+/// whether one came. Each [`TICK`] waited is noted (`sim::state!`), so an
+/// exploration sees a request get closer to its timeout, one tick at a time.
+async fn answer_within(
+    limit: Duration,
+    conn: &mut BufReader<TcpStream>,
+    answer: &mut String,
+) -> bool {
+    let read = conn.read_line(answer);
+    let deadline = tokio::time::sleep(limit);
+    tokio::pin!(read, deadline);
+    let mut waited = 0u32;
+    loop {
+        tokio::select! {
+            r = &mut read => return matches!(r, Ok(n) if n > 0),
+            () = &mut deadline => return false,
+            () = tokio::time::sleep(TICK) => {
+                waited += 1;
+                sim::state!("ticks waited for an answer", waited);
+            }
         }
     }
 }
@@ -188,6 +210,7 @@ pub async fn scenario(variant: Variant) {
     let nemesis = async {
         let mut rng = sim::Rng::from_seed(sim::fork_seed("nemesis"));
         let mut cut: Option<&str> = None;
+        let mut ticks_cut = 0u32;
         while !done.get() {
             tokio::time::sleep(TICK).await;
             match cut {
@@ -195,6 +218,9 @@ pub async fn scenario(variant: Variant) {
                     if rng.below(2) == 0 {
                         sim::net::heal(front, "store");
                         cut = None;
+                    } else {
+                        ticks_cut += 1;
+                        sim::state!("ticks a cut lasted", ticks_cut);
                     }
                 }
                 None => {
@@ -202,6 +228,7 @@ pub async fn scenario(variant: Variant) {
                         let front = ["f1", "f2"][rng.below(2) as usize];
                         sim::net::partition(front, "store");
                         cut = Some(front);
+                        ticks_cut = 0;
                     }
                 }
             }

@@ -55,9 +55,10 @@ compaction itself, where one branch in a few dozen crashes inside the window. `s
 written the same way: its nemesis sets one clock at a time as the run goes and says which are
 behind (`sim::state!`), so the explorer branches from the runs where the holder's or the store's
 clock fell behind and needs only the second clock and a write in the gap. `stale_forward` too:
-its nemesis cuts a frontend from the store and heals on each later tick with p = 1/2, and the
-client notes each timeout, so the explorer branches from the cut and from the timeout and needs
-only a few more ticks of the cut.
+its nemesis cuts a frontend from the store and heals on each later tick with p = 1/2; it notes
+how many ticks the cut has lasted, and the client how many ticks it has waited for an answer and
+each timeout, so the explorer climbs to the timeout one tick at a time, each rung a branch that
+keeps the cut one tick more with p = 1/2, where a seed must draw all of them at once.
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
