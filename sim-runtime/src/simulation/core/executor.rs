@@ -244,6 +244,12 @@ pub(crate) struct Core {
     /// wakes prefetch (`PREFETCH_MIN_RUNNABLE`; tests turn it off to
     /// compare).
     prefetch_min: usize,
+    /// Tokio's current-thread runtime runs its tasks only while a
+    /// `block_on` holds its worker: while the thread that built it waits
+    /// outside `block_on` with none holding it (thread/owner.rs), its tasks
+    /// are held here when picked, and queued again when a `block_on` takes
+    /// the worker or the wait ends ([`Exec::hold_tasks`]).
+    held: Option<Vec<(u32, u64)>>,
     select_rng: seed::Stream,
     nodes: super::node::Nodes,
     /// Whether any node is paused (set only through `set_paused`): the

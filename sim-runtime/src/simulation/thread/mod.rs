@@ -303,8 +303,10 @@ pub(crate) fn block_on<F: Future>(fut: F) -> F::Output {
 /// `Runtime::block_on` on a simulated thread. As in Tokio, the first
 /// `block_on` of a current-thread runtime takes its one worker: its future
 /// runs "on the worker" (`runtime::worker_index()` is `Some(0)`, and what it
-/// spawns goes to the local queue) until it returns. A concurrent one, or
-/// one while the runtime's owner is in its own `block_on`, does not.
+/// spawns goes to the local queue) until it returns, and the runtime's tasks
+/// run meanwhile even while its owner waits outside `block_on`
+/// (owner.rs). A concurrent one, or one while the runtime's owner is in its
+/// own `block_on`, does not.
 pub(crate) fn runtime_block_on<F: Future>(exec: &executor::Exec, fut: F) -> F::Output {
     struct Release<'a>(&'a executor::Exec, &'a Ctl);
     impl Drop for Release<'_> {
@@ -312,16 +314,19 @@ pub(crate) fn runtime_block_on<F: Future>(exec: &executor::Exec, fut: F) -> F::O
             self.0.compat.set_thread_on_worker(false);
             self.1.on_worker.set(false);
             self.0.compat.set_in_blocking(true);
+            if self.0.compat.owner_driving() {
+                self.0.hold_tasks(true);
+            }
         }
     }
     let ctl = this_thread().expect("runtime_block_on runs on a simulated thread");
-    let free = !exec.compat.multi_thread()
-        && !exec.compat.thread_on_worker()
-        && !(exec.in_block_on() && exec.compat.main_on_worker());
+    let owner_holds_it = exec.in_block_on() && exec.compat.main_on_worker();
+    let free = !(exec.compat.multi_thread() || exec.compat.thread_on_worker() || owner_holds_it);
     let _release = free.then(|| {
         exec.compat.set_thread_on_worker(true);
         ctl.on_worker.set(true);
         exec.compat.set_in_blocking(false);
+        exec.hold_tasks(false);
         Release(exec, ctl)
     });
     block_on(fut)

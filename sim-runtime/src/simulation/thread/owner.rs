@@ -8,7 +8,9 @@
 //! runs: so such a wait runs the runtime, as its `block_on` would, until
 //! the wait is over. It is done only when the runtime has something that
 //! would go on by itself under Tokio (simulated threads not ended, or a
-//! multi-thread runtime's tasks); any other wait is the kernel's.
+//! multi-thread runtime's tasks); any other wait is the kernel's. A
+//! current-thread runtime's tasks wait meanwhile, as Tokio's run only inside
+//! a `block_on`, unless a thread's `Runtime::block_on` holds its worker.
 
 use super::{with_threads, Ctl, Queued, State, Threads, Waiter};
 use crate::simulation::core::executor::Exec;
@@ -37,6 +39,13 @@ fn drive_until(
     }
     let waiter = Waiter::new();
     let mut timer = None;
+    // As Tokio's current-thread runtime, whose tasks run only inside a
+    // `block_on`: its threads run meanwhile, its tasks wait, unless a
+    // thread's `Runtime::block_on` holds the worker (mod.rs
+    // `runtime_block_on`).
+    let current_thread = !exec.compat.multi_thread();
+    let was_driving = exec.compat.set_owner_driving(current_thread);
+    exec.hold_tasks(current_thread && !exec.compat.thread_on_worker());
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         exec.block_on(std::future::poll_fn(|cx| {
             if waiter.woken.get() || word.load(Ordering::SeqCst) != expected {
@@ -62,6 +71,8 @@ fn drive_until(
             Poll::Pending
         }))
     }));
+    exec.compat.set_owner_driving(was_driving);
+    exec.hold_tasks(false);
     with_threads(|t| {
         if let Some(q) = t.queues.get_mut(&(addr as usize)) {
             q.retain(|e| !Rc::ptr_eq(&e.waiter, &waiter));

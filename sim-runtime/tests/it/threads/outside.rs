@@ -333,3 +333,43 @@ fn a_task_spawned_from_off_the_worker_waits_in_the_global_queue() {
     });
     assert_eq!(depths, (0, 1, 0));
 }
+
+/// As Tokio's current-thread runtime, whose tasks run only inside a
+/// `block_on`: while the thread that built it joins a thread outside
+/// `block_on`, the thread runs and the runtime's tasks wait (the spawned
+/// task is still in the global queue after the join), unless a thread's
+/// `Runtime::block_on` holds the worker, which runs them.
+#[test]
+fn a_current_thread_runtime_runs_no_task_while_its_owner_waits_outside_block_on() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let rt = Arc::new(
+        sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .sim_seed(45)
+            .build()
+            .unwrap(),
+    );
+    let ran = Arc::new(AtomicBool::new(false));
+    let r = ran.clone();
+    rt.spawn(async move { r.store(true, Ordering::SeqCst) });
+    let r = ran.clone();
+    let seen = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(10));
+        r.load(Ordering::SeqCst)
+    })
+    .join()
+    .unwrap();
+    assert!(!seen, "a task ran with no block_on holding the worker");
+    assert_eq!(rt.metrics().global_queue_depth(), 1);
+    // A thread's block_on holds the worker: the task runs, and so does one
+    // the thread awaits.
+    let rt2 = rt.clone();
+    let got = std::thread::spawn(move || {
+        rt2.block_on(async { sim_runtime::spawn(async { 5 }).await.unwrap() })
+    })
+    .join()
+    .unwrap();
+    assert_eq!(got, 5);
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(rt.metrics().global_queue_depth(), 0);
+}

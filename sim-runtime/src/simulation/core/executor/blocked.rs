@@ -147,3 +147,36 @@ impl Core {
         self.run_queue.remove(chosen)
     }
 }
+
+impl Exec {
+    /// Holds this runtime's tasks (`on`: they stay queued, unpolled, as on
+    /// a current-thread runtime whose worker no `block_on` holds), or lets
+    /// them run again, queueing the held ones afresh in the order they were
+    /// spawned. Simulated threads and `spawn_blocking` closures run either
+    /// way, as Tokio's threads and blocking pool do.
+    pub(crate) fn hold_tasks(&self, on: bool) {
+        let held = {
+            let mut core = self.core.borrow_mut();
+            if on {
+                core.held.get_or_insert_with(Vec::new);
+                return;
+            }
+            let Some(mut held) = core.held.take() else {
+                return;
+            };
+            held.sort_unstable_by_key(|&(_, id)| id);
+            // Held tasks count as queued; they are woken afresh.
+            for &(slot, id) in &held {
+                if let Some(Some(t)) = core.slab.tasks.get_mut(slot as usize) {
+                    if t.id == id {
+                        t.queued = false;
+                    }
+                }
+            }
+            held
+        };
+        for (slot, id) in held {
+            self.push_wake(slot, id);
+        }
+    }
+}

@@ -58,6 +58,7 @@ impl Exec {
             // odds), after the clock's epoch above: the order of the tape.
             sched: Scheduler::new(&config),
             prefetch_min: PREFETCH_MIN_RUNNABLE,
+            held: None,
             select_rng: seed::stream(root, "select"),
             nodes: super::super::node::Nodes::new(NodeState::new(
                 "main".into(),

@@ -33,6 +33,10 @@ pub(crate) struct Compat {
     /// A simulated thread's `Runtime::block_on` holds the worker
     /// (thread/mod.rs `runtime_block_on`).
     thread_on_worker: Cell<bool>,
+    /// The thread that built a current-thread runtime runs it from a wait
+    /// outside `block_on` (thread/owner.rs): its tasks are held while no
+    /// `block_on` holds the worker.
+    owner_driving: Cell<bool>,
     in_blocking: Cell<bool>,
     spawning_blocking: Cell<bool>,
 }
@@ -56,6 +60,7 @@ impl Default for Compat {
             local_depth: Cell::new(0),
             main_on_worker: Cell::new(false),
             thread_on_worker: Cell::new(false),
+            owner_driving: Cell::new(false),
             in_blocking: Cell::new(false),
             spawning_blocking: Cell::new(false),
         }
@@ -219,6 +224,17 @@ impl Compat {
     /// Returns the previous setting (thread/mod.rs `runtime_block_on`).
     pub(crate) fn set_thread_on_worker(&self, on: bool) -> bool {
         self.thread_on_worker.replace(on)
+    }
+
+    /// Whether the thread that built a current-thread runtime runs it from
+    /// a wait outside `block_on` (thread/owner.rs).
+    pub(crate) fn owner_driving(&self) -> bool {
+        self.owner_driving.get()
+    }
+
+    /// Returns the previous setting (thread/owner.rs).
+    pub(crate) fn set_owner_driving(&self, on: bool) -> bool {
+        self.owner_driving.replace(on)
     }
 
     /// Whether a `spawn_blocking` closure is running.

@@ -119,6 +119,14 @@ impl Exec {
                 }
             ));
         }
+        if let Some(n) = core.held.as_ref().map(Vec::len).filter(|&n| n > 0) {
+            notes.push(format!(
+                "note: {n} task(s) wait for a `block_on` to run them: a current-thread runtime \
+                 (as Tokio's) runs its tasks only while a `Runtime::block_on` holds its worker, \
+                 and the thread that built it waits outside `block_on`. Call `block_on` (or use \
+                 a multi-thread runtime) where those tasks must run."
+            ));
+        }
         core.each_driver(|d, _| notes.extend(d.deadlock_note()));
         for note in notes {
             message.push_str("\n  ");
@@ -194,15 +202,21 @@ impl Core {
     /// the node resumes).
     #[inline(always)]
     fn picked_task(&mut self, slot: u32, id: u64) -> Option<bool> {
-        let (node, blocking) = match self.slab.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
-            Some(t) if t.id == id && t.future.is_some() => (t.node, t.kind == TaskKind::Blocking),
+        let (node, kind) = match self.slab.tasks.get(slot as usize).and_then(|t| t.as_ref()) {
+            Some(t) if t.id == id && t.future.is_some() => (t.node, t.kind),
             _ => return None,
         };
         if self.is_paused(node) {
             self.node_mut(node).parked.push((slot, id));
             return None;
         }
-        Some(blocking)
+        if kind == TaskKind::Async {
+            if let Some(held) = self.held.as_mut() {
+                held.push((slot, id));
+                return None;
+            }
+        }
+        Some(kind == TaskKind::Blocking)
     }
 
     /// Takes the strategy's pick out of the run queue (not empty).
