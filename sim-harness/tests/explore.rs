@@ -185,3 +185,55 @@ fn an_exploration_checks_coverage() {
     assert!(!r.contains("\"every run\""), "{r}");
     assert!(r.contains("not covered by the 16 run(s)"), "{r}");
 }
+
+/// An exploration with the determinism check runs each run again from the
+/// tape it wrote: a body whose decisions depend on state outside the run
+/// (here a counter of runs) fails as nondeterminism, naming the first
+/// decision that differs; a deterministic one passes.
+#[test]
+fn an_exploration_checks_determinism() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let mut opts = common::options(
+        "explore::nondeterminism",
+        file!(),
+        sim::__private::Seeds::One(0),
+    );
+    opts.explore = Some(8);
+    opts.check_determinism = true;
+    let r = common::report(opts, || async {
+        let n = RUNS.fetch_add(1, Ordering::SeqCst);
+        sim_runtime::time::sleep(Duration::from_millis(1 + n)).await;
+    });
+    assert!(r.contains("class: nondeterminism"), "{r}");
+    assert!(r.contains("first difference at decision #"), "{r}");
+    assert!(r.contains("exploration: run 1 "), "{r}");
+
+    let mut opts = common::options(
+        "explore::deterministic",
+        file!(),
+        sim::__private::Seeds::One(0),
+    );
+    opts.explore = Some(16);
+    opts.check_determinism = true;
+    sim::__private::run(opts, || async {
+        sim_runtime::time::sleep(Duration::from_millis(1 + sim::seed() % 5)).await;
+        sim::state!("seed mod 3", sim::seed() % 3);
+    });
+}
+
+/// `SIM_RESULTS` records a sweep's seeds for merging; an exploration is no
+/// set of seeds, so the two together are refused, saying what to do.
+#[test]
+fn an_exploration_refuses_sim_results() {
+    let (ok, text) = child(&[("SIM_RESULTS", "target/sim-results-explore-test")]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("SIM_RESULTS records a sweep's seeds"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SIM_EXPLORE=0 to sweep the seeds instead"),
+        "{text}"
+    );
+}

@@ -37,7 +37,7 @@
 use super::seed::{run_one, How, Options, SeedResult};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use sim_runtime::__private::harness::{tape_position, with_run_local, TapeMode};
+use sim_runtime::__private::harness::{replay_mismatch, tape_position, with_run_local, TapeMode};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
@@ -333,7 +333,10 @@ fn outcome(r: &SeedResult) -> Feature {
 }
 
 /// Spends `budget` runs exploring (see the module's docs); stops at the
-/// first failing run.
+/// first failing run. With `check` (`check_determinism`,
+/// `SIM_CHECK_DETERMINISM`), each run is run again from the tape it wrote
+/// and compared with the first decision by decision, as a sweep's seed is.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn explore<F, Fut>(
     opts: &Options,
     name: &str,
@@ -341,6 +344,7 @@ pub(crate) fn explore<F, Fut>(
     first_seeds: Vec<u64>,
     jobs: usize,
     budget: u64,
+    check: bool,
     make: &Arc<F>,
 ) -> Explored
 where
@@ -370,12 +374,18 @@ where
                     p.seed,
                     How {
                         tape: Some(ex.mode(p)),
+                        record: check,
                         ..How::default()
                     },
                 )
             })
             .collect();
         let results = run_all(opts, runs, jobs, make);
+        let results = if check {
+            checked(opts, results, jobs, make)
+        } else {
+            results
+        };
         for (i, (p, mut r)) in planned.into_iter().zip(results).enumerate() {
             let index = ran + i;
             coverage.add(index, std::mem::take(&mut r.coverage));
@@ -426,6 +436,61 @@ where
         ran,
         missing: super::coverage::missing(&coverage.totals),
     }
+}
+
+/// The determinism check of a round's runs (each recorded): every passing
+/// run is run again from the tape it wrote, its decisions compared with the
+/// first run's; one that differs fails as `nondeterminism`, naming the
+/// first decision that differs. A run keeps its first result (its features,
+/// coverage and tape are what the exploration learns from).
+fn checked<F, Fut>(
+    opts: &Options,
+    mut results: Vec<SeedResult>,
+    jobs: usize,
+    make: &Arc<F>,
+) -> Vec<SeedResult>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: TestOutput,
+{
+    let again: Vec<(usize, (u64, How))> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.outcome.passed())
+        .filter_map(|(i, r)| {
+            let tape = r.outcome.tape.as_ref()?.bytes.clone();
+            Some((
+                i,
+                (
+                    r.outcome.seed,
+                    How {
+                        compare: r.outcome.recording.clone(),
+                        tape: Some(TapeMode::Replay(tape)),
+                        ..How::default()
+                    },
+                ),
+            ))
+        })
+        .collect();
+    let (index, runs): (Vec<usize>, Vec<(u64, How)>) = again.into_iter().unzip();
+    for (i, second) in index.into_iter().zip(run_all(opts, runs, jobs, make)) {
+        let first = &mut results[i].outcome;
+        let text = if second.outcome.passed() {
+            replay_mismatch(first, &second.outcome)
+        } else {
+            Some(format!(
+                "the run passed once and failed when run again from its tape ({}): {}",
+                second.outcome.class.map_or("?", Class::name),
+                second.outcome.message
+            ))
+        };
+        if let Some(text) = text {
+            first.class = Some(Class::Nondeterminism);
+            first.message = text;
+        }
+    }
+    results
 }
 
 /// Runs `runs` (each a seed and how to run it), `jobs` at a time; the

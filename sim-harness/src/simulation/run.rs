@@ -76,6 +76,7 @@ where
         plan.seeds.clone(),
         plan.jobs,
         budget,
+        plan.check,
         make,
     );
     let Some((failure, how)) = found.failure else {

@@ -58,7 +58,6 @@ impl Plan {
                 .is_some_and(|v| parse_bool("SIM_CHECK_DETERMINISM", &v));
         let always_trace = env("SIM_TRACE").is_some_and(|v| parse_bool("SIM_TRACE", &v));
         let wanted = Wanted::from_env();
-        let results_dir = results::dir(env(results::VAR), &workspace_root(opts));
         // `SIM_EXPLORE` (or the attribute): a guided exploration of that
         // many runs; a tape's replay is one run, never an exploration.
         // `SIM_EXPLORE=0` runs the seeds of a test that explores.
@@ -72,6 +71,13 @@ impl Plan {
             .filter(|&n| n > 0),
             (None, None) => opts.explore,
         };
+        if explore.is_some() {
+            refuse_with_exploration(
+                env(results::VAR).is_some(),
+                always_trace || wanted.every_seed(),
+            );
+        }
+        let results_dir = results::dir(env(results::VAR), &workspace_root(opts));
         let jobs = match explore {
             Some(runs) => jobs().min(runs.min(super::super::explore::ROUND as u64) as usize),
             None => jobs().min(seeds.len().max(1)),
@@ -116,6 +122,38 @@ impl Plan {
             target: cargo_target(opts),
             explore,
         }
+    }
+}
+
+/// What a sweep of seeds offers that an exploration (one search whose runs
+/// depend on each other) does not: refused with what to do instead
+/// (`SIM_RESULTS`, `SIM_SHARD`), or said on stderr (every run's trace,
+/// page or export: an exploration traces and draws its failing run).
+fn refuse_with_exploration(results: bool, every_run_traced: bool) {
+    let refused = [
+        (
+            results,
+            "SIM_RESULTS records a sweep's seeds for `cargo xtask merge-results`",
+        ),
+        (
+            shard().is_some(),
+            "SIM_SHARD splits a sweep's seeds among machines",
+        ),
+    ];
+    for (set, what) in refused {
+        assert!(
+            !set,
+            "sim: {what}, but this test explores (SIM_EXPLORE or `explore = n`): an exploration \
+             is one search whose runs depend on the runs before them, not a set of seeds. Unset \
+             it to explore, or set SIM_EXPLORE=0 to sweep the seeds instead."
+        );
+    }
+    if every_run_traced {
+        eprintln!(
+            "sim: an exploration traces and draws its failing run (the report names its files), \
+             not each of its runs: SIM_TRACE, SIM_TIMELINE and SIM_EXPORT apply to every run \
+             of a sweep of seeds (SIM_EXPLORE=0)"
+        );
     }
 }
 
