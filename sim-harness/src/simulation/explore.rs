@@ -34,10 +34,10 @@
 //! executor's thread's does (the notes are a run-local value of
 //! sim-runtime's, which moves with the baton).
 
-use super::seed::{run_one, How, Options, SeedResult};
+use super::seed::{rerun_difference, run_one, How, Options, SeedResult};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use sim_runtime::__private::harness::{replay_mismatch, tape_position, with_run_local, TapeMode};
+use sim_runtime::__private::harness::{tape_position, with_run_local, TapeMode};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
@@ -476,16 +476,8 @@ where
     let (index, runs): (Vec<usize>, Vec<(u64, How)>) = again.into_iter().unzip();
     for (i, second) in index.into_iter().zip(run_all(opts, runs, jobs, make)) {
         let first = &mut results[i].outcome;
-        let text = if second.outcome.passed() {
-            replay_mismatch(first, &second.outcome)
-        } else {
-            Some(format!(
-                "the run passed once and failed when run again from its tape ({}): {}",
-                second.outcome.class.map_or("?", Class::name),
-                second.outcome.message
-            ))
-        };
-        if let Some(text) = text {
+        let again = "when run again from its tape";
+        if let Some(text) = rerun_difference(first, &second.outcome, "the run", again) {
             first.class = Some(Class::Nondeterminism);
             first.message = text;
         }

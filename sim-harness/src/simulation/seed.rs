@@ -6,7 +6,9 @@
 
 use super::timeline::{self, Recorded};
 use super::trace;
-use sim_runtime::__private::harness::{run_seed, Recording, SeedOutcome, SeedSettings, TapeMode};
+use sim_runtime::__private::harness::{
+    replay_mismatch, run_seed, Recording, SeedOutcome, SeedSettings, TapeMode,
+};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
@@ -134,6 +136,26 @@ pub(crate) struct How {
     /// go nowhere and cost no formatting: a passing seed's text is never
     /// read, so only a failing seed (rerun) or `SIM_TRACE` builds it.
     pub(crate) trace: Option<trace::Collector>,
+}
+
+/// The determinism check's verdict on a run that passed (`first`) and its
+/// second run (`second`): why they differ (the second failed, or made
+/// another decision first), or `None`. `what` names the run in the text
+/// ("seed 7"), `again` how it was run again ("when run again").
+pub(crate) fn rerun_difference(
+    first: &SeedOutcome,
+    second: &SeedOutcome,
+    what: &str,
+    again: &str,
+) -> Option<String> {
+    if second.passed() {
+        return replay_mismatch(first, second);
+    }
+    Some(format!(
+        "{what} passed once and failed {again} ({}): {}",
+        second.class.map_or("?", Class::name),
+        second.message
+    ))
 }
 
 /// Runs `seed` once, on a fresh OS thread, as `how` says.

@@ -8,13 +8,11 @@ use super::plan::{self, Plan};
 use super::seeds_log::SeedsLog;
 use crate::simulation::coverage;
 use crate::simulation::results;
-use crate::simulation::seed::{run_one, How, Options, SeedResult};
+use crate::simulation::seed::{rerun_difference, run_one, How, Options, SeedResult};
 use crate::simulation::tape;
 use crate::simulation::timeline::{warn_leftovers, Leftovers};
 use crate::simulation::trace;
-use sim_runtime::__private::harness::{
-    cargo_prefix, replay_env, replay_mismatch, strategy, TapeMode,
-};
+use sim_runtime::__private::harness::{cargo_prefix, replay_env, strategy, TapeMode};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
 use std::collections::BTreeMap;
@@ -255,14 +253,8 @@ where
             ..How::default()
         },
     );
-    if !second.outcome.passed() {
-        second.outcome.message = format!(
-            "seed {seed} passed once and failed when run again ({}): {}",
-            second.outcome.class.map_or("?", Class::name),
-            second.outcome.message
-        );
-        second.outcome.class = Some(Class::Nondeterminism);
-    } else if let Some(text) = replay_mismatch(&first.outcome, &second.outcome) {
+    let what = format!("seed {seed}");
+    if let Some(text) = rerun_difference(&first.outcome, &second.outcome, &what, "when run again") {
         second.outcome.class = Some(Class::Nondeterminism);
         second.outcome.message = text;
     }

@@ -161,22 +161,10 @@ impl Exec {
                 core.held.get_or_insert_with(Vec::new);
                 return;
             }
-            let Some(mut held) = core.held.take() else {
-                return;
-            };
-            held.sort_unstable_by_key(|&(_, id)| id);
-            // Held tasks count as queued; they are woken afresh.
-            for &(slot, id) in &held {
-                if let Some(Some(t)) = core.slab.tasks.get_mut(slot as usize) {
-                    if t.id == id {
-                        t.queued = false;
-                    }
-                }
-            }
-            held
+            core.held.take()
         };
-        for (slot, id) in held {
-            self.push_wake(slot, id);
+        if let Some(held) = held {
+            self.wake_afresh(held);
         }
     }
 }

@@ -120,7 +120,7 @@ impl Exec {
     }
 
     pub(crate) fn resume(&self, node: NodeId) {
-        let (mut parked, deferred) = {
+        let (parked, deferred) = {
             let mut core = self.core.borrow_mut();
             core.decide(Kind::Node, u64::from(node.0) << 8 | 3);
             core.set_paused(node, false);
@@ -130,11 +130,21 @@ impl Exec {
                 std::mem::take(&mut n.deferred),
             )
         };
-        parked.sort_unstable_by_key(|&(_, id)| id);
+        self.wake_afresh(parked);
+        for w in deferred.into_iter().flatten() {
+            self.wake(w);
+        }
+    }
+
+    /// Queues again, in the order they were spawned, tasks that were taken
+    /// out of the run queue without a poll (a paused node's parked ones,
+    /// held ones: blocked.rs): they still count as queued, so they are
+    /// marked not queued and woken afresh.
+    pub(super) fn wake_afresh(&self, mut tasks: Vec<(u32, u64)>) {
+        tasks.sort_unstable_by_key(|&(_, id)| id);
         {
-            // Parked tasks count as queued; they are woken afresh.
             let mut core = self.core.borrow_mut();
-            for &(slot, id) in &parked {
+            for &(slot, id) in &tasks {
                 if let Some(Some(t)) = core.slab.tasks.get_mut(slot as usize) {
                     if t.id == id {
                         t.queued = false;
@@ -142,11 +152,8 @@ impl Exec {
                 }
             }
         }
-        for (slot, id) in parked {
+        for (slot, id) in tasks {
             self.push_wake(slot, id);
-        }
-        for w in deferred.into_iter().flatten() {
-            self.wake(w);
         }
     }
 
