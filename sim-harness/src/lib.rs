@@ -15,8 +15,9 @@
 //! }
 //! ```
 //!
-//! Under `RUSTFLAGS="--cfg simulation"` each seed runs on its own OS thread
-//! in its own simulation (nodes, network, disks, virtual time); the seeds
+//! Under `RUSTFLAGS="--cfg simulation"` each seed runs as if on a new OS
+//! thread (a worker's thread-locals are made new after each) in its own
+//! simulation (nodes, network, disks, virtual time); the seeds
 //! come from the attribute, `SIM_SEED` (one), `SIM_SEEDS` (`0..1000`,
 //! `3,7,9`), `SIM_SHARD=k/n`, and run `SIM_JOBS` at a time. A failure says
 //! its class, seed, step and virtual time, shows the trace's last lines and

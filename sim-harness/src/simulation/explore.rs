@@ -34,7 +34,7 @@
 //! executor's thread's does (the notes are a run-local value of
 //! sim-runtime's, which moves with the baton).
 
-use super::seed::{rerun_difference, run_one, How, Options, SeedResult};
+use super::seed::{rerun_difference, run_one, worker, How, Options, SeedResult};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use sim_runtime::__private::harness::{tape_position, with_run_local, TapeMode};
@@ -505,7 +505,7 @@ where
     let out: Vec<Mutex<Option<SeedResult>>> = (0..n).map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
+            worker(s, opts, || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(slot) = runs.get(i) else {
                     break;

@@ -2,7 +2,8 @@
 //!
 //! 1. the **sweep** (run/sweep.rs): the seeds of the plan (run/plan.rs:
 //!    the attribute, `SIM_SEED`, `SIM_SEEDS`, `SIM_SHARD`), `SIM_JOBS` at
-//!    once, each on its own OS thread and its own simulation (seed.rs); or,
+//!    once, on workers whose thread-locals are made new after each seed,
+//!    each seed in its own simulation (seed.rs); or,
 //!    with `explore = n` / `SIM_EXPLORE`, a guided exploration (explore.rs);
 //! 2. the **triage** of a failing sweep (run/triage.rs): traces for its
 //!    lowest failing seeds, the first failure run again (does it

@@ -1,5 +1,6 @@
-//! One seed: the options a `#[sim::test]` passes, one run of one seed on
-//! its own OS thread ([`run_one`]), and what the run leaves
+//! One seed: the options a `#[sim::test]` passes, one run of one seed as
+//! if on a new OS thread ([`run_one`]; a [`worker`]'s thread-locals are
+//! made new after each run), and what the run leaves
 //! ([`SeedResult`]). Everything that runs a seed — the sweep and its
 //! triage (run.rs), the shrinker's replays, the fuzzer — goes through
 //! here; this module imports none of them.
@@ -7,7 +8,8 @@
 use super::timeline::{self, Recorded};
 use super::trace;
 use sim_runtime::__private::harness::{
-    replay_mismatch, run_seed, Recording, SeedOutcome, SeedSettings, TapeMode,
+    fresh_thread, on_fresh_thread, replay_mismatch, reset_fresh_thread, run_seed, Recording,
+    SeedOutcome, SeedSettings, TapeMode,
 };
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
@@ -158,7 +160,26 @@ pub(crate) fn rerun_difference(
     ))
 }
 
-/// Runs `seed` once, on a fresh OS thread, as `how` says.
+/// Starts a worker of the runner, named as the test: the runs `run_one`
+/// makes on it go on this one thread, its thread-locals made new after
+/// each (sim-runtime's libc/tls.rs), instead of on a new thread per run.
+pub(crate) fn worker<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    opts: &Options,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(test_name(opts))
+        .spawn_scoped(s, move || {
+            // First, before any code whose thread-locals must be fresh.
+            let _fresh = fresh_thread();
+            f()
+        })
+        .expect("sim: could not start a worker thread")
+}
+
+/// Runs `seed` once, as `how` says, as if on a new OS thread: on this one
+/// if it is a fresh worker ([`worker`]), else on a new one.
 pub(crate) fn run_one<F, Fut>(opts: &Options, seed: u64, make: &Arc<F>, how: How) -> SeedResult
 where
     F: Fn() -> Fut + Send + Sync + 'static,
@@ -189,51 +210,59 @@ where
         )),
     };
     let make = make.clone();
-    // A fresh OS thread per seed: no thread-local state leaks between seeds.
+    let body = move || {
+        super::liveness::reset();
+        timeline::set_recording(draw);
+        // Untraced, the seed's events still go to no subscriber of the
+        // user's (a global one would see every seed's).
+        let (lines, guard) = match &trace {
+            Some(collector) => {
+                let (lines, guard) = collector.install();
+                (Some(lines), guard)
+            }
+            None => (
+                None,
+                tracing::dispatcher::set_default(&tracing::Dispatch::none()),
+            ),
+        };
+        let outcome = run_seed(&settings, || async move {
+            if let Err(e) = make().await.into_outcome() {
+                panic!("{e}");
+            }
+        });
+        drop(guard);
+        let recorded = timeline::take();
+        timeline::set_recording(false);
+        let (trace, dropped) = lines.map(|l| l.take()).unwrap_or_default();
+        let faults = super::liveness::injected()
+            + outcome
+                .buggify
+                .iter()
+                .map(|(_, _, fired)| fired)
+                .sum::<u64>();
+        SeedResult {
+            faults,
+            recorded,
+            swarm: super::swarm::take(),
+            coverage: super::coverage::take(),
+            features: super::explore::take(),
+            fakes: super::fake::take(),
+            outcome: classify(outcome),
+            trace,
+            dropped,
+        }
+    };
+    // On a sweep's worker, the run goes on this thread, whose thread-locals
+    // are then made new (sim-runtime's libc/tls.rs); anywhere else, on a
+    // new OS thread. Either way no thread-local state leaks between seeds.
+    if on_fresh_thread() && std::env::var_os("SIM_THREAD_PER_SEED").is_none() {
+        let ran = body();
+        reset_fresh_thread();
+        return ran;
+    }
     std::thread::Builder::new()
         .name(test_name(opts))
-        .spawn(move || {
-            super::liveness::reset();
-            timeline::set_recording(draw);
-            // Untraced, the seed's events still go to no subscriber of the
-            // user's (a global one would see every seed's).
-            let (lines, guard) = match &trace {
-                Some(collector) => {
-                    let (lines, guard) = collector.install();
-                    (Some(lines), guard)
-                }
-                None => (
-                    None,
-                    tracing::dispatcher::set_default(&tracing::Dispatch::none()),
-                ),
-            };
-            let outcome = run_seed(&settings, || async move {
-                if let Err(e) = make().await.into_outcome() {
-                    panic!("{e}");
-                }
-            });
-            drop(guard);
-            let recorded = timeline::take();
-            timeline::set_recording(false);
-            let (trace, dropped) = lines.map(|l| l.take()).unwrap_or_default();
-            let faults = super::liveness::injected()
-                + outcome
-                    .buggify
-                    .iter()
-                    .map(|(_, _, fired)| fired)
-                    .sum::<u64>();
-            SeedResult {
-                faults,
-                recorded,
-                swarm: super::swarm::take(),
-                coverage: super::coverage::take(),
-                features: super::explore::take(),
-                fakes: super::fake::take(),
-                outcome: classify(outcome),
-                trace,
-                dropped,
-            }
-        })
+        .spawn(body)
         .expect("sim: could not start the thread for a seed")
         .join()
         .unwrap_or_else(|p| std::panic::resume_unwind(p))

@@ -109,8 +109,8 @@ thread_local! {
 }
 
 /// A thread-local a seed changed is fresh for the next seed on the same
-/// worker, however many seeds a worker runs (each seed runs on a fresh OS
-/// thread today): the isolation any cheaper way of starting seeds must keep.
+/// worker, however many seeds a worker runs (a worker's thread-locals are
+/// made new after each seed: sim-runtime's libc/tls.rs).
 #[sim::test(seeds = 0..16)]
 async fn a_thread_local_a_seed_changed_is_fresh_for_the_next_seed() {
     assert_eq!(
@@ -122,4 +122,65 @@ async fn a_thread_local_a_seed_changed_is_fresh_for_the_next_seed() {
     TOUCHED.with(|t| t.set(1 + sim::seed()));
     sim_runtime::time::sleep(Duration::from_millis(1)).await;
     assert_eq!(TOUCHED.with(|t| t.get()), 1 + sim::seed());
+}
+
+/// The workers whose thread holds a live [`SeedWitness`].
+static WITNESSED: std::sync::Mutex<Vec<std::thread::ThreadId>> = std::sync::Mutex::new(Vec::new());
+
+/// A thread-local value with a destructor, made by each seed.
+struct SeedWitness(std::thread::ThreadId);
+
+impl Drop for SeedWitness {
+    fn drop(&mut self) {
+        WITNESSED.lock().unwrap().retain(|t| *t != self.0);
+    }
+}
+
+thread_local! {
+    static WITNESS: std::cell::RefCell<Option<SeedWitness>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A pthread key with a destructor, as C libraries keep per-thread state
+/// (AWS-LC's generator, OpenSSL's error queue).
+fn seed_key() -> libc::pthread_key_t {
+    static KEY: std::sync::OnceLock<libc::pthread_key_t> = std::sync::OnceLock::new();
+    // SAFETY: unsafe only to fit glibc's destructor type; it reads nothing.
+    unsafe extern "C" fn gone(_: *mut libc::c_void) {}
+    *KEY.get_or_init(|| {
+        let mut k = 0;
+        // SAFETY: a valid out-pointer and a plain destructor.
+        assert_eq!(unsafe { libc::pthread_key_create(&mut k, Some(gone)) }, 0);
+        k
+    })
+}
+
+/// What a seed left in a thread-local with a destructor, or under a
+/// pthread key, is destroyed before the next seed on the same worker, as
+/// the end of a thread destroys it, and the next seed finds none.
+#[sim::test(seeds = 0..16)]
+async fn what_a_seed_left_in_thread_locals_is_destroyed_before_the_next() {
+    let me = std::thread::current().id();
+    let fresh = {
+        let mut w = WITNESSED.lock().unwrap();
+        let fresh = !w.contains(&me);
+        w.push(me);
+        fresh
+    };
+    assert!(
+        fresh,
+        "seed {}: an earlier seed's thread-local on this thread was never destroyed",
+        sim::seed()
+    );
+    WITNESS.with(|w| *w.borrow_mut() = Some(SeedWitness(me)));
+    let key = seed_key();
+    // SAFETY: a live key.
+    unsafe {
+        assert!(
+            libc::pthread_getspecific(key).is_null(),
+            "seed {} found a pthread key's value an earlier seed set",
+            sim::seed()
+        );
+        libc::pthread_setspecific(key, (1 + sim::seed()) as *mut libc::c_void);
+    }
+    sim_runtime::time::sleep(Duration::from_millis(1)).await;
 }

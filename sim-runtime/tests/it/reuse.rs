@@ -181,3 +181,122 @@ fn seeds_give_the_same_runs_in_any_order_on_any_thread() {
     let prints: std::collections::BTreeSet<u64> = fresh.values().map(|r| r.0).collect();
     assert!(prints.len() > seeds.len() / 2, "{prints:?}");
 }
+
+/// The same seeds on one thread made fresh after each (libc/tls.rs, the
+/// harness's workers): its thread-locals are new for every seed, while the
+/// simulator's own caches are kept.
+fn on_one_fresh_thread(seeds: Vec<u64>) -> Runs {
+    std::thread::spawn(move || {
+        let _fresh = sim_runtime::__private::harness::fresh_thread()
+            .expect("a thread the test started can be made fresh");
+        let mut out = Runs::new();
+        for s in seeds {
+            big(s ^ 0x5eed);
+            sim_runtime::__private::harness::reset_fresh_thread();
+            out.insert(s, run(s, mixed()));
+            sim_runtime::__private::harness::reset_fresh_thread();
+        }
+        out
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn seeds_on_a_fresh_thread_give_the_same_runs_as_on_new_threads() {
+    let seeds: Vec<u64> = (0..12).collect();
+    let fresh: Runs = seeds
+        .iter()
+        .map(|&s| {
+            (
+                s,
+                std::thread::spawn(move || run(s, mixed())).join().unwrap(),
+            )
+        })
+        .collect();
+    let reversed = on_one_fresh_thread(seeds.iter().rev().copied().collect());
+    assert_eq!(fresh, reversed);
+}
+
+/// Destructor runs of [`Witness`], by what it was made for.
+static DROPPED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+struct Witness(&'static str);
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        DROPPED.lock().unwrap().push(self.0);
+        if self.0 == "first" {
+            // A destructor that makes another thread-local: its destructor
+            // runs in the same reset, as a thread's exit would run it.
+            LATE.with(|l| drop(l.borrow_mut().replace(Witness("late"))));
+        }
+    }
+}
+
+thread_local! {
+    static COUNTER: std::cell::Cell<u64> = const { std::cell::Cell::new(7) };
+    static LAZY: std::cell::RefCell<Vec<u64>> = std::cell::RefCell::new(vec![1]);
+    static FIRST: std::cell::RefCell<Option<Witness>> = const { std::cell::RefCell::new(None) };
+    static LATE: std::cell::RefCell<Option<Witness>> = const { std::cell::RefCell::new(None) };
+}
+
+static KEY_DROPS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+// SAFETY: unsafe only to fit glibc's destructor type; it only records the value.
+unsafe extern "C" fn key_dtor(v: *mut libc::c_void) {
+    KEY_DROPS.lock().unwrap().push(v as usize);
+}
+
+/// What a reset does to each kind of thread-local, and what it keeps.
+#[test]
+fn a_reset_makes_every_thread_local_new_and_runs_the_destructors() {
+    let mut key: libc::pthread_key_t = 0;
+    let mut kept_key: libc::pthread_key_t = 0;
+    // SAFETY: valid out-pointers; the destructor is a plain function.
+    unsafe {
+        assert_eq!(libc::pthread_key_create(&mut key, Some(key_dtor)), 0);
+        assert_eq!(libc::pthread_key_create(&mut kept_key, None), 0);
+    }
+    std::thread::Builder::new()
+        .name("fresh-one".into())
+        .spawn(move || {
+            // Set before the thread is made fresh: kept, as std's own are.
+            // SAFETY: a live key; any value.
+            unsafe { libc::pthread_setspecific(kept_key, 0x10 as *mut libc::c_void) };
+            let id = std::thread::current().id();
+            let fresh = sim_runtime::__private::harness::fresh_thread().unwrap();
+            assert!(
+                sim_runtime::__private::harness::fresh_thread().is_none(),
+                "a thread is made fresh once"
+            );
+            for round in 0..3usize {
+                assert_eq!(COUNTER.get(), 7, "round {round}");
+                assert_eq!(LAZY.with(|l| l.borrow().clone()), vec![1], "round {round}");
+                assert!(FIRST.with(|f| f.borrow().is_none()));
+                // SAFETY: live keys.
+                unsafe {
+                    assert!(libc::pthread_getspecific(key).is_null(), "round {round}");
+                    assert_eq!(libc::pthread_getspecific(kept_key) as usize, 0x10);
+                }
+                COUNTER.set(100 + round as u64);
+                LAZY.with(|l| l.borrow_mut().push(round as u64));
+                FIRST.with(|f| *f.borrow_mut() = Some(Witness("first")));
+                // SAFETY: a live key; any value.
+                unsafe { libc::pthread_setspecific(key, (0x100 + round) as *mut libc::c_void) };
+                DROPPED.lock().unwrap().clear();
+                KEY_DROPS.lock().unwrap().clear();
+                sim_runtime::__private::harness::reset_fresh_thread();
+                assert_eq!(*DROPPED.lock().unwrap(), ["first", "late"]);
+                assert_eq!(*KEY_DROPS.lock().unwrap(), [0x100 + round]);
+                // std's own, from before: the same thread, by name and id.
+                assert_eq!(std::thread::current().name(), Some("fresh-one"));
+                assert_eq!(std::thread::current().id(), id);
+            }
+            drop(fresh);
+            assert!(!sim_runtime::__private::harness::on_fresh_thread());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

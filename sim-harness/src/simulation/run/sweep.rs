@@ -8,7 +8,7 @@ use super::plan::{self, Plan};
 use super::seeds_log::SeedsLog;
 use crate::simulation::coverage;
 use crate::simulation::results;
-use crate::simulation::seed::{rerun_difference, run_one, How, Options, SeedResult};
+use crate::simulation::seed::{rerun_difference, run_one, worker, How, Options, SeedResult};
 use crate::simulation::tape;
 use crate::simulation::timeline::{warn_leftovers, Leftovers};
 use crate::simulation::trace;
@@ -68,7 +68,7 @@ where
     };
     std::thread::scope(|s| {
         for _ in 0..plan.jobs {
-            s.spawn(|| job(opts, plan, make, &shared));
+            worker(s, opts, || job(opts, plan, make, &shared));
         }
     });
     finish(opts, plan, shared)

@@ -123,6 +123,31 @@ macro_rules! carried {
 }
 pub(crate) use carried;
 
+/// The simulator's own per-thread caches that a fresh thread's reset
+/// (libc/tls.rs) keeps from one seed to the next, as one long-lived thread
+/// would: the executor's emptied containers, the task allocator's free
+/// lists. Each holds capacity, never state of a run (spare.rs, mem.rs), so
+/// a seed's run stays the same whatever ran before it on the thread.
+#[linkme::distributed_slice]
+pub(crate) static KEPT: [Carried];
+
+/// Registers a [`KEPT`] thread-local, as [`carried!`] does a carried one.
+macro_rules! kept {
+    ($name:ident: $ty:ty, take: $take:expr, put: $put:expr $(,)?) => {
+        #[linkme::distributed_slice($crate::simulation::core::hooks::KEPT)]
+        static $name: $crate::simulation::core::hooks::Carried =
+            $crate::simulation::core::hooks::Carried {
+                out: |slot| $crate::simulation::core::hooks::stash::<$ty>(slot, ($take)()),
+                into: |slot| {
+                    if let Some(v) = $crate::simulation::core::hooks::unstash::<$ty>(slot) {
+                        ($put)(v)
+                    }
+                },
+            };
+    };
+}
+pub(crate) use kept;
+
 /// The simulation's carried thread-locals while no thread holds them: one
 /// slot per [`Carried`].
 pub(crate) struct Bag(Vec<Slot>);

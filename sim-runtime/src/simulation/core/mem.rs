@@ -278,6 +278,35 @@ thread_local! {
     static LOCAL: Local = const { Local(UnsafeCell::new(Lists::EMPTY)) };
 }
 
+/// The thread's lists, moved out; where the thread's locals are being
+/// destroyed, empty ones.
+fn take_lists() -> Lists {
+    LOCAL
+        // SAFETY: the thread's own lists, not borrowed elsewhere.
+        .try_with(|local| std::mem::replace(unsafe { &mut *local.0.get() }, Lists::EMPTY))
+        .unwrap_or(Lists::EMPTY)
+}
+
+// Kept by a fresh thread's reset: free blocks and the rest of a span, no
+// state of a run.
+super::hooks::kept!(
+    LOCAL_KEPT: Lists,
+    take: take_lists,
+    put: |lists: Lists| {
+        let mut lists = Some(lists);
+        let _ = LOCAL.try_with(|local| {
+            // SAFETY: the thread's own lists, not borrowed elsewhere; the
+            // empty ones a fresh reset left are replaced, never dropped
+            // with blocks in them.
+            unsafe { *local.0.get() = lists.take().unwrap_or(Lists::EMPTY) }
+        });
+        // No slot (the thread is exiting): to the pool, as its exit would.
+        if let Some(lists) = lists {
+            drop(Local(UnsafeCell::new(lists)));
+        }
+    },
+);
+
 /// Allocates a block for `layout` (at least its size, aligned as it asks).
 #[inline]
 pub(crate) fn alloc(layout: Layout) -> NonNull<u8> {

@@ -12,6 +12,9 @@
 //!   answered by the simulation, and its per-site trackers.
 //! - `thread`: OS threads, futexes, sleeps and yields (thread/).
 //! - `refused`: starting a process: a failed run.
+//! - `tls`: a thread whose thread-locals start fresh for every run on it
+//!   (the harness's seed workers), through `__cxa_thread_atexit_impl` and
+//!   the pthread keys.
 //!
 //! The descriptor tables these calls use are their drivers' (`fs::fd`,
 //! `net::fd`): `tokio::fs::File::into_std` and `TcpStream::from_std` use the
@@ -51,3 +54,5 @@ pub(crate) mod refused;
 pub(crate) mod sys;
 #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
 pub(crate) mod thread;
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub(crate) mod tls;

@@ -125,6 +125,31 @@ impl SeedOutcome {
     }
 }
 
+/// A thread that runs seed after seed with fresh thread-locals
+/// (libc/tls.rs); elsewhere than x86_64 Linux with glibc, none: the harness
+/// starts an OS thread per seed.
+#[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+pub use crate::simulation::libc::tls::{
+    begin as fresh_thread, on_fresh_thread, reset_fresh_thread, Fresh,
+};
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
+pub struct Fresh;
+
+/// No fresh thread here: the harness starts an OS thread per seed.
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
+pub fn fresh_thread() -> Option<Fresh> {
+    None
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
+pub fn on_fresh_thread() -> bool {
+    false
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
+pub fn reset_fresh_thread() {}
+
 pub use super::record::{set_recording, take_record, HostId, NetEvent, RunRecord, SegmentKind};
 pub use crate::simulation::core::report::{cargo_prefix, replay_env};
 

@@ -71,6 +71,16 @@ thread_local! {
     static NEED_FRESH: Cell<bool> = const { Cell::new(false) };
 }
 
+// Kept by a fresh thread's reset, as a long-lived thread keeps it: it is
+// put back only with no task alive (`run_inside`).
+crate::simulation::core::hooks::kept!(
+    REAL_KEPT: Option<tokio::runtime::Runtime>,
+    take: || REAL.try_with(|r| r.borrow_mut().take()).ok().flatten(),
+    put: |v: Option<tokio::runtime::Runtime>| {
+        let _ = REAL.try_with(|r| *r.borrow_mut() = v);
+    },
+);
+
 /// Whether a task was spawned on the bare real runtime (it holds only the
 /// driver task otherwise).
 pub(crate) struct Stray(Option<tokio::runtime::RuntimeMetrics>);

@@ -55,6 +55,15 @@ thread_local! {
     static SPARE: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
 }
 
+// Kept by a fresh thread's reset: a stack whose last destructor finished.
+crate::simulation::core::hooks::kept!(
+    SPARE_KEPT: Option<DefaultStack>,
+    take: || SPARE.try_with(|s| s.borrow_mut().take()).ok().flatten(),
+    put: |v: Option<DefaultStack>| {
+        let _ = SPARE.try_with(|s| *s.borrow_mut() = v);
+    },
+);
+
 /// Runs `f` (the drop of a task) with every task future it cancels dropped
 /// through [`run`] for `why`. `true` when one of them was left where it
 /// would have waited.

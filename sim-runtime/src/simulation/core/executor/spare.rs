@@ -36,6 +36,15 @@ thread_local! {
     static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
 }
 
+// Kept by a fresh thread's reset: capacity only, every container empty.
+crate::simulation::core::hooks::kept!(
+    SPARE_KEPT: Option<Spare>,
+    take: || SPARE.try_with(|s| s.borrow_mut().take()).ok().flatten(),
+    put: |v: Option<Spare>| {
+        let _ = SPARE.try_with(|s| *s.borrow_mut() = v);
+    },
+);
+
 /// The containers the last executor on this thread left, or new ones.
 pub(super) fn take() -> Spare {
     SPARE
