@@ -252,10 +252,14 @@ where
             dropped,
         }
     };
-    // On a sweep's worker, the run goes on this thread, whose thread-locals
-    // are then made new (sim-runtime's libc/tls.rs); anywhere else, on a
-    // new OS thread. Either way no thread-local state leaks between seeds.
+    // On a sweep's worker, the run goes on this thread, its thread-locals
+    // made new before (the sweep's own code between runs may have used some:
+    // a `HashMap` made there would give the run std's hash keys drawn
+    // outside it) and after (what the run left is destroyed now, as its
+    // thread's end would); anywhere else, on a new OS thread. Either way no
+    // thread-local state reaches a run from outside it.
     if on_fresh_thread() && std::env::var_os("SIM_THREAD_PER_SEED").is_none() {
+        reset_fresh_thread();
         let ran = body();
         reset_fresh_thread();
         return ran;

@@ -184,3 +184,48 @@ async fn what_a_seed_left_in_thread_locals_is_destroyed_before_the_next() {
     }
     sim_runtime::time::sleep(Duration::from_millis(1)).await;
 }
+
+/// The std hash keys each seed's `HashMap`s saw, by seed.
+static HASH_KEYS: std::sync::Mutex<std::collections::BTreeMap<u64, u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn hash_keys_options(seeds: sim::__private::Seeds) -> sim::__private::Options {
+    sim::__private::Options {
+        name: "smoke::hash_keys",
+        file: file!(),
+        package: env!("CARGO_PKG_NAME"),
+        crate_name: env!("CARGO_CRATE_NAME"),
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        seeds,
+        ..sim::__private::Options::default()
+    }
+}
+
+async fn note_hash_keys() {
+    use std::hash::BuildHasher;
+    sim_runtime::time::sleep(Duration::from_millis(1)).await;
+    let h = std::collections::hash_map::RandomState::new().hash_one(1u64);
+    HASH_KEYS.lock().unwrap().insert(sim::seed(), h);
+}
+
+/// A seed's `HashMap` order (std's hash keys, drawn from the run's stream)
+/// is the same whether the seed is the first its worker runs or follows
+/// others on it: a worker's reset leaves nothing that changes a run's draws.
+#[test]
+fn a_seeds_hash_keys_do_not_depend_on_the_seeds_before_it_on_its_worker() {
+    sim::__private::run(
+        hash_keys_options(sim::__private::Seeds::Range(0, 6)),
+        note_hash_keys,
+    );
+    let swept = std::mem::take(&mut *HASH_KEYS.lock().unwrap());
+    for seed in 0..6 {
+        // Alone: the first seed of a new worker.
+        sim::__private::run(
+            hash_keys_options(sim::__private::Seeds::One(seed)),
+            note_hash_keys,
+        );
+    }
+    let alone = std::mem::take(&mut *HASH_KEYS.lock().unwrap());
+    assert_eq!(swept.len(), 6);
+    assert_eq!(swept, alone);
+}

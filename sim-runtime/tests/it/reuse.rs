@@ -218,6 +218,48 @@ fn seeds_on_a_fresh_thread_give_the_same_runs_as_on_new_threads() {
     assert_eq!(fresh, reversed);
 }
 
+/// What a seed's `HashMap`s see of std's hash keys (which the thread's first
+/// `RandomState` draws from the run's stream, and every later one counts
+/// on from).
+async fn hash_keys() -> Vec<u64> {
+    use std::hash::BuildHasher;
+    let first = std::collections::hash_map::RandomState::new().hash_one(1u64);
+    time::sleep(Duration::from_millis(1)).await;
+    let later = std::collections::hash_map::RandomState::new().hash_one(1u64);
+    vec![first, later]
+}
+
+/// A seed's hash keys on a fresh thread that ran other seeds before are
+/// those it has on a new thread: nothing the simulator keeps on the thread
+/// (core::hooks::KEPT) changes what a run draws.
+#[test]
+fn a_seeds_hash_keys_on_a_reused_fresh_thread_are_those_of_a_new_thread() {
+    let seeds: Vec<u64> = (0..6).collect();
+    let new: Vec<Vec<u64>> = seeds
+        .iter()
+        .map(|&s| {
+            std::thread::spawn(move || run(s, hash_keys()))
+                .join()
+                .unwrap()
+        })
+        .collect();
+    let reused: Vec<Vec<u64>> = std::thread::spawn(move || {
+        let _fresh = sim_runtime::__private::harness::fresh_thread().unwrap();
+        seeds
+            .iter()
+            .map(|&s| {
+                let keys = run(s, hash_keys());
+                sim_runtime::__private::harness::reset_fresh_thread();
+                keys
+            })
+            .collect()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(new, reused);
+    assert_ne!(new[0], new[1], "seeds draw different keys");
+}
+
 /// Destructor runs of [`Witness`], by what it was made for.
 static DROPPED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
 

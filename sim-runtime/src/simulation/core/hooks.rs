@@ -126,8 +126,10 @@ pub(crate) use carried;
 /// The simulator's own per-thread caches that a fresh thread's reset
 /// (libc/tls.rs) keeps from one seed to the next, as one long-lived thread
 /// would: the executor's emptied containers, the task allocator's free
-/// lists. Each holds capacity, never state of a run (spare.rs, mem.rs), so
-/// a seed's run stays the same whatever ran before it on the thread.
+/// lists, the reaper's stack. Each holds capacity, never state of a run
+/// (spare.rs, mem.rs, reap.rs), and making it draws nothing from the run's
+/// stream, so a seed's run stays the same whatever ran before it on the
+/// thread (not so the bare Tokio runtime: context.rs).
 #[linkme::distributed_slice]
 pub(crate) static KEPT: [Carried];
 

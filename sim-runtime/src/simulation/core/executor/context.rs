@@ -61,7 +61,12 @@ enum Ctl {
 }
 
 thread_local! {
-    /// This thread's bare real runtime, made on first use.
+    /// This thread's bare real runtime, made on first use. A fresh
+    /// thread's reset (libc/tls.rs) drops it rather than keep it
+    /// (`core::hooks::KEPT`): Tokio's builder makes a `RandomState`, which
+    /// draws std's hash keys from the run's stream, so a seed that finds the
+    /// runtime made would draw its `HashMap` keys differently from one that
+    /// makes it.
     static REAL: RefCell<Option<tokio::runtime::Runtime>> = const { RefCell::new(None) };
     /// Whether this thread is inside `drive`'s real runtime now (a nested
     /// simulation, in a `block_in_place` closure, steps without it).
@@ -70,16 +75,6 @@ thread_local! {
     /// control back to Tokio for a fresh one ([`refresh_budget`]).
     static NEED_FRESH: Cell<bool> = const { Cell::new(false) };
 }
-
-// Kept by a fresh thread's reset, as a long-lived thread keeps it: it is
-// put back only with no task alive (`run_inside`).
-crate::simulation::core::hooks::kept!(
-    REAL_KEPT: Option<tokio::runtime::Runtime>,
-    take: || REAL.try_with(|r| r.borrow_mut().take()).ok().flatten(),
-    put: |v: Option<tokio::runtime::Runtime>| {
-        let _ = REAL.try_with(|r| *r.borrow_mut() = v);
-    },
-);
 
 /// Whether a task was spawned on the bare real runtime (it holds only the
 /// driver task otherwise).
