@@ -185,10 +185,12 @@ async fn what_a_seed_left_in_thread_locals_is_destroyed_before_the_next() {
     sim_runtime::time::sleep(Duration::from_millis(1)).await;
 }
 
+#[cfg(simulation)]
 /// The std hash keys each seed's `HashMap`s saw, by seed.
 static HASH_KEYS: std::sync::Mutex<std::collections::BTreeMap<u64, u64>> =
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 
+#[cfg(simulation)]
 fn hash_keys_options(seeds: sim::__private::Seeds) -> sim::__private::Options {
     sim::__private::Options {
         name: "smoke::hash_keys",
@@ -201,6 +203,7 @@ fn hash_keys_options(seeds: sim::__private::Seeds) -> sim::__private::Options {
     }
 }
 
+#[cfg(simulation)]
 async fn note_hash_keys() {
     use std::hash::BuildHasher;
     sim_runtime::time::sleep(Duration::from_millis(1)).await;
@@ -208,6 +211,7 @@ async fn note_hash_keys() {
     HASH_KEYS.lock().unwrap().insert(sim::seed(), h);
 }
 
+#[cfg(simulation)]
 /// A seed's `HashMap` order (std's hash keys, drawn from the run's stream)
 /// is the same whether the seed is the first its worker runs or follows
 /// others on it: a worker's reset leaves nothing that changes a run's draws.
