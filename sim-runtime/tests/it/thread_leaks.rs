@@ -48,3 +48,45 @@ fn killed_std_threads_leave_no_mappings_behind() {
         after.saturating_sub(before)
     );
 }
+
+/// A killed thread's thread-local destructors are never run, and the list
+/// that holds them is freed by its killer (thread/dtors.rs): glibc's list
+/// would have stayed allocated for the rest of the process. A thread that
+/// ends runs its list and frees it itself.
+#[test]
+fn killed_threads_leave_no_destructor_lists_behind() {
+    thread_local! {
+        static TOUCHED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let kill_four = |seed| {
+        run(seed, async {
+            let w = sim::node("w").build();
+            sim::spawn_on(w, async {
+                for _ in 0..4 {
+                    std::thread::spawn(|| loop {
+                        TOUCHED.with(|t| t.borrow_mut().push(1));
+                        std::thread::sleep(Duration::from_millis(1));
+                    });
+                }
+                // One that ends by itself, its destructors run.
+                std::thread::spawn(|| TOUCHED.with(|t| t.borrow_mut().push(2)))
+                    .join()
+                    .unwrap();
+            });
+            sim_runtime::time::sleep(Duration::from_millis(3)).await;
+            sim::kill(w);
+        })
+    };
+    let _many = crate::many_threads();
+    let before = sim_runtime::__private::harness::live_thread_dtor_lists();
+    for seed in 0..50 {
+        kill_four(seed);
+    }
+    let after = sim_runtime::__private::harness::live_thread_dtor_lists();
+    // 200 of the threads were killed; other tests' threads may be running.
+    assert!(
+        after < before + 50,
+        "250 ended or killed threads left {} destructor lists allocated",
+        after.saturating_sub(before)
+    );
+}

@@ -252,7 +252,8 @@ unsafe extern "C" fn first_object(
 }
 
 /// `__cxa_thread_atexit_impl`: where std and C++ register a thread-local's
-/// destructor. On a [`Fresh`] thread it is kept for the next reset; on any
+/// destructor. On a [`Fresh`] thread it is kept for the next reset; on a
+/// simulated thread, on the thread's own list (thread/dtors.rs); on any
 /// other, glibc's.
 ///
 /// # Safety
@@ -270,6 +271,10 @@ pub unsafe extern "C" fn __cxa_thread_atexit_impl(
         // SAFETY: this thread's state (set by `begin`, cleared before it
         // is freed); no reference into it is held across this call.
         unsafe { (*state).dtors.push((dtor, obj)) };
+        return 0;
+    }
+    // A simulated thread's: its own list (thread/dtors.rs).
+    if crate::simulation::thread::dtors::keep(dtor, obj) {
         return 0;
     }
     // SAFETY: glibc's definition, with the caller's arguments.

@@ -125,6 +125,12 @@ impl SeedOutcome {
     }
 }
 
+/// How many simulated threads' destructor lists are allocated now
+/// (thread/dtors.rs): a killed thread's is freed once it is joined.
+pub fn live_thread_dtor_lists() -> usize {
+    crate::simulation::thread::dtors::live()
+}
+
 /// A thread that runs seed after seed with fresh thread-locals
 /// (libc/tls.rs); elsewhere than x86_64 Linux with glibc, none: the harness
 /// starts an OS thread per seed.

@@ -29,6 +29,7 @@
 //! process's thread count stays flat.
 
 mod altstack;
+pub(crate) mod dtors;
 pub(crate) mod gate;
 mod owner;
 mod pool;
@@ -167,6 +168,9 @@ pub(crate) struct Ctl {
     state: Cell<State>,
     waiter: Rc<Waiter>,
     bag: *const UnsafeCell<Bag>,
+    /// Its thread-local destructors (dtors.rs), once it has started: freed
+    /// by [`Ctl::kill`] if it is killed, else run and freed at its exit.
+    dtors: Cell<*mut dtors::Dtors>,
 }
 
 // SAFETY: a `Ctl` is shared by exactly two OS threads, the executor's and
@@ -225,11 +229,21 @@ impl Ctl {
         self.waiter.dead.set(true);
         // Its task's waker: the killed thread's stack keeps the waiter.
         self.waiter.waker.borrow_mut().take();
-        if self.state.get() != State::Exited {
+        let ended = self.state.get() == State::Exited;
+        if !ended {
             self.dying.store(true, Ordering::Release);
             self.to_thread.open();
         }
         self.reap();
+        if !ended {
+            let list = self.dtors.replace(std::ptr::null_mut());
+            if !list.is_null() && self.reaped.get() {
+                // SAFETY: the thread started (it made the list), was ended
+                // where it stood without running its destructors, and has
+                // been joined: nothing of it runs again.
+                unsafe { dtors::forget(list) };
+            }
+        }
     }
 
     /// Joins the OS thread for real, once. Unless the program detached it,
@@ -568,6 +582,7 @@ pub(crate) fn prepare(
             state: Cell::new(State::Start),
             waiter: Waiter::new(),
             bag: &*threads.bag,
+            dtors: Cell::new(std::ptr::null_mut()),
         });
         Box::new(Start { ctl, routine, arg })
     })
@@ -647,6 +662,8 @@ pub(crate) unsafe extern "C" fn trampoline(arg: *mut libc::c_void) -> *mut libc:
     }
     // A signal stack of the pool's, so std maps none (altstack.rs).
     altstack::install();
+    // Its destructors on a list of ours, before its first thread-local.
+    ctl.dtors.set(dtors::install());
     // Thread-locals are destroyed in the reverse order of their first use.
     // The carried ones are used first (here), then the exit mark, then the
     // program's: so the program's are destroyed first, holding the baton;
