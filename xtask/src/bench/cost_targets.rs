@@ -27,18 +27,18 @@ const TARGETS: [Target; 5] = [
         workload: "scenario",
         number: "8",
         goal: Goal::AtLeast(2.0),
-        why: "a seed's thread runs about 1.16 M instructions (callgrind, 300 seeds), the \
-              scenario itself about 1.06 M of them (1.13 M before the second round: one link \
-              look-up per segment, lone timers kept out of the timer map, no wake list \
-              allocated per socket operation, traces built only for failing seeds), spread \
-              flat over the TCP binding (`poll_read`, `route`, `slot`, `host_model`), the step \
-              loop, timers and malloc/free, at about madsim's rate. The rest is the fresh OS \
-              thread per seed, kept because user thread-locals (rand's `ThreadRng`, std's \
-              `HashMap` keys) must start fresh for a seed's run to be the same on any worker \
-              and in any order: on this machine `std::thread::spawn` + `join` of an empty \
-              closure costs 46–47 µs (29 µs pinned to one CPU; `perf stat`: almost all of it \
-              system time), against the 57 µs a whole seed may take at 2× madsim here. The \
-              target is out of reach while each seed gets a fresh thread",
+        why: "a seed no longer pays for a new OS thread (46 µs here): it runs on a worker \
+              whose thread-locals are made new after it, about 2 µs (docs/perf.md, session \
+              23). What is left is the scenario itself, about 1.06 M instructions a seed \
+              (callgrind, 300 seeds; 1.13 M before the second round: one link look-up per \
+              segment, lone timers kept out of the timer map, no wake list allocated per \
+              socket operation, traces built only for failing seeds), spread flat over the TCP \
+              binding (`poll_read`, `route`, `slot`, `host_model`), the step loop, timers and \
+              malloc/free, and the harness's own work per seed (the seeds log's two lines, the \
+              trace collector, the report: under a tenth of a seed in `perf`). The bare \
+              scenario alone (a runtime per seed on one thread, no harness) takes longer than a \
+              whole seed may at 2× madsim: the target now needs the scenario's own path (the \
+              network above all, see workload 5) shorter, not the harness",
     },
     Target {
         workload: "seeds",

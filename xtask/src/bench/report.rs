@@ -309,8 +309,9 @@ pub(super) fn markdown(
          and madsim deliver each datagram at its own arrival time.\n\
          - Workload 8: three echo nodes a, b, c; a client connects to a and sends 100 \
          requests of 64 bytes; after the 51st, b crashes and a and c are partitioned. \
-         sim: 2,000 seeds through `#[sim::test]`'s runner (`SIM_JOBS=1`, a fresh thread \
-         and runtime per seed, the trace collector, the report; uniform schedule, no \
+         sim: 2,000 seeds through `#[sim::test]`'s runner (`SIM_JOBS=1`: one worker \
+         thread whose thread-locals are made new after each seed, a runtime per seed, the \
+         trace collector, the report; uniform schedule, no \
          early timers, no fault points); madsim: 2,000 seeds, a runtime per seed on one \
          thread, `Handle::kill(b)` and `clog_link` both ways between a and c; turmoil: \
          50 seeds, a `Sim` per seed stepped by hand, `Sim::crash(\"b\")` and \

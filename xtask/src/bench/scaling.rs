@@ -78,9 +78,10 @@ fn section(cores: usize, one: &[f64], two: &[f64], m1: f64, m2: f64) -> String {
     format!(
         "{BEGIN}\n## How a sweep scales over cores\n\n\
          The harness's 3-node scenario (`sim-harness/benches/harness.rs`, 4,000 seeds a run), \
-         `SIM_JOBS=1` and `SIM_JOBS=2` alternated, on a machine with {cores} core(s). Each seed \
-         runs on its own thread in its own simulation, so jobs share nothing but the seed \
-         counter and the report.\n\n\
+         `SIM_JOBS=1` and `SIM_JOBS=2` alternated, on a machine with {cores} core(s). Each job is a \
+         worker thread that runs its seeds in turn, each in its own simulation with the \
+         worker's thread-locals made new, so jobs share nothing but the seed counter and the \
+         report.\n\n\
          | jobs | median seeds/s | runs |\n|---|---|---|\n\
          | 1 | {m1:.0} | {} |\n| 2 | {m2:.0} | {} |\n\n\
          Two jobs: **{ratio:.2}×** one job's seeds per second, which {verdict}.\n{END}\n",
