@@ -16,6 +16,10 @@
 //! run the updater that far ahead. Uniform random finds it; PCT cannot,
 //! since the task its first change point demotes runs only when no other
 //! can, so "updater, reader, updater" with both runnable is beyond it.
+//! The updater marks its progress (`sim::state!`): how many rebuild steps
+//! it has run beside a read that began mid-update, before the
+//! publication. An exploration climbs those steps one branch at a time,
+//! where a seed must draw the whole order at once.
 
 use super::Variant;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -85,12 +89,25 @@ impl Router {
         };
         // BUG (buggy): the snapshot before the publication misses a reader
         // that starts in between.
-        let mut seen = (variant == Variant::Buggy).then(|| snapshot(self));
+        let at_start = snapshot(self);
+        let mut seen = (variant == Variant::Buggy).then(|| at_start.clone());
         yield_now().await;
         let new = Table::new(version);
         let old = std::mem::replace(&mut *self.current.lock().unwrap(), new);
-        for _ in 0..REBUILD {
+        let at_publication = snapshot(self);
+        for step in 1..=REBUILD {
             yield_now().await; // rebuilding the indexes around the new table
+                               // A read that began while the update was under way, before the
+                               // publication, and still goes on holds the old table: how long
+                               // the update has run beside it is how close the grace period
+                               // comes to cutting it short.
+            let beside = (0..self.readers.len()).any(|r| {
+                let (start, then) = (at_start[r], at_publication[r]);
+                start % 2 == 0 && then == start + 1 && self.readers[r].load(SeqCst) == then
+            });
+            if beside {
+                sim::state!("rebuild steps beside a read begun mid-update", step);
+            }
         }
         let seen = seen.get_or_insert_with(|| snapshot(self));
         // The grace period: every reader that was reading has finished.

@@ -365,9 +365,11 @@ fn exploration_finds_skewed_pair_where_as_many_seeds_do_not() {
 
 /// CI's fast check of the explorer on the other hard canaries: an
 /// exploration from seed 0 finds each within its bound (`cargo xtask
-/// canaries --hard` measured runs 449, 371, 524, 1,779, 144 and 1,011 from
-/// seed 0; the five that mark no progress run a sweep's seeds in order, so
-/// theirs are the portfolio's first failing seed plus one). An exploration
+/// canaries --hard` measured runs 449, 371, 524, 44, 144 and 1,011 from
+/// seed 0; the four that mark no progress run a sweep's seeds in order, so
+/// theirs are the portfolio's first failing seed plus one; depth3's
+/// updater marks its rebuild steps beside a read begun mid-update, and the
+/// explorer climbs them: 1,779 runs before). An exploration
 /// is a function of its seed, so a bound missed is the explorer getting
 /// worse, not luck.
 #[test]
@@ -378,7 +380,8 @@ fn exploration_finds_every_hard_canary_within_its_bound() {
         ("stale_forward", 1_000),
         ("stale_term", 500),
         ("torn_log", 800),
-        ("depth3", 2_500),
+        // Seeds 0..1778 miss it; the explorer climbs the updater's marks.
+        ("depth3", 200),
         ("healed_retry", 300),
         ("drifted_lease", 1_500),
     ] {
