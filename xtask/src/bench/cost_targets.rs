@@ -181,7 +181,7 @@ mod tests {
         assert!(s.contains("| 4 | sim/madsim ≤ 0.5 | 0.40 "), "{s}");
         assert!(s.contains("| 2 | | not measured | | |"), "{s}");
         assert!(
-            s.contains("- workload 8 (2.9× short): a seed's thread"),
+            s.contains("- workload 8 (2.9× short): a seed no longer pays for a new OS thread"),
             "{s}"
         );
         assert!(

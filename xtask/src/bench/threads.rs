@@ -270,7 +270,8 @@ fn soak_section(marks: &[Mark]) -> String {
          `Threads` and `VmRSS` of `/proc/self/status`, and the time so far (the threads \
          left are the process's main thread and the simulation's watchdog).{growth} What \
          still grows is what a thread killed where it stands owned and never frees: its \
-         thread-locals and std's records of it, and glibc's per-thread lists and caches; \
+         thread-locals and std's records of it, and glibc's per-thread malloc cache (its \
+         destructor list is freed by its killer); \
          the measurements are in [perf.md](perf.md#issue-35-items-5-and-9-os-threads).\n\n\
          | seeds | OS threads | resident (VmRSS) | time |\n\
          |---:|---:|---:|---:|\n\

@@ -62,7 +62,9 @@ keeps the cut one tick more with p = 1/2, where a seed must draw all of them at 
 `depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
 yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
 so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
-portfolio finds it on its uniform half.
+portfolio finds it on its uniform half. Its updater marks how many rebuild steps it has run
+beside a read that began mid-update (`sim::state!`), so the explorer climbs those steps one
+branch at a time, where a seed must draw the whole order at once.
 
 Shrinking. `stale_term` draws how many pauses it injects (1 to 12) and `drifted_lease` how many
 leases each client takes (1 or 2), each after all of their plan's draws, so a zero draw is the
