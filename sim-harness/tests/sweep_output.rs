@@ -37,6 +37,7 @@ async fn child_sweep() {
                 std::hint::spin_loop();
             }
         }
+        Ok("ids") => eprintln!("SEED-THREAD {:?}", std::thread::current().id()),
         _ => {}
     }
 }
@@ -201,4 +202,42 @@ fn a_sweep_that_passes_prints_one_line() {
     let mut passed = seeds_in(&log, "passed");
     passed.sort_unstable();
     assert_eq!(passed, [1, 4, 7, 10], "{log}");
+}
+
+/// By default a worker runs its seeds in turn on one OS thread (its
+/// thread-locals made new after each); `SIM_THREAD_PER_SEED=1` starts a new
+/// OS thread for every seed; any other value is refused, naming the forms.
+#[test]
+fn thread_per_seed_starts_a_thread_for_every_seed_and_a_bad_value_is_refused() {
+    let threads = |extra: &[(&str, &str)]| {
+        let mut env = vec![
+            ("SWEEP_OUTPUT", "ids"),
+            ("SIM_SEEDS", "0..6"),
+            ("SIM_JOBS", "1"),
+        ];
+        env.extend_from_slice(extra);
+        let (ok, stderr) = child(&env);
+        assert!(ok, "{stderr}");
+        let ids: std::collections::BTreeSet<&str> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("SEED-THREAD "))
+            .collect();
+        assert_eq!(
+            stderr
+                .lines()
+                .filter(|l| l.starts_with("SEED-THREAD "))
+                .count(),
+            6,
+            "{stderr}"
+        );
+        ids.len()
+    };
+    assert_eq!(threads(&[]), 1, "one worker ran the six seeds");
+    assert_eq!(threads(&[("SIM_THREAD_PER_SEED", "1")]), 6);
+    let (ok, stderr) = child(&[("SIM_THREAD_PER_SEED", "maybe")]);
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("SIM_THREAD_PER_SEED=\"maybe\" is malformed. Accepted forms: 1"),
+        "{stderr}"
+    );
 }

@@ -160,6 +160,23 @@ pub(crate) fn rerun_difference(
     ))
 }
 
+/// `SIM_THREAD_PER_SEED=1`: every seed on a new OS thread, instead of on a
+/// [`worker`] whose thread-locals are made new after each.
+fn thread_per_seed() -> bool {
+    match std::env::var("SIM_THREAD_PER_SEED")
+        .as_deref()
+        .map(str::trim)
+    {
+        Err(_) | Ok("" | "0" | "off" | "false") => false,
+        Ok("1" | "on" | "true") => true,
+        Ok(v) => panic!(
+            "sim: SIM_THREAD_PER_SEED={v:?} is malformed. Accepted forms: 1 (a new OS thread \
+             for every seed) or 0 (the default: a worker whose thread-locals are made new \
+             after each seed)"
+        ),
+    }
+}
+
 /// Starts a worker of the runner, named as the test: the runs `run_one`
 /// makes on it go on this one thread, its thread-locals made new after
 /// each (sim-runtime's libc/tls.rs), instead of on a new thread per run.
@@ -168,11 +185,12 @@ pub(crate) fn worker<'scope, T: Send + 'scope>(
     opts: &Options,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> std::thread::ScopedJoinHandle<'scope, T> {
+    let per_seed = thread_per_seed();
     std::thread::Builder::new()
         .name(test_name(opts))
         .spawn_scoped(s, move || {
             // First, before any code whose thread-locals must be fresh.
-            let _fresh = fresh_thread();
+            let _fresh = if per_seed { None } else { fresh_thread() };
             f()
         })
         .expect("sim: could not start a worker thread")
@@ -258,7 +276,7 @@ where
     // outside it) and after (what the run left is destroyed now, as its
     // thread's end would); anywhere else, on a new OS thread. Either way no
     // thread-local state reaches a run from outside it.
-    if on_fresh_thread() && std::env::var_os("SIM_THREAD_PER_SEED").is_none() {
+    if on_fresh_thread() {
         reset_fresh_thread();
         let ran = body();
         reset_fresh_thread();
