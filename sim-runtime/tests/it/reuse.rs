@@ -134,14 +134,8 @@ fn on_one_thread(seeds: Vec<u64>, dirty: bool) -> Runs {
 fn seeds_give_the_same_runs_in_any_order_on_any_thread() {
     let seeds: Vec<u64> = (0..24).collect();
     // Each seed on a fresh thread: nothing kept from an earlier executor.
-    let fresh: Runs = seeds
-        .iter()
-        .map(|&s| {
-            (
-                s,
-                std::thread::spawn(move || run(s, mixed())).join().unwrap(),
-            )
-        })
+    let fresh: Runs = each_on_a_new_thread(&seeds, |s| run(s, mixed()))
+        .into_iter()
         .collect();
     let forward = on_one_thread(seeds.clone(), false);
     let backward = on_one_thread(seeds.iter().rev().copied().collect(), true);
@@ -182,18 +176,33 @@ fn seeds_give_the_same_runs_in_any_order_on_any_thread() {
     assert!(prints.len() > seeds.len() / 2, "{prints:?}");
 }
 
+/// Each seed on a new thread of its own: `one(seed)`, by seed.
+fn each_on_a_new_thread<T: Send + 'static>(seeds: &[u64], one: fn(u64) -> T) -> Vec<(u64, T)> {
+    seeds
+        .iter()
+        .map(|&s| (s, std::thread::spawn(move || one(s)).join().unwrap()))
+        .collect()
+}
+
 /// The same seeds on one thread made fresh after each (libc/tls.rs, the
 /// harness's workers): its thread-locals are new for every seed, while the
-/// simulator's own caches are kept.
-fn on_one_fresh_thread(seeds: Vec<u64>) -> Runs {
+/// simulator's own caches are kept. `dirty` runs a large run of another
+/// seed before each.
+fn on_one_fresh_thread<T: Send + 'static>(
+    seeds: Vec<u64>,
+    dirty: bool,
+    one: fn(u64) -> T,
+) -> Vec<(u64, T)> {
     std::thread::spawn(move || {
         let _fresh = sim_runtime::__private::harness::fresh_thread()
             .expect("a thread the test started can be made fresh");
-        let mut out = Runs::new();
+        let mut out = Vec::new();
         for s in seeds {
-            big(s ^ 0x5eed);
-            sim_runtime::__private::harness::reset_fresh_thread();
-            out.insert(s, run(s, mixed()));
+            if dirty {
+                big(s ^ 0x5eed);
+                sim_runtime::__private::harness::reset_fresh_thread();
+            }
+            out.push((s, one(s)));
             sim_runtime::__private::harness::reset_fresh_thread();
         }
         out
@@ -205,16 +214,14 @@ fn on_one_fresh_thread(seeds: Vec<u64>) -> Runs {
 #[test]
 fn seeds_on_a_fresh_thread_give_the_same_runs_as_on_new_threads() {
     let seeds: Vec<u64> = (0..12).collect();
-    let fresh: Runs = seeds
-        .iter()
-        .map(|&s| {
-            (
-                s,
-                std::thread::spawn(move || run(s, mixed())).join().unwrap(),
-            )
-        })
+    let fresh: Runs = each_on_a_new_thread(&seeds, |s| run(s, mixed()))
+        .into_iter()
         .collect();
-    let reversed = on_one_fresh_thread(seeds.iter().rev().copied().collect());
+    let reversed: Runs = on_one_fresh_thread(seeds.iter().rev().copied().collect(), true, |s| {
+        run(s, mixed())
+    })
+    .into_iter()
+    .collect();
     assert_eq!(fresh, reversed);
 }
 
@@ -235,29 +242,10 @@ async fn hash_keys() -> Vec<u64> {
 #[test]
 fn a_seeds_hash_keys_on_a_reused_fresh_thread_are_those_of_a_new_thread() {
     let seeds: Vec<u64> = (0..6).collect();
-    let new: Vec<Vec<u64>> = seeds
-        .iter()
-        .map(|&s| {
-            std::thread::spawn(move || run(s, hash_keys()))
-                .join()
-                .unwrap()
-        })
-        .collect();
-    let reused: Vec<Vec<u64>> = std::thread::spawn(move || {
-        let _fresh = sim_runtime::__private::harness::fresh_thread().unwrap();
-        seeds
-            .iter()
-            .map(|&s| {
-                let keys = run(s, hash_keys());
-                sim_runtime::__private::harness::reset_fresh_thread();
-                keys
-            })
-            .collect()
-    })
-    .join()
-    .unwrap();
+    let new = each_on_a_new_thread(&seeds, |s| run(s, hash_keys()));
+    let reused = on_one_fresh_thread(seeds, false, |s| run(s, hash_keys()));
     assert_eq!(new, reused);
-    assert_ne!(new[0], new[1], "seeds draw different keys");
+    assert_ne!(new[0].1, new[1].1, "seeds draw different keys");
 }
 
 /// Destructor runs of [`Witness`], by what it was made for.

@@ -5,6 +5,17 @@ use crate::run;
 use sim_runtime::sim;
 use std::time::Duration;
 
+/// Runs `spawn` in a task of node `w`, lets its threads run 3 ms, then
+/// kills the node with them.
+fn spawn_then_kill(seed: u64, spawn: fn()) {
+    run(seed, async move {
+        let w = sim::node("w").build();
+        sim::spawn_on(w, async move { spawn() });
+        sim_runtime::time::sleep(Duration::from_millis(3)).await;
+        sim::kill(w);
+    })
+}
+
 /// std maps every thread it starts an alternate signal stack, unmapped only
 /// when the thread's start routine returns. Killed where they stand,
 /// thousands of std threads leave the process's count of mappings where it
@@ -19,17 +30,12 @@ fn killed_std_threads_leave_no_mappings_behind() {
             .count()
     }
     let kill_four = |seed| {
-        run(seed, async {
-            let w = sim::node("w").build();
-            sim::spawn_on(w, async {
-                for _ in 0..4 {
-                    std::thread::spawn(|| loop {
-                        std::thread::sleep(Duration::from_millis(1));
-                    });
-                }
-            });
-            sim_runtime::time::sleep(Duration::from_millis(3)).await;
-            sim::kill(w);
+        spawn_then_kill(seed, || {
+            for _ in 0..4 {
+                std::thread::spawn(|| loop {
+                    std::thread::sleep(Duration::from_millis(1));
+                });
+            }
         })
     };
     // No test that starts hundreds of threads runs while this one counts.
@@ -59,22 +65,17 @@ fn killed_threads_leave_no_destructor_lists_behind() {
         static TOUCHED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let kill_four = |seed| {
-        run(seed, async {
-            let w = sim::node("w").build();
-            sim::spawn_on(w, async {
-                for _ in 0..4 {
-                    std::thread::spawn(|| loop {
-                        TOUCHED.with(|t| t.borrow_mut().push(1));
-                        std::thread::sleep(Duration::from_millis(1));
-                    });
-                }
-                // One that ends by itself, its destructors run.
-                std::thread::spawn(|| TOUCHED.with(|t| t.borrow_mut().push(2)))
-                    .join()
-                    .unwrap();
-            });
-            sim_runtime::time::sleep(Duration::from_millis(3)).await;
-            sim::kill(w);
+        spawn_then_kill(seed, || {
+            for _ in 0..4 {
+                std::thread::spawn(|| loop {
+                    TOUCHED.with(|t| t.borrow_mut().push(1));
+                    std::thread::sleep(Duration::from_millis(1));
+                });
+            }
+            // One that ends by itself, its destructors run.
+            std::thread::spawn(|| TOUCHED.with(|t| t.borrow_mut().push(2)))
+                .join()
+                .unwrap();
         })
     };
     let _many = crate::many_threads();

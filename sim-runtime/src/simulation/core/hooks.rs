@@ -104,12 +104,11 @@ pub(crate) fn unstash<T: 'static>(slot: &mut Slot) -> Option<T> {
     slot.as_mut()?.downcast_mut::<Option<T>>()?.take()
 }
 
-/// Registers a [`Carried`] thread-local: `carried!(NAME: Type, take: || .., put: |v| ..)`.
-/// `take` moves (or copies) the value out of this thread's cell, `put`
-/// writes one in.
-macro_rules! carried {
-    ($name:ident: $ty:ty, take: $take:expr, put: $put:expr $(,)?) => {
-        #[linkme::distributed_slice($crate::simulation::core::hooks::CARRIED)]
+/// Registers a [`Carried`] in `$slice` ([`CARRIED`] or [`KEPT`]): the body
+/// [`carried!`] and [`kept!`] share.
+macro_rules! registered {
+    ($slice:ident, $name:ident: $ty:ty, take: $take:expr, put: $put:expr) => {
+        #[linkme::distributed_slice($crate::simulation::core::hooks::$slice)]
         static $name: $crate::simulation::core::hooks::Carried =
             $crate::simulation::core::hooks::Carried {
                 out: |slot| $crate::simulation::core::hooks::stash::<$ty>(slot, ($take)()),
@@ -119,6 +118,16 @@ macro_rules! carried {
                     }
                 },
             };
+    };
+}
+pub(crate) use registered;
+
+/// Registers a [`Carried`] thread-local: `carried!(NAME: Type, take: || .., put: |v| ..)`.
+/// `take` moves (or copies) the value out of this thread's cell, `put`
+/// writes one in.
+macro_rules! carried {
+    ($name:ident: $ty:ty, take: $take:expr, put: $put:expr $(,)?) => {
+        $crate::simulation::core::hooks::registered!(CARRIED, $name: $ty, take: $take, put: $put);
     };
 }
 pub(crate) use carried;
@@ -136,16 +145,7 @@ pub(crate) static KEPT: [Carried];
 /// Registers a [`KEPT`] thread-local, as [`carried!`] does a carried one.
 macro_rules! kept {
     ($name:ident: $ty:ty, take: $take:expr, put: $put:expr $(,)?) => {
-        #[linkme::distributed_slice($crate::simulation::core::hooks::KEPT)]
-        static $name: $crate::simulation::core::hooks::Carried =
-            $crate::simulation::core::hooks::Carried {
-                out: |slot| $crate::simulation::core::hooks::stash::<$ty>(slot, ($take)()),
-                into: |slot| {
-                    if let Some(v) = $crate::simulation::core::hooks::unstash::<$ty>(slot) {
-                        ($put)(v)
-                    }
-                },
-            };
+        $crate::simulation::core::hooks::registered!(KEPT, $name: $ty, take: $take, put: $put);
     };
 }
 pub(crate) use kept;
