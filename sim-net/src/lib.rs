@@ -156,7 +156,12 @@
 //!   to it fail with `EPIPE`.
 //! - A notification names whose waiters it concerns ([`Wakes`]): a write
 //!   concerns the peer's readers, a read that leaves room the peer's
-//!   writers, a close or shutdown everyone.
+//!   writers, a close or shutdown everyone. TCP streams follow the same
+//!   rule for their bytes, so a task waiting to read is not woken because
+//!   its peer read (Tokio wakes a waiter only for its own readiness), and a
+//!   TCP read concerns the writers only when it frees room in a full
+//!   direction, the only time a writer waits (Linux wakes a writer for room
+//!   only after a send found none).
 //! - A host's death (kill or crash) closes every Unix socket made on it, in
 //!   the order they were made, wherever its handle is: later calls on it
 //!   fail with `EBADF`, and its readiness is everything at once.

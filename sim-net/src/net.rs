@@ -69,10 +69,10 @@ impl<T> Progress<T> {
 pub struct Notification {
     pub socket: SocketId,
     pub at: u64,
-    /// Whose answers: TCP and UDP notifications concern both directions; a
-    /// Unix socket's name the one that changed (a write concerns the peer's
-    /// readers only, a read its writers), so a task waiting in the other
-    /// direction is not polled for nothing.
+    /// Whose answers: a write concerns the peer's readers only, a read its
+    /// writers (TCP bytes, Unix sockets), so a task waiting in the other
+    /// direction is not polled for nothing; the rest (connects, closes,
+    /// resets, UDP) concern both directions.
     pub wakes: Wakes,
 }
 

@@ -1,7 +1,7 @@
 //! Model-level tests of sim-net's normative semantics: driven directly with
 //! explicit times, no executor.
 
-use sim_net::{Config, ConnFault, HostId, Net, Progress, SocketId};
+use sim_net::{Config, ConnFault, HostId, Net, Progress, SocketId, Wakes};
 use std::net::SocketAddr;
 
 const A: HostId = HostId(0);
@@ -102,6 +102,50 @@ fn bytes_arrive_after_the_link_delay_in_order() {
     }
     assert_eq!(got, sent, "in order, none lost, none duplicated");
     assert!(now >= t + 5 * MS);
+}
+
+/// A stream's bytes concern one direction's waiters: a write notifies the
+/// peer's readers at the bytes' arrival, and a read that frees room in a
+/// full direction the writer's writers, never a task waiting to read on the
+/// writer's side (Tokio wakes a waiter for its own readiness only). A read
+/// from a direction with room to spare notifies no one: no writer waits.
+#[test]
+fn a_write_concerns_the_peers_readers_and_a_read_the_writers_writers() {
+    let mut n = net(Config {
+        send_buffer: 4,
+        recv_buffer: 4,
+        ..fixed(5 * MS)
+    });
+    let (c, s, t) = connected(&mut n);
+    let mut notes = Vec::new();
+    n.take_notifications(&mut notes);
+    notes.clear();
+    let mut take = |n: &mut Net| {
+        n.take_notifications(&mut notes);
+        let out: Vec<_> = notes.iter().map(|x| (x.socket, x.at, x.wakes)).collect();
+        notes.clear();
+        out
+    };
+    assert_eq!(ready(n.tcp_write(c, b"ping", t)).unwrap(), 4);
+    assert_eq!(take(&mut n), vec![(s, t + 5 * MS, Wakes::Readers)]);
+    let mut buf = [0u8; 8];
+    let read = n.tcp_read(s, &mut buf, false, t + 5 * MS);
+    assert_eq!(ready(read).unwrap(), 4);
+    assert_eq!(take(&mut n), vec![], "the direction had room to spare");
+    // Filled to its 8 bytes, the direction makes its writer wait; the read
+    // that frees room concerns the writers.
+    assert_eq!(ready(n.tcp_write(c, b"12345678", t + 5 * MS)).unwrap(), 8);
+    assert!(pending(n.tcp_write(c, b"9", t + 5 * MS)).is_none());
+    take(&mut n);
+    let read = n.tcp_read(s, &mut buf[..2], false, t + 10 * MS);
+    assert_eq!(ready(read).unwrap(), 2);
+    assert_eq!(take(&mut n), vec![(c, t + 10 * MS, Wakes::Writers)]);
+    // A peek takes nothing, so it notifies no one.
+    assert_eq!(ready(n.tcp_write(s, b"pong", t + 10 * MS)).unwrap(), 4);
+    take(&mut n);
+    let peek = n.tcp_read(c, &mut buf, true, t + 15 * MS);
+    assert_eq!(ready(peek).unwrap(), 4);
+    assert_eq!(take(&mut n), vec![]);
 }
 
 #[test]

@@ -114,7 +114,7 @@ pub const CATALOG: &[Canary] = &[
         bug: "a segmented log acknowledges a new segment's first record before syncing the directory that names it",
         needs: "a crash between the segment file's fsync and the directory's, after the acknowledgement",
         bound: 20_000,
-        first: Some(523),
+        first: Some(566),
     },
     Canary {
         name: "depth3",
@@ -128,7 +128,7 @@ pub const CATALOG: &[Canary] = &[
         bug: "a ledger forgets an applied request id after 300 ms; a retry sent once a partition heals applies a deposit twice",
         needs: "a partition while a reply is in flight, outlasting the ledger's memory, then the heal",
         bound: 20_000,
-        first: Some(143),
+        first: Some(699),
     },
     Canary {
         name: "drifted_lease",

@@ -268,8 +268,10 @@ impl Net {
             _ => self.schedule(conn, e, n, now),
         };
         if at != HELD {
+            // The bytes concern the peer's readers only: its writers wait
+            // for room in the other pipe.
             let s = self.conn(conn).ends[1 - e].sock;
-            self.notify(s, at);
+            self.notify_some(s, at, Wakes::Readers);
         }
         Progress::Ready(Ok(n))
     }
@@ -289,6 +291,7 @@ impl Net {
             };
         };
         self.check_timeout(conn, e, now);
+        let cap = self.config.send_buffer + self.config.recv_buffer;
         let c = self.conn_mut(conn);
         if let Some(errno) = c.ends[e].error {
             if !c.ends[e].error_reported {
@@ -315,10 +318,17 @@ impl Net {
                 buf[a.len()..n].copy_from_slice(&b[..n - a.len()]);
             }
             if !peek {
+                // Only a full pipe has writers waiting for room (a write
+                // waits only when nothing fits), so only freeing one
+                // concerns them: Linux wakes a writer for room only after a
+                // send found none (`SOCK_NOSPACE`).
+                let was_full = p.data.len() >= cap;
                 p.consume(n);
                 self.bytes_gone += n as u64;
-                let w = self.conn(conn).ends[1 - e].sock;
-                self.notify(w, now);
+                if was_full {
+                    let w = self.conn(conn).ends[1 - e].sock;
+                    self.notify_some(w, now, Wakes::Writers);
+                }
             }
             return Progress::Ready(Ok(n));
         }

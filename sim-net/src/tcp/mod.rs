@@ -8,7 +8,9 @@
 
 use crate::errno::*;
 use crate::fault::{ConnFault, ConnInfo};
-use crate::net::{same_family, Flow, HostId, Net, PortFault, Progress, Proto, Sock, SocketId};
+use crate::net::{
+    same_family, Flow, HostId, Net, PortFault, Progress, Proto, Sock, SocketId, Wakes,
+};
 use crate::record::{NetEvent, SegmentKind};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;

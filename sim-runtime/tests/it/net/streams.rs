@@ -166,3 +166,38 @@ fn after_the_peer_closed_the_first_write_succeeds_the_next_is_a_broken_pipe() {
         );
     });
 }
+
+/// A task waiting to read is woken by bytes toward it (or the end of the
+/// stream), not because its peer read what it wrote: Tokio wakes a waiter
+/// for its own readiness only. The client's read is polled twice: once to
+/// wait, once when the reply arrives, though the server read its request
+/// 50 ms before replying.
+#[test]
+fn a_reader_is_not_woken_when_its_peer_reads() {
+    run(5, async {
+        let server = sim::node("server").build();
+        sim::spawn_on(server, async {
+            let l = TcpListener::bind("0.0.0.0:80").await.unwrap();
+            let (mut s, _) = l.accept().await.unwrap();
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).await.unwrap();
+            time::sleep(ms(50)).await;
+            s.write_all(b"pong").await.unwrap();
+            time::sleep(secs(1)).await;
+        });
+        time::sleep(ms(1)).await;
+        let mut c = TcpStream::connect("server:80").await.unwrap();
+        c.write_all(b"ping").await.unwrap();
+        let polls = std::cell::Cell::new(0);
+        let mut buf = [0u8; 4];
+        let mut read = std::pin::pin!(c.read_exact(&mut buf));
+        std::future::poll_fn(|cx| {
+            polls.set(polls.get() + 1);
+            read.as_mut().poll(cx)
+        })
+        .await
+        .unwrap();
+        assert_eq!(&buf, b"pong");
+        assert_eq!(polls.get(), 2, "polled to wait, then once for the reply");
+    });
+}
