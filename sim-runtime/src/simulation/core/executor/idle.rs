@@ -107,17 +107,19 @@ impl Exec {
                 return None;
             }
         }
-        // Before a deadlock is declared, real Tokio wakes what it deferred
-        // (a crate built on real Tokio may have yielded through it).
-        if when_idle == WhenIdle::Advance
-            && core.clock.timers.next_deadline().is_none()
-            && !self.idle.deadlock_flushed.replace(true)
-        {
+        // Nothing is due ever: before a deadlock is declared, what could
+        // still move the run gets its chance. (Asked once for the first two
+        // chances, which touch no timer unless they return; again after the
+        // drivers were asked.)
+        let stuck = when_idle == WhenIdle::Advance && core.clock.timers.next_deadline().is_none();
+        // Real Tokio wakes what it deferred (a crate built on real Tokio may
+        // have yielded through it).
+        if stuck && !self.idle.deadlock_flushed.replace(true) {
             return Some(Next::Flush);
         }
-        // Before a deadlock is declared, a thread outside the run may still
-        // release what a simulated thread waits for (thread/).
-        if when_idle == WhenIdle::Advance && core.clock.timers.next_deadline().is_none() {
+        // A thread outside the run may still release what a simulated thread
+        // waits for (thread/).
+        if stuck {
             let mut wake = Vec::new();
             let mut more = false;
             core.each_driver(|d, _| more |= d.outside(&mut wake));
@@ -134,7 +136,7 @@ impl Exec {
         // any simulation (a producer a test started before its runtime) may
         // still wake a task: it is waited for, for real, a little at a time,
         // until it wakes one or ends (core/outside.rs).
-        if when_idle == WhenIdle::Advance
+        if stuck
             && core.clock.timers.next_deadline().is_none()
             && self.idle.wait_for_starter_children()
         {
