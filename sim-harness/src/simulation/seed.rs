@@ -8,8 +8,8 @@
 use super::timeline::{self, Recorded};
 use super::trace;
 use sim_runtime::__private::harness::{
-    fresh_thread, on_fresh_thread, replay_mismatch, reset_fresh_thread, run_seed, Recording,
-    SeedOutcome, SeedSettings, TapeMode,
+    fresh_worker, in_fresh_run, replay_mismatch, run_seed, Recording, SeedOutcome, SeedSettings,
+    TapeMode,
 };
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
@@ -160,40 +160,16 @@ pub(crate) fn rerun_difference(
     ))
 }
 
-/// `SIM_THREAD_PER_SEED=1`: every seed on a new OS thread, instead of on a
-/// [`worker`] whose thread-locals are made new after each.
-fn thread_per_seed() -> bool {
-    match std::env::var("SIM_THREAD_PER_SEED")
-        .as_deref()
-        .map(str::trim)
-    {
-        Err(_) | Ok("" | "0" | "off" | "false") => false,
-        Ok("1" | "on" | "true") => true,
-        Ok(v) => panic!(
-            "sim: SIM_THREAD_PER_SEED={v:?} is malformed. Accepted forms: 1 (a new OS thread \
-             for every seed) or 0 (the default: a worker whose thread-locals are made new \
-             after each seed)"
-        ),
-    }
-}
-
 /// Starts a worker of the runner, named as the test: the runs `run_one`
 /// makes on it go on this one thread, its thread-locals made new after
-/// each (sim-runtime's libc/tls.rs), instead of on a new thread per run.
+/// each (sim-runtime's libc/tls.rs), instead of on a new thread per run
+/// (`SIM_THREAD_PER_SEED=1` keeps a thread per run).
 pub(crate) fn worker<'scope, T: Send + 'scope>(
     s: &'scope std::thread::Scope<'scope, '_>,
     opts: &Options,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> std::thread::ScopedJoinHandle<'scope, T> {
-    let per_seed = thread_per_seed();
-    std::thread::Builder::new()
-        .name(test_name(opts))
-        .spawn_scoped(s, move || {
-            // First, before any code whose thread-locals must be fresh.
-            let _fresh = if per_seed { None } else { fresh_thread() };
-            f()
-        })
-        .expect("sim: could not start a worker thread")
+    fresh_worker(s, test_name(opts), f)
 }
 
 /// Runs `seed` once, as `how` says, as if on a new OS thread: on this one
@@ -271,23 +247,8 @@ where
         }
     };
     // On a sweep's worker, the run goes on this thread, its thread-locals
-    // made new before (the sweep's own code between runs may have used some:
-    // a `HashMap` made there would give the run std's hash keys drawn
-    // outside it) and after (what the run left is destroyed now, as its
-    // thread's end would); anywhere else, on a new OS thread. Either way no
-    // thread-local state reaches a run from outside it.
-    if on_fresh_thread() {
-        reset_fresh_thread();
-        let ran = body();
-        reset_fresh_thread();
-        return ran;
-    }
-    std::thread::Builder::new()
-        .name(test_name(opts))
-        .spawn(body)
-        .expect("sim: could not start the thread for a seed")
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    // made new before and after; anywhere else, on a new OS thread.
+    in_fresh_run(&test_name(opts), body).unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// The harness's own classes: `sim::eventually` fails the body with a

@@ -14,6 +14,7 @@ fn child(test: &str, envs: &[(&str, &str)]) -> (bool, String) {
         "SIM_SCHEDULE",
         "SIM_EARLY_TIMERS",
         "SIM_YIELD_AHEAD",
+        "SIM_THREAD_PER_SEED",
         "RUST_BACKTRACE",
     ] {
         cmd.env_remove(var);
@@ -50,6 +51,66 @@ async fn child_nondeterministic() {
 #[sim_runtime::test(crate = "sim_runtime")]
 async fn child_fails_on_seed_3() {
     assert_ne!(sim_runtime::sim::seed(), 3, "seed 3 is the unlucky one");
+}
+
+thread_local! {
+    static TOUCHED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts its own runs in a thread-local and says on which OS thread.
+#[sim_runtime::test(crate = "sim_runtime")]
+async fn child_touches_a_thread_local() {
+    let n = TOUCHED.with(|t| {
+        t.set(t.get() + 1);
+        t.get()
+    });
+    println!("touched {n} on {:?}", std::thread::current().id());
+}
+
+/// A `#[tokio::test]`'s seeds run on one worker whose thread-locals are made
+/// new around each run: every seed sees the thread-local fresh, on the same
+/// OS thread. `SIM_THREAD_PER_SEED=1` gives each seed a thread of its own;
+/// a malformed value is refused.
+#[test]
+fn a_tokio_tests_seeds_share_a_worker_and_each_sees_its_thread_locals_fresh() {
+    let threads = |text: &str| -> Vec<String> {
+        text.lines()
+            // libtest's "test NAME ... " may open the first line.
+            .filter_map(|l| l.split_once("touched ").map(|(_, rest)| rest))
+            .map(|rest| {
+                let (n, on) = rest.split_once(" on ").expect("touched N on ID");
+                assert_eq!(n, "1", "a seed saw what the one before left:\n{text}");
+                on.to_string()
+            })
+            .collect()
+    };
+    let (ok, text) = child(
+        "env::child_touches_a_thread_local",
+        &[("SIM_SEEDS", "0..4")],
+    );
+    assert!(ok, "{text}");
+    let on = threads(&text);
+    assert_eq!(on.len(), 4, "{text}");
+    assert!(on.iter().all(|t| *t == on[0]), "one worker: {on:?}");
+    let (ok, text) = child(
+        "env::child_touches_a_thread_local",
+        &[("SIM_SEEDS", "0..4"), ("SIM_THREAD_PER_SEED", "1")],
+    );
+    assert!(ok, "{text}");
+    let mut on = threads(&text);
+    assert_eq!(on.len(), 4, "{text}");
+    on.sort();
+    on.dedup();
+    assert_eq!(on.len(), 4, "a thread per seed: {on:?}");
+    let (ok, text) = child(
+        "env::child_touches_a_thread_local",
+        &[("SIM_THREAD_PER_SEED", "yes")],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("SIM_THREAD_PER_SEED=\"yes\" is malformed. Accepted forms: 1"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -156,6 +156,69 @@ pub fn on_fresh_thread() -> bool {
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")))]
 pub fn reset_fresh_thread() {}
 
+/// `SIM_THREAD_PER_SEED=1`: every seed on a new OS thread, instead of on a
+/// worker whose thread-locals are made new after each ([`fresh_worker`]).
+/// Anything but 1 or 0 (or unset) is refused, naming the forms.
+pub fn thread_per_seed() -> bool {
+    match std::env::var("SIM_THREAD_PER_SEED")
+        .as_deref()
+        .map(str::trim)
+    {
+        Err(_) | Ok("" | "0" | "off" | "false") => false,
+        Ok("1" | "on" | "true") => true,
+        Ok(v) => panic!(
+            "sim: SIM_THREAD_PER_SEED={v:?} is malformed. Accepted forms: 1 (a new OS thread \
+             for every seed) or 0 (the default: a worker whose thread-locals are made new \
+             after each seed)"
+        ),
+    }
+}
+
+/// Starts a worker named `name` in `s`: made fresh first, before any code
+/// whose thread-locals must be new (unless [`thread_per_seed`]), so that
+/// [`in_fresh_run`] runs seed after seed on it instead of on a new thread
+/// each.
+pub fn fresh_worker<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    name: String,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    let per_seed = thread_per_seed();
+    std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(s, move || {
+            let _fresh = if per_seed { None } else { fresh_thread() };
+            f()
+        })
+        .expect("sim: could not start a worker thread")
+}
+
+/// Runs one seed's `body` as if on a new OS thread: on this one, its
+/// thread-locals made new before (what ran here between seeds may have
+/// used some: a `HashMap` made there would give the run std's hash keys
+/// drawn outside it) and after (what the run left is destroyed now, as its
+/// thread's end would), if it is a [`fresh_worker`]; else on a new thread
+/// named `name`. Either way no thread-local state reaches a run from outside
+/// it; a panic comes back as the error.
+pub fn in_fresh_run<T: Send>(
+    name: &str,
+    body: impl FnOnce() -> T + Send,
+) -> std::thread::Result<T> {
+    if on_fresh_thread() {
+        reset_fresh_thread();
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        reset_fresh_thread();
+        return ran;
+    }
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn_scoped(s, body)
+            .expect("sim: could not start the thread for a seed")
+            .join()
+    })
+}
+
 pub use super::record::{set_recording, take_record, HostId, NetEvent, RunRecord, SegmentKind};
 pub use crate::simulation::core::report::{cargo_prefix, replay_env};
 

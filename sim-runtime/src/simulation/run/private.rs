@@ -86,10 +86,12 @@ struct SeedRun {
     divergence: Option<String>,
 }
 
-/// Runs one seed of a `#[tokio::test]` body on a fresh thread
-/// (run/seed_run.rs), so no thread-local state (std's HashMap keys, rand's
-/// ThreadRng, Tokio's context) leaks between seeds. A panic of the body is
-/// the test's own: it comes back as this thread's.
+/// Runs one seed of a `#[tokio::test]` body as if on a new thread
+/// (run/seed_run.rs; `harness::in_fresh_run`: on the test's worker, its
+/// thread-locals made new before and after), so no thread-local state
+/// (std's HashMap keys, rand's ThreadRng, Tokio's context) leaks between
+/// seeds. A panic of the body is the test's own: it comes back as the
+/// error.
 fn run_seed<F, Fut>(
     opts: &TestOptions,
     seed: u64,
@@ -104,7 +106,7 @@ where
     Fut::Output: TestOutput,
 {
     let make = make.clone();
-    let info = info.clone();
+    let test = info.clone();
     let multi_thread = opts.flavor == "multi_thread";
     let shape = Shape::Test {
         multi_thread,
@@ -118,36 +120,33 @@ where
         start_paused: opts.start_paused,
         name: opts.runtime_name,
     };
-    std::thread::Builder::new()
-        .name(info.name.clone())
-        .spawn(move || {
-            config::set_in_test_runner(true);
-            report::set_test(Some(info));
-            let trace = Trace::new(record, compare);
-            let end = seed_run::run(Config::from_env(seed), trace, &shape, false, || make());
-            let out = match end.result {
-                Ok(out) => out,
-                Err(payload) => std::panic::resume_unwind(payload),
-            };
-            if let Some(payload) = end.teardown_panic {
-                std::panic::resume_unwind(payload);
-            }
-            let outcome = out
-                .into_outcome()
-                .map_err(|e| format!("{e}\n{}", report::context(&end.at, "the test failed")));
-            SeedRun {
-                outcome,
-                fingerprint: end.fingerprint,
-                record: end.record,
-                divergence: end.divergence.as_ref().map(seed_run::divergence_text),
-            }
-        })
-        .expect("sim: could not start the thread for a seed")
-        .join()
+    super::harness::in_fresh_run(&info.name, move || {
+        config::set_in_test_runner(true);
+        report::set_test(Some(test));
+        let trace = Trace::new(record, compare);
+        let end = seed_run::run(Config::from_env(seed), trace, &shape, false, || make());
+        let out = match end.result {
+            Ok(out) => out,
+            Err(payload) => std::panic::resume_unwind(payload),
+        };
+        if let Some(payload) = end.teardown_panic {
+            std::panic::resume_unwind(payload);
+        }
+        let outcome = out
+            .into_outcome()
+            .map_err(|e| format!("{e}\n{}", report::context(&end.at, "the test failed")));
+        SeedRun {
+            outcome,
+            fingerprint: end.fingerprint,
+            record: end.record,
+            divergence: end.divergence.as_ref().map(seed_run::divergence_text),
+        }
+    })
 }
 
 /// Runs a `#[tokio::test]` body once per seed (`SIM_SEED`, `SIM_SEEDS` or
-/// the default), each in a fresh simulation on a fresh thread.
+/// the default), each in a fresh simulation as if on a fresh thread (one
+/// worker whose thread-locals are made new around each run).
 pub fn run_test<F, Fut>(opts: TestOptions, make: F) -> Fut::Output
 where
     F: Fn() -> Fut + Send + Sync + 'static,
@@ -164,18 +163,44 @@ where
             info.name
         );
     }
-    report::set_test(Some(info.clone()));
     config::reload_steering();
     let seeds = config::test_seeds();
     let check = config::env_check_determinism();
     let make = Arc::new(make);
+    // The seeds go on one worker whose thread-locals are made new around
+    // each run, as a new thread's would be (`SIM_THREAD_PER_SEED=1`: a new
+    // thread per run instead). A run's reset clears this loop's own
+    // thread-locals too, so the report's test is set again before each use.
+    std::thread::scope(|s| {
+        super::harness::fresh_worker(s, info.name.clone(), || {
+            run_seeds(&opts, &info, seeds, check, &make)
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    Fut::Output::success()
+}
+
+/// [`run_test`]'s loop over its seeds, on its worker.
+fn run_seeds<F, Fut>(
+    opts: &TestOptions,
+    info: &TestInfo,
+    seeds: impl IntoIterator<Item = u64>,
+    check: bool,
+    make: &Arc<F>,
+) where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future,
+    Fut::Output: TestOutput,
+{
     for seed in seeds {
+        report::set_test(Some(info.clone()));
         eprintln!(
             "sim: {} seed {seed} · replay: {}",
             info.name,
             report::replay_command(seed)
         );
-        let first = match run_seed(&opts, seed, &make, &info, check, None) {
+        let first = match run_seed(opts, seed, make, info, check, None) {
             Ok(r) => r,
             Err(payload) => std::panic::resume_unwind(payload),
         };
@@ -184,7 +209,7 @@ where
         }
         if check {
             let log = Arc::new(first.record.unwrap_or_default());
-            let second = match run_seed(&opts, seed, &make, &info, false, Some(log)) {
+            let second = match run_seed(opts, seed, make, info, false, Some(log)) {
                 Ok(r) => r,
                 Err(payload) => {
                     eprintln!(
@@ -194,6 +219,7 @@ where
                     std::panic::resume_unwind(payload)
                 }
             };
+            report::set_test(Some(info.clone()));
             let mismatch = seed_run::replay_mismatch(
                 seed,
                 second.divergence.as_deref(),
@@ -209,7 +235,6 @@ where
         }
     }
     report::set_test(None);
-    Fut::Output::success()
 }
 
 /// Runs a `#[tokio::main]` body in one simulation on the current thread.
