@@ -591,7 +591,7 @@ const GUIDE: &str = "
   it further, but a bug behind one swarm draw (early timers for `partial_batch`, a fault point
   for `rejected_fill`, a crash window for `unsynced_ack`) costs it thousands of inputs where the
   portfolio needs a handful of seeds, and it found none of the five hard canaries in 20,000
-  inputs but `healed_retry` once (the portfolio: 130 to 608 seeds; tables below). Their bugs
+  inputs but `healed_retry` once (the portfolio: 217 to 700 seeds; tables below). Their bugs
   need a fault plan and a schedule together; coverage does not grow on the way to them, so the
   fuzzer has nothing to climb, while a seed samples the whole plan at once. Sweep seeds first;
   fuzz when a long sweep finds nothing and the state you fear is reached only through a chain of

@@ -46,7 +46,7 @@ const READING: &str = "
 Four of the first five are fault-timing bugs: the scenario draws its crash, partition, pauses or
 clock drift from its own seeded stream, all at the start, so every strategy meets the same fault
 plan on the same seed and the columns differ only where the schedule matters on top of it
-(`torn_log`, `healed_retry`). Drawn up front, a plan gives exploration nothing to branch from:
+(`healed_retry`). Drawn up front, a plan gives exploration nothing to branch from:
 those scenarios mark no progress, so the explorer sees only how runs end and runs the seeds a
 sweep from its seed runs, in the same order: its figures there are the portfolio's. `compact_crash` is written for exploration: its nemesis draws the crash as the run
 goes, and the scenario marks its progress (`sim::state!` of the writes so far, `sim::sometimes!`
@@ -69,15 +69,15 @@ branch at a time, where a seed must draw the whole order at once.
 Shrinking. `stale_term` draws how many pauses it injects (1 to 12) and `drifted_lease` how many
 leases each client takes (1 or 2), each after all of their plan's draws, so a zero draw is the
 smallest workload and a smaller count leaves the rest of the tape in place; both check at every
-claim or write, so a run ends at its bug (`drifted_lease`'s first failure: 10 s and 209 steps,
+claim or write, so a run ends at its bug (`drifted_lease`'s first failure: 10 s and 201 steps,
 where the fixed workload ran 40 s and 564). The shrinker gives each pass half the runs left and
 lowers draws by binary search from the front of the tape: `stale_term` 62 faults, 260 steps →
-6, 190 (zeroed and lowered draws: fewer fault-point firings and an earlier second leader);
-`healed_retry` 49 faults → 3 and `torn_log` 99 → 42 (draws that fired faults raised to their
-top, a chunk at a time: `torn_log`'s crash must still land between two fsyncs, so most of its
-draws stay), `drifted_lease` keeps its exposing schedule (209 → 204 steps: the late write needs
-the writes before it at their times), and `depth3` is at its floor (17 → 16 steps: ten updater
-steps between the reader's two are most of it).
+3, 89 (zeroed and lowered draws: fewer fault-point firings and an earlier second leader);
+`healed_retry` 37 faults → 5 (draws that fired faults raised to their top, a chunk at a time);
+`torn_log`'s first failing seed is already small (its one crash between two fsyncs, 40 steps:
+only its virtual time shrinks), `drifted_lease` keeps its exposing schedule (201 → 198 steps:
+the late write needs the writes before it at their times), and `depth3` is at its floor (17 →
+16 steps: ten updater steps between the reader's two are most of it).
 ";
 
 /// What one strategy's runs found for one canary.
