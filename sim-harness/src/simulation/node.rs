@@ -247,7 +247,8 @@ impl Node {
         rt::skew_clock(self.inner.id, offset, ahead);
     }
 
-    /// Makes the node's clocks run `1 + ppm / 1e6` times as fast.
+    /// Makes the node's clocks run `1 + ppm / 1e6` times as fast, from now
+    /// on: a change mid-run changes their rate, never what they read.
     #[track_caller]
     pub fn drift(&self, ppm: i64) {
         rt::set_drift_ppm(self.inner.id, ppm);

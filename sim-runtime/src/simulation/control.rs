@@ -18,6 +18,7 @@
 //!   until it resumes.
 
 use super::core::executor::expect_current;
+use super::core::hooks::local_elapsed_ns;
 use super::core::node::{NodeId, NodeState};
 use super::signal::{self, unix::SignalKind};
 use super::task::JoinHandle;
@@ -383,13 +384,23 @@ pub fn skew_clock(node: NodeId, offset: Duration, ahead: bool) {
     let exec = expect_current();
     check_node(&exec, node);
     let ns = offset.as_nanos().min(i64::MAX as u128) as i64;
-    exec.core_mut().node_mut(node).wall_offset_ns = if ahead { ns } else { -ns };
+    let mut core = exec.core_mut();
+    let n = core.node_mut(node);
+    // The monotonic offset is what drift changes have kept (see
+    // `set_drift_ppm`); the wall clock keeps it too, plus the skew.
+    n.wall_offset_ns = n
+        .mono_offset_ns
+        .saturating_add(if ahead { ns } else { -ns });
+    drop(core);
     exec.refresh_clock();
 }
 
-/// Sets the node's clock drift in parts per million: both its monotonic and
-/// its wall clock run `1 + ppm/1e6` times as fast as global virtual time.
-/// Takes effect for timers registered afterwards.
+/// Sets the node's clock drift in parts per million: from now on, both its
+/// monotonic and its wall clock run `1 + ppm/1e6` times as fast as global
+/// virtual time. The clocks change rate, never jump: what they read now
+/// they still read (a rate that changes mid-run, as a crystal's does with
+/// its temperature, or as NTP slews it). Takes effect for timers registered
+/// afterwards (a timer keeps the global deadline it was given).
 #[track_caller]
 pub fn set_drift_ppm(node: NodeId, ppm: i64) {
     assert!(
@@ -398,7 +409,18 @@ pub fn set_drift_ppm(node: NodeId, ppm: i64) {
     );
     let exec = expect_current();
     check_node(&exec, node);
-    exec.core_mut().node_mut(node).drift_ppm = ppm;
+    let now = exec.core().now();
+    let mut core = exec.core_mut();
+    let n = core.node_mut(node);
+    // What the old rate has run up to now, kept in the offsets, so the
+    // clocks read the same before and after the change.
+    let gap =
+        i128::from(local_elapsed_ns(now, n.drift_ppm)) - i128::from(local_elapsed_ns(now, ppm));
+    let gap = gap.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    n.mono_offset_ns = n.mono_offset_ns.saturating_add(gap);
+    n.wall_offset_ns = n.wall_offset_ns.saturating_add(gap);
+    n.drift_ppm = ppm;
+    drop(core);
     exec.refresh_clock();
 }
 

@@ -97,6 +97,52 @@ fn node_clocks_skew_and_drift() {
     });
 }
 
+/// A drift set mid-run changes the clocks' rate from then on: neither the
+/// monotonic nor the wall clock jumps (a slower rate set late would
+/// otherwise move them back by what the old rate had run up).
+#[test]
+fn a_drift_changed_mid_run_changes_the_rate_not_the_reading() {
+    run(5, async {
+        let a = sim::node("a").build();
+        sim::skew_clock(a, Duration::from_secs(30), true);
+        let (before, wall_before, after, wall_after, later) = sim::spawn_on(a, async move {
+            let start = Instant::now();
+            time::sleep(Duration::from_secs(10)).await;
+            let before = start.elapsed();
+            let wall_before = std::time::SystemTime::now();
+            sim::set_drift_ppm(a, -100_000); // 10% slow from now on
+            let after = start.elapsed();
+            let wall_after = std::time::SystemTime::now();
+            time::sleep(Duration::from_secs(9)).await;
+            (before, wall_before, after, wall_after, start.elapsed())
+        })
+        .await
+        .unwrap();
+        assert_eq!(before, Duration::from_secs(10));
+        assert_eq!(after, before, "the monotonic clock did not jump");
+        assert_eq!(wall_after, wall_before, "nor the wall clock");
+        // 9 local seconds at -10% take 10 global seconds.
+        assert!(later >= Duration::from_secs(19), "{later:?}");
+        assert!(
+            sim::elapsed() >= Duration::from_secs(20)
+                && sim::elapsed() < Duration::from_millis(20_002),
+            "{:?}",
+            sim::elapsed()
+        );
+        // A skew set after the drift change keeps the clock's reading
+        // apart from the skew.
+        let main_wall = std::time::SystemTime::now();
+        sim::skew_clock(a, Duration::from_secs(60), true);
+        let a_wall = sim::spawn_on(a, async { std::time::SystemTime::now() })
+            .await
+            .unwrap();
+        let ahead = a_wall.duration_since(main_wall).unwrap();
+        // 20 s at 0 then 10 s at -10%: 1 s behind the main node, then 60 s
+        // ahead.
+        assert_eq!(ahead, Duration::from_secs(59), "{ahead:?}");
+    });
+}
+
 #[test]
 fn signals_reach_listeners_or_kill_by_default() {
     run(4, async {
