@@ -63,11 +63,22 @@
 //! recv_buffer`, counting bytes in flight and bytes arrived but unread) and
 //! schedules their arrival after the link's delay, never before the previous
 //! chunk's arrival: bytes are never lost, duplicated, reordered or corrupted
-//! inside a stream. A full buffer makes writes wait until the reader drains.
+//! inside a stream (one a reset ends is cut short: the peer reads a prefix).
+//! A full buffer makes writes wait until the reader drains.
 //! `shutdown(Write)` sends a FIN after the queued bytes: the peer reads them,
-//! then EOF (0), and may still write back. Closing a socket sends a FIN, or a
-//! RST if bytes it never read were queued toward it: the peer reads what was
-//! sent before, then gets `ConnectionReset` (`ECONNRESET`) once, then EOF.
+//! then EOF (0), and may still write back. Closing a socket sends a FIN
+//! after the queued bytes: the peer reads every one, then EOF. If bytes it
+//! never read were queued toward it, the close sends a RST instead and, as
+//! Linux's does, discards its send queue: of the bytes it wrote and the peer
+//! has not read, the earliest `recv_buffer` are the ones the peer's window
+//! let out (arrived unread, in flight, or held by a blocked link) and still
+//! arrive at their times; the rest, and a FIN an earlier `shutdown(Write)`
+//! queued behind them, never leave. The RST follows the bytes kept, one
+//! link delay after the close at the earliest. The peer reads those bytes,
+//! then gets `ConnectionReset` (`ECONNRESET`) once, then EOF. An abort
+//! (`SO_LINGER` of zero) resets the same way. (Linux counts its buffers'
+//! overhead: on loopback, a 131,072-byte `SO_RCVBUF` took 113,152 bytes of
+//! a closed peer's 3 MB before its reset.)
 //! Writing to a connection whose peer has closed succeeds once (the bytes
 //! are discarded by the peer's kernel, which answers with a RST one round
 //! trip later, or one link delay after a blocked link clears); after the
@@ -83,7 +94,8 @@
 //! and the peer's next write is answered with a RST.
 //!
 //! **Process death (kill).** The kernel closes the process's sockets as
-//! above (FIN, or RST with unread data); listeners stop and their queued,
+//! above (FIN, or RST with unread data, discarding the send queue beyond
+//! what the peer's receive buffer took); listeners stop and their queued,
 //! unaccepted connections are reset. **Machine death (crash).** The host
 //! goes silent: its sockets vanish without FIN or RST, chunks toward it are
 //! held as across a partition (so peers time out), and connects to it time
@@ -192,6 +204,7 @@
 //! | `net.clog.node` | a whole host is clogged | every link of the host holds its bytes |
 //! | `net.kill` | a process is killed | its sockets close (FIN, or RST with unread data); its ports refuse |
 //! | `net.kill.backlog` | a listener's process dies with connections queued | the queued, unaccepted connections are reset |
+//! | `net.close.reset-discards` | a socket closes, or its process dies, with unread bytes while more of its own bytes are queued than the peer's receive buffer holds | its RST discards its send queue: the peer reads the earliest `recv_buffer` bytes, then `ConnectionReset` once, then the end; the rest, and a FIN queued behind them, are lost |
 //! | `net.crash` | a machine crashes | its sockets vanish silently; peers time out; connects to it time out |
 //! | `net.crash.in-flight` | bytes are in flight to a crashing machine | the sender times out |
 //! | `net.restart` | a crashed machine comes back | old connections get a RST; its ports bind again |

@@ -103,6 +103,14 @@ pub enum NetEvent {
     },
     /// The held segments of a direction are dropped (the sender gave up).
     DropHeld { conn: u64, dir: usize, at: u64 },
+    /// End `dir` closed with a RST at `at` and discarded its send queue:
+    /// the bytes of direction `dir` from `offset` on never arrive.
+    Discard {
+        conn: u64,
+        dir: usize,
+        offset: u64,
+        at: u64,
+    },
     /// The connection was reset at `at`: what had not arrived is lost.
     Reset { conn: u64, at: u64 },
     /// End `end`'s machine crashed at `at`: what it had not sent and what

@@ -1,8 +1,14 @@
 //! Model-level tests of sim-net's normative semantics: driven directly with
 //! explicit times, no executor.
 
-use sim_net::{Config, ConnFault, HostId, Net, Progress, SocketId, Wakes};
+use sim_net::{Config, ConnFault, HostId, Net, NetEvent, Progress, SocketId, Wakes};
 use std::net::SocketAddr;
+
+/// Names the failure-mode rows (the table in the crate docs) a test checks;
+/// `cargo xtask tidy` reads the claims from the source.
+macro_rules! claims {
+    ($($id:literal),+ $(,)?) => {};
+}
 
 const A: HostId = HostId(0);
 const B: HostId = HostId(1);
@@ -189,6 +195,176 @@ fn close_with_unread_data_resets_after_what_was_sent() {
     let e = ready(n.tcp_write(c, b"x", t + 3 * MS)).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(32));
     n.check_invariants();
+}
+
+/// Byte `i` of a test stream (period 251, prime, so no size lines up).
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// Reads `s` until it ends, from `now`, waiting for each arrival: the
+/// bytes, then what ended the stream (`Err(errno)` once, then `Ok(0)`), with
+/// the time of the error.
+fn read_to_the_end(
+    n: &mut Net,
+    s: SocketId,
+    mut now: u64,
+) -> (Vec<u8>, Vec<Result<usize, i32>>, u64) {
+    let mut got = Vec::new();
+    let mut ends = Vec::new();
+    let mut error_at = 0;
+    let mut buf = vec![0u8; 16 * 1024];
+    while ends.len() < 3 {
+        match n.tcp_read(s, &mut buf, false, now) {
+            Progress::Ready(Ok(0)) => ends.push(Ok(0)),
+            Progress::Ready(Ok(k)) => {
+                assert!(ends.is_empty(), "bytes after the end");
+                got.extend_from_slice(&buf[..k]);
+            }
+            Progress::Ready(Err(e)) => {
+                error_at = now;
+                ends.push(Err(e.raw_os_error().unwrap()));
+            }
+            Progress::Pending { wake_at } => now = wake_at.expect("the end is scheduled"),
+        }
+        n.check_invariants();
+    }
+    (got, ends, error_at)
+}
+
+/// Linux's close with unread data sends a RST and discards the closer's
+/// send queue: the peer reads what its receive buffer took, the earliest
+/// `recv_buffer` bytes, then `ECONNRESET` once, then EOF. (On loopback, a
+/// server that wrote 3 MB, all accepted, and closed with the client's bytes
+/// unread: the client read 113,152 bytes, its receive buffer's worth, then
+/// the reset.)
+#[test]
+fn a_close_that_resets_discards_the_closers_send_queue() {
+    claims!("net.close.reset-discards");
+    let config = fixed(MS);
+    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
+    let mut n = net(config);
+    n.record_traffic();
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    let sent = pattern(sndbuf + rcvbuf);
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    n.close(s, t + 2 * MS);
+    n.check_invariants();
+    let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
+    assert_eq!(got.len(), rcvbuf, "what the client's receive buffer took");
+    assert!(got == sent[..rcvbuf], "the earliest bytes, in order");
+    assert_eq!(ends, [Err(104), Ok(0), Ok(0)]);
+    let log = n.take_traffic();
+    assert!(
+        log.iter().any(
+            |e| matches!(e, NetEvent::Discard { dir: 1, offset, .. } if *offset == rcvbuf as u64)
+        ),
+        "the log says which bytes never left"
+    );
+}
+
+/// A process's death closes its sockets the same way.
+#[test]
+fn a_kill_with_unread_data_discards_the_send_queue_too() {
+    let config = fixed(MS);
+    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    let sent = pattern(sndbuf + rcvbuf);
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    n.host_kill(B, t + 2 * MS);
+    let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
+    assert_eq!(got.len(), rcvbuf);
+    assert!(got == sent[..rcvbuf]);
+    assert_eq!(ends, [Err(104), Ok(0), Ok(0)]);
+}
+
+/// Bytes in flight at the close are among those the peer's window let out:
+/// they arrive, and the RST follows them one link delay after the close,
+/// not at the discarded bytes' arrival.
+#[test]
+fn bytes_in_flight_at_a_resetting_close_arrive_and_the_reset_follows() {
+    let config = fixed(10 * MS);
+    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    // A window's worth leaves at t + 20 ms and arrives at t + 30 ms; a slow
+    // chunk queued behind it would arrive a second later.
+    let first = pattern(rcvbuf);
+    assert_eq!(ready(n.tcp_write(s, &first, t + 20 * MS)).unwrap(), rcvbuf);
+    let slow = vec![7u8; sndbuf];
+    let k = ready(n.tcp_write_slow(s, &slow, t + 20 * MS, SECOND)).unwrap();
+    assert_eq!(k, sndbuf);
+    // The client's bytes arrived at t + 10 ms, unread: the close resets.
+    n.close(s, t + 25 * MS);
+    let (got, ends, error_at) = read_to_the_end(&mut n, c, t + 25 * MS);
+    assert_eq!(got.len(), rcvbuf, "in flight within the window: delivered");
+    assert!(got == first);
+    assert_eq!(ends, [Err(104), Ok(0), Ok(0)]);
+    assert_eq!(error_at, t + 35 * MS, "the RST left at the close");
+}
+
+/// Only a reset discards: a FIN (nothing unread) and `shutdown(Write)`
+/// deliver every byte written, then EOF.
+#[test]
+fn a_fin_and_a_shutdown_deliver_every_byte() {
+    let config = fixed(MS);
+    let cap = config.send_buffer + config.recv_buffer;
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    let sent = pattern(cap);
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), cap);
+    n.close(s, t + 2 * MS);
+    let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
+    assert_eq!(got.len(), cap);
+    assert!(got == sent);
+    assert_eq!(ends, [Ok(0), Ok(0), Ok(0)]);
+
+    let (c, s, t) = connected_again(&mut n, t + 2 * MS);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), cap);
+    n.tcp_shutdown(s, false, true, t + 2 * MS).unwrap();
+    let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
+    assert_eq!(got.len(), cap);
+    assert!(got == sent);
+    assert_eq!(ends, [Ok(0), Ok(0), Ok(0)]);
+    n.check_invariants();
+}
+
+/// A FIN that `shutdown(Write)` queued behind bytes the close discards is
+/// discarded with them: the peer reads what its buffer took, then the
+/// reset (on loopback: 113,152 of 3 MB, then `ECONNRESET`).
+#[test]
+fn a_fin_queued_behind_discarded_bytes_goes_with_them() {
+    let config = fixed(MS);
+    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
+    let mut n = net(config);
+    let (c, s, t) = connected(&mut n);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    let sent = pattern(sndbuf + rcvbuf);
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    n.tcp_shutdown(s, false, true, t).unwrap();
+    n.close(s, t + 2 * MS);
+    let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
+    assert_eq!(got.len(), rcvbuf);
+    assert!(got == sent[..rcvbuf]);
+    assert_eq!(ends, [Err(104), Ok(0), Ok(0)]);
+}
+
+/// Another connection from A to B's listener on port 80 (made by
+/// [`connected`]), established and accepted from `now`.
+fn connected_again(n: &mut Net, now: u64) -> (SocketId, SocketId, u64) {
+    let l = n.tcp_bind(B, addr("0.0.0.0:81"), true, now).unwrap();
+    n.tcp_listen(l, 16).unwrap();
+    let c = n.tcp_connect(A, None, addr("10.0.0.2:81"), now).unwrap();
+    let t = pending(n.tcp_poll_connect(c, now)).unwrap();
+    ready(n.tcp_poll_connect(c, t)).unwrap();
+    let t2 = pending(n.tcp_accept(l, t)).unwrap();
+    let (s, _) = ready(n.tcp_accept(l, t2)).unwrap();
+    (c, s, t2)
 }
 
 #[test]

@@ -56,13 +56,19 @@ impl Net {
         }
     }
 
-    /// Closes end `e`: a FIN, or a RST (`rst`) after the bytes it sent.
+    /// Closes end `e`: a FIN, or a RST (`rst`) after the bytes it sent
+    /// that the peer's receive buffer took (the rest of its send queue is
+    /// discarded).
     pub(super) fn close_end(&mut self, conn: u32, e: usize, rst: bool, now: u64) {
         let c = self.conn_mut(conn);
         if c.ends[e].closed || c.ends[e].vanished {
             return;
         }
         c.ends[e].closed = true;
+        if rst {
+            self.discard_send_queue(conn, e, now);
+        }
+        let c = self.conn(conn);
         let discarded = c.pipes[1 - e].data.len();
         // The end that closes first waits in TIME_WAIT (2 MSL, 60 s on
         // Linux) on its local address.
@@ -104,6 +110,53 @@ impl Net {
         p.head = tail;
         p.marks.clear();
         self.bytes_gone += discarded as u64;
+    }
+
+    /// A reset discards end `e`'s send queue, as Linux's close does
+    /// (`tcp_write_queue_purge`). The model keeps a direction as one pipe of
+    /// `send_buffer + recv_buffer` bytes; of the bytes end `e` wrote and
+    /// the peer has not read, the earliest `recv_buffer` are the ones the
+    /// peer's window let out: in its receive buffer, or on their way there
+    /// (in flight, or held by a blocked link, which the model holds rather
+    /// than loses). They keep their arrival, and the RST follows them. The
+    /// rest were still in end `e`'s send queue, and never leave, with a FIN
+    /// an earlier `shutdown(Write)` queued behind them.
+    fn discard_send_queue(&mut self, conn: u32, e: usize, now: u64) {
+        let keep = self.config.recv_buffer;
+        let c = self.conn_mut(conn);
+        let number = c.number;
+        let p = &mut c.pipes[e];
+        if p.data.len() <= keep {
+            return;
+        }
+        let lost = p.data.len() - keep;
+        let cut = p.head + keep as u64;
+        p.data.truncate(keep);
+        // The chunk the cut splits keeps its arrival; the later ones go.
+        if let Some(i) = p.marks.iter().position(|&(off, _)| off >= cut) {
+            p.marks[i].0 = cut;
+            p.marks.truncate(i + 1);
+        }
+        p.fin = None;
+        // The RST is not sent after the discarded bytes' arrivals.
+        p.last_at = p
+            .marks
+            .iter()
+            .map(|&(_, at)| at)
+            .filter(|&at| at != HELD)
+            .max()
+            .unwrap_or(0);
+        if !p.has_held() {
+            p.held_since = None;
+            p.held_cut = false;
+        }
+        self.bytes_gone += lost as u64;
+        self.log(|_| NetEvent::Discard {
+            conn: number,
+            dir: e,
+            offset: cut,
+            at: now,
+        });
     }
 
     /// Forgets a connection once neither end has a socket.

@@ -232,6 +232,8 @@ impl Model {
         // Each connection's lanes, and its segments (indices into `msgs`).
         let mut conns: BTreeMap<u64, [usize; 2]> = BTreeMap::new();
         let mut segs: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        // Each segment's direction and offset, by its index in `msgs`.
+        let mut seg_at: BTreeMap<usize, (usize, u64)> = BTreeMap::new();
         let tasks = rec
             .run
             .traffic_tasks
@@ -300,6 +302,7 @@ impl Model {
                         SegmentKind::Rst => "rst",
                     };
                     segs.entry(*conn).or_default().push(self.msgs.len());
+                    seg_at.insert(self.msgs.len(), (*dir, *offset));
                     self.msgs.push(Msg {
                         from: lanes[*dir],
                         to: lanes[1 - dir],
@@ -329,6 +332,25 @@ impl Model {
                         let msg = &mut self.msgs[i];
                         if msg.from == conns[conn][*dir] && msg.arrive.is_none() {
                             msg.fate = "held, then dropped";
+                        }
+                    }
+                }
+                NetEvent::Discard {
+                    conn,
+                    dir,
+                    offset: cut,
+                    ..
+                } => {
+                    // The sender's RST discarded its send queue: what lay
+                    // past the cut (data, or a FIN behind it) never left.
+                    for &i in segs.get(conn).into_iter().flatten() {
+                        let msg = &mut self.msgs[i];
+                        let gone = seg_at
+                            .get(&i)
+                            .is_some_and(|&(d, off)| d == *dir && off >= *cut);
+                        if gone && msg.kind != "rst" {
+                            msg.arrive = None;
+                            msg.fate = "discarded by the sender's reset";
                         }
                     }
                 }
@@ -622,6 +644,86 @@ mod tests {
         assert_eq!(
             m.logs[3].1, 0,
             "the crash's line stays on the lane of who called it"
+        );
+    }
+
+    /// A sender's reset discards its send queue: the segments past the cut,
+    /// and the FIN behind them, never arrive; the one the cut splits and
+    /// the other direction's do.
+    #[test]
+    fn segments_past_a_discard_never_arrive() {
+        use sim_runtime::__private::harness::HostId;
+        let seg = |dir: usize, kind, offset: u64, len: usize| NetEvent::Segment {
+            conn: 0,
+            dir,
+            kind,
+            offset,
+            len,
+            sent: 1,
+            arrive: Some(2),
+            payload: Vec::new(),
+        };
+        let traffic = vec![
+            NetEvent::Connect {
+                conn: 0,
+                hosts: [HostId(1), HostId(2)],
+                addrs: [
+                    "10.0.0.1:5000".parse().unwrap(),
+                    "10.0.0.2:80".parse().unwrap(),
+                ],
+                at: 0,
+                established: 0,
+                ready: 0,
+            },
+            seg(1, SegmentKind::Data, 0, 100),
+            seg(1, SegmentKind::Data, 100, 100),
+            seg(1, SegmentKind::Data, 200, 100),
+            seg(1, SegmentKind::Fin, 300, 0),
+            seg(0, SegmentKind::Data, 200, 100),
+            NetEvent::Discard {
+                conn: 0,
+                dir: 1,
+                offset: 150,
+                at: 1,
+            },
+        ];
+        let rec = Recorded {
+            run: sim_runtime::__private::harness::RunRecord {
+                nodes: ["main", "kv1", "kv2"]
+                    .iter()
+                    .map(|n| (n.to_string(), None))
+                    .collect(),
+                traffic_tasks: vec![None; traffic.len()],
+                traffic,
+                traffic_dropped: 0,
+            },
+            notes: Vec::new(),
+        };
+        let end = Ending {
+            test: "t",
+            seed: 0,
+            class: None,
+            message: "",
+            step: 0,
+            now_ns: 100,
+            schedule: "random",
+            tasks: &[],
+            markers: &[],
+        };
+        let m = Model::build(&rec, &[], &end);
+        let fates: Vec<(&str, Option<u64>, &str)> =
+            m.msgs.iter().map(|g| (g.kind, g.arrive, g.fate)).collect();
+        let gone = "discarded by the sender's reset";
+        assert_eq!(
+            fates,
+            [
+                ("connect", Some(0), ""),
+                ("data", Some(2), ""),
+                ("data", Some(2), ""),
+                ("data", None, gone),
+                ("fin", None, gone),
+                ("data", Some(2), ""),
+            ]
         );
     }
 
