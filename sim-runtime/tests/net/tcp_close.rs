@@ -7,7 +7,7 @@ use sim_runtime::net::TcpStream;
 use sim_runtime::time;
 
 use crate::errno::{ECONNRESET, ENOTCONN, EPIPE};
-use crate::{assert_os_error, bounded, expect_err, pair, run};
+use crate::{assert_os_error, bounded, expect_err, pair, pattern, run};
 
 /// How many times a write is retried while waiting for the peer's RST to
 /// come back. On real loopback the RST answers the first write's data a
@@ -155,6 +155,96 @@ fn close_with_unread_data_resets_peer_after_what_arrived() {
         let err = expect_err(bounded("reset", client.read(&mut buf)).await);
         assert_os_error(&err, io::ErrorKind::ConnectionReset, ECONNRESET);
         assert_reset_reported(&mut client).await;
+    });
+}
+
+/// Writes the test pattern with `try_write` until the kernel takes no more
+/// (the peer reads nothing); returns how many bytes it took.
+fn fill(stream: &TcpStream) -> usize {
+    /// Far above what any default socket buffers hold.
+    const BUFFERED_MAX: usize = 64 << 20;
+    const CHUNK: usize = 64 << 10;
+    let mut total = 0;
+    loop {
+        match stream.try_write(&pattern(total, CHUNK)) {
+            Ok(n) => {
+                total += n;
+                assert!(total < BUFFERED_MAX, "{total} bytes accepted");
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return total,
+            Err(e) => panic!("try_write: {e:?}"),
+        }
+    }
+}
+
+/// Reads until the stream ends: the bytes, and the error that ended it
+/// (`None` for EOF).
+async fn read_to_the_end(stream: &mut TcpStream) -> (Vec<u8>, Option<io::Error>) {
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        match bounded("read", stream.read(&mut buf)).await {
+            Ok(0) => return (got, None),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => return (got, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn close_with_unread_data_discards_what_the_peer_had_not_taken() {
+    claims!("net.close.reset-discards");
+    run(async {
+        let (mut client, server) = pair().await;
+        client.write_all(b"never read").await.unwrap();
+        wait_for_unread_data(&server).await;
+        // The server's bytes fill the client's receive buffer, then its own
+        // send queue; then it closes with the client's bytes unread.
+        let written = fill(&server);
+        drop(server);
+
+        // The reset discards the server's send queue: the client reads what
+        // its receive buffer took, the stream's start, then the reset once.
+        let (got, err) = read_to_the_end(&mut client).await;
+        let err = err.expect("the stream ends with a reset, not EOF");
+        assert_os_error(&err, io::ErrorKind::ConnectionReset, ECONNRESET);
+        assert!(!got.is_empty(), "the receive buffer's bytes arrive");
+        assert!(
+            got.len() < written,
+            "{} of {written} bytes arrived: the send queue was not discarded",
+            got.len()
+        );
+        assert!(got == pattern(0, got.len()), "a prefix, in order");
+        assert_reset_reported(&mut client).await;
+    });
+}
+
+#[test]
+fn close_with_nothing_unread_delivers_every_byte_then_eof() {
+    run(async {
+        let (mut client, server) = pair().await;
+        let written = fill(&server);
+        drop(server);
+        let (got, err) = read_to_the_end(&mut client).await;
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(got.len(), written);
+        assert!(got == pattern(0, written));
+    });
+}
+
+#[test]
+fn shutdown_with_unread_data_delivers_every_byte_then_eof() {
+    run(async {
+        let (mut client, mut server) = pair().await;
+        client.write_all(b"never read").await.unwrap();
+        wait_for_unread_data(&server).await;
+        let written = fill(&server);
+        server.shutdown().await.unwrap();
+        let (got, err) = read_to_the_end(&mut client).await;
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(got.len(), written);
+        assert!(got == pattern(0, written));
+        drop(server);
     });
 }
 
