@@ -105,16 +105,16 @@ pub const CATALOG: &[Canary] = &[
     Canary {
         name: "stale_term",
         bug: "a Raft-style candidate counts a vote granted for an earlier term toward its current one: two leaders in a term",
-        needs: "a grant delivered after its candidate gave up that election (a pause, a slow link) and a rival winning the next",
+        needs: "a grant delivered after its candidate gave up that election (a candidate paused through its timeout: the nemesis resumes a node each 50 ms tick with p = 1/2) and a rival winning the next",
         bound: 20_000,
-        first: Some(370),
+        first: Some(4124),
     },
     Canary {
         name: "torn_log",
         bug: "a segmented log acknowledges a new segment's first record before syncing the directory that names it",
-        needs: "a crash between the segment file's fsync and the directory's, after the acknowledgement",
+        needs: "a crash between a rolled-over segment's fsync and its directory's, after the acknowledgement, where the nemesis (p = 1/50 each millisecond) has not crashed the machine on the way there",
         bound: 20_000,
-        first: Some(566),
+        first: Some(10448),
     },
     Canary {
         name: "depth3",
@@ -125,10 +125,10 @@ pub const CATALOG: &[Canary] = &[
     },
     Canary {
         name: "healed_retry",
-        bug: "a ledger forgets an applied request id after 300 ms; a retry sent once a partition heals applies a deposit twice",
-        needs: "a partition while a reply is in flight, outlasting the ledger's memory, then the heal",
+        bug: "a ledger forgets an applied request id after 500 ms; a retry sent once a partition heals applies a deposit twice",
+        needs: "a partition while a reply is in flight, outlasting the ledger's memory (the nemesis heals a cut each 50 ms tick with p = 1/2), then the heal",
         bound: 20_000,
-        first: Some(699),
+        first: Some(2052),
     },
     Canary {
         name: "drifted_lease",

@@ -21,7 +21,7 @@ pub const PORT: u16 = 7500;
 /// How long the client waits for an answer before it retries.
 pub const TIMEOUT: Duration = Duration::from_millis(100);
 /// How long the buggy server remembers an applied request.
-pub const REMEMBER: Duration = Duration::from_millis(300);
+pub const REMEMBER: Duration = Duration::from_millis(500);
 
 /// The ledger: the balance and the requests applied.
 #[derive(Default)]
@@ -30,8 +30,12 @@ struct Ledger {
     applied: BTreeMap<u64, Instant>,
 }
 
+/// The ids the ledger applied, in order: what a test watches (the
+/// ledger's metrics, in a deployment).
+pub type Applied = Arc<Mutex<Vec<u64>>>;
+
 /// The ledger service.
-pub async fn serve(variant: Variant) {
+pub async fn serve(variant: Variant, applied: Applied) {
     let listener = TcpListener::bind(("0.0.0.0", PORT))
         .await
         .expect("the ledger's port is free");
@@ -41,6 +45,7 @@ pub async fn serve(variant: Variant) {
             continue;
         };
         let ledger = ledger.clone();
+        let applied = applied.clone();
         tokio::spawn(async move {
             let (r, mut w) = stream.into_split();
             let mut lines = BufReader::new(r).lines();
@@ -59,6 +64,7 @@ pub async fn serve(variant: Variant) {
                     let seen = l.applied.insert(id, now).is_some();
                     if !seen {
                         l.balance += amount;
+                        applied.lock().unwrap().push(id);
                     }
                     l.balance
                 };
@@ -103,30 +109,70 @@ pub async fn deposit(conn: &mut Option<BufReader<TcpStream>>, addr: &str, id: u6
 
 /// Deposits made by the client.
 pub const DEPOSITS: u64 = 20;
+/// The nemesis's period: each tick it cuts the link with p =
+/// 1/[`CUT_ODDS`], or heals a cut with p = 1/2.
+pub const TICK: Duration = Duration::from_millis(50);
+/// See [`TICK`].
+pub const CUT_ODDS: u64 = 20;
 
-/// A client makes deposits with pauses between them; a partition between
-/// it and the ledger starts at a seeded moment and heals after a seeded
-/// while. The balance must be the sum of the deposits.
+/// A client makes deposits with pauses between them while a nemesis cuts
+/// the link between it and the ledger now and then and heals each cut on
+/// a later tick with p = 1/2, drawn as the run goes. The balance must be
+/// the sum of the deposits. The nemesis marks (`sim::state!`) how many
+/// ticks a cut has held the answer to a deposit the ledger applied, so
+/// exploration climbs a cut's length one tick at a time.
 #[cfg(simulation)]
 pub async fn scenario(variant: Variant) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const NONE: u64 = u64::MAX;
+    let applied = Applied::default();
+    let a = applied.clone();
     let ledger = sim::node("ledger")
         .ip("10.0.5.1")
-        .start(move || serve(variant));
+        .start(move || serve(variant, a.clone()));
     let teller = sim::node("teller").ip("10.0.5.2").build();
-    let mut rng = sim::Rng::from_seed(sim::fork_seed("healed_retry"));
-    let cut_at = Duration::from_millis(rng.below(10_000));
-    let lasts = Duration::from_millis(1 + rng.below(1_000));
-    sim::at(cut_at, move || {
-        sim::net::partition("teller", "ledger");
-        sim::after(lasts, || sim::net::heal("teller", "ledger"));
-    });
-    let mut pauses: Vec<u64> = (0..DEPOSITS).map(|_| rng.below(1_000)).collect();
+    // The deposit the client waits on (NONE between deposits), and whether
+    // it is done.
+    let waiting = Arc::new(AtomicU64::new(NONE));
+    let done = Arc::new(AtomicBool::new(false));
+    let nemesis = {
+        let (waiting, done) = (waiting.clone(), done.clone());
+        async move {
+            let mut rng = sim::Rng::from_seed(sim::fork_seed("healed_retry.nemesis"));
+            // Ticks the cut under way has lasted (0: none).
+            let mut cut = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                tokio::time::sleep(TICK).await;
+                if cut == 0 {
+                    if rng.below(CUT_ODDS) == 0 {
+                        sim::net::partition("teller", "ledger");
+                        cut = 1;
+                    }
+                } else if rng.below(2) == 0 {
+                    sim::net::heal("teller", "ledger");
+                    cut = 0;
+                } else {
+                    cut += 1;
+                }
+                let id = waiting.load(Ordering::Relaxed);
+                if cut > 0 && id != NONE && applied.lock().unwrap().contains(&id) {
+                    sim::state!("ticks an applied deposit's answer is held", cut);
+                }
+            }
+            if cut > 0 {
+                sim::net::heal("teller", "ledger");
+            }
+        }
+    };
     let client = tokio::sim::spawn_on(sim::AsNode::node_id(&teller), async move {
+        let mut pauses = sim::Rng::from_seed(sim::fork_seed("healed_retry.workload"));
         let addr = format!("ledger:{PORT}");
         let mut conn = None;
         for id in 0..DEPOSITS {
+            waiting.store(id, Ordering::Relaxed);
             deposit(&mut conn, &addr, id, 10).await;
-            tokio::time::sleep(Duration::from_millis(pauses.pop().unwrap_or(0))).await;
+            waiting.store(NONE, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(pauses.below(1_000))).await;
         }
         // The balance, as a deposit of nothing under a fresh id.
         let mut line = String::new();
@@ -148,7 +194,12 @@ pub async fn scenario(variant: Variant) {
             line.clear();
         }
     });
-    let balance = client.await.expect("the client");
+    let client = async move {
+        let balance = client.await.expect("the client");
+        done.store(true, Ordering::Relaxed);
+        balance
+    };
+    let ((), balance) = tokio::join!(nemesis, client);
     drop(ledger);
     assert_eq!(
         balance.trim_end(),

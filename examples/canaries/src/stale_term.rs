@@ -20,17 +20,24 @@ use tokio::time::Instant;
 pub const PORT: u16 = 7400;
 /// The cluster's size.
 pub const NODES: usize = 3;
-/// The most stop-the-world pauses a scenario draws.
-pub const PAUSES_MAX: usize = 12;
+/// How long the nemesis pauses nodes (a second more runs after it).
+pub const RUN: Duration = Duration::from_secs(6);
+/// The nemesis's period: each tick, with no node paused, it pauses one with
+/// p = 1/[`PAUSE_ODDS`]; a paused node resumes with p = 1/2.
+pub const TICK: Duration = Duration::from_millis(50);
+/// See [`TICK`].
+pub const PAUSE_ODDS: u64 = 8;
 /// A leader's heartbeat period.
 pub const HEARTBEAT: Duration = Duration::from_millis(50);
 
 /// Who claimed to lead each term (what the nodes log when they win), and
-/// a signal for whoever checks them.
+/// a signal for whoever checks them; and which nodes are candidates now
+/// (what they log when they stand and when they stop).
 #[derive(Clone, Default)]
 pub struct Claims {
     pub terms: Arc<Mutex<BTreeMap<u64, BTreeSet<usize>>>>,
     pub new: Arc<Notify>,
+    pub candidates: Arc<Mutex<BTreeSet<usize>>>,
 }
 
 impl Claims {
@@ -42,6 +49,15 @@ impl Claims {
             .or_default()
             .insert(me);
         self.new.notify_one();
+    }
+
+    fn standing(&self, me: usize, candidate: bool) {
+        let mut c = self.candidates.lock().unwrap();
+        if candidate {
+            c.insert(me);
+        } else {
+            c.remove(&me);
+        }
     }
 }
 
@@ -79,6 +95,7 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
                     term += 1;
                     voted_for = Some(me);
                     role = Role::Candidate(BTreeSet::from([me]));
+                    claims.standing(me, true);
                     deadline = Instant::now() + Duration::from_millis(timeout());
                     send.push(format!("ASK {term} {me}"));
                 }
@@ -96,6 +113,7 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
                     term = t;
                     voted_for = None;
                     role = Role::Follower;
+                    claims.standing(me, false);
                 }
                 match w[0] {
                     "ASK" => {
@@ -114,6 +132,7 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
                             votes.insert(from);
                             if votes.len() * 2 > NODES {
                                 role = Role::Leader;
+                                claims.standing(me, false);
                                 claims.claim(term, me);
                                 deadline = Instant::now();
                             }
@@ -122,6 +141,7 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
                     "BEAT" if t == term => {
                         if let Role::Candidate(_) = role {
                             role = Role::Follower;
+                            claims.standing(me, false);
                         }
                         deadline = Instant::now() + Duration::from_millis(timeout());
                     }
@@ -137,9 +157,10 @@ pub async fn serve(me: usize, variant: Variant, claims: Claims, mut timeout: imp
     }
 }
 
-/// Three nodes elect leaders for a while; the network delays datagrams by
-/// a seeded jitter and seeded nodes pause now and then (one to
-/// [`PAUSES_MAX`] stop-the-world pauses), which brings on new elections. No term may have two leaders.
+/// Three nodes elect leaders for [`RUN`]; the network delays datagrams by
+/// a seeded jitter and a nemesis pauses a seeded node now and then (a
+/// stop-the-world pause, drawn as the run goes, see [`TICK`]), which brings
+/// on new elections. No term may have two leaders.
 #[cfg(simulation)]
 pub async fn scenario(variant: Variant) {
     let claims = Claims::default();
@@ -164,35 +185,47 @@ pub async fn scenario(variant: Variant) {
             }
         }
     }
-    // The pauses: every one of the plan's draws is taken, then how many
-    // of them happen (1 to PAUSES_MAX; a zero draw is one), so a run with
-    // fewer pauses leaves the rest of its draws where they were: the
-    // shrinker can take pauses away one by one.
-    let plan: Vec<(u64, usize, u64)> = (0..PAUSES_MAX)
-        .map(|_| {
-            let gap = 200 + rng.below(600);
-            let node = rng.below(NODES as u64) as usize;
-            (gap, node, rng.below(400))
-        })
-        .collect();
-    let pauses = 1 + rng.below(PAUSES_MAX as u64) as usize;
-    let mut at = Duration::ZERO;
-    for &(gap, node, pause) in &plan[..pauses] {
-        at += Duration::from_millis(gap);
-        let node = nodes[node].clone();
-        let pause = Duration::from_millis(pause);
-        sim::at(at, move || {
-            node.pause();
-            sim::after(pause, move || node.resume());
-        });
-    }
+    // The pauses, drawn as the run goes (so exploration can branch from a
+    // moment and pause otherwise from there): each tick, with no node
+    // paused, one is paused with p = 1/PAUSE_ODDS; a paused node resumes
+    // with p = 1/2 at each later tick. The nemesis marks how many ticks it
+    // has held a candidate paused, so exploration climbs a pause's length
+    // one tick at a time.
+    let nemesis = async {
+        let mut rng = sim::Rng::from_seed(sim::fork_seed("stale_term.nemesis"));
+        let mut paused: Option<(usize, u64)> = None;
+        while sim::elapsed() < RUN {
+            tokio::time::sleep(TICK).await;
+            paused = match paused {
+                None if rng.below(PAUSE_ODDS) == 0 => {
+                    let node = rng.below(NODES as u64) as usize;
+                    nodes[node].pause();
+                    Some((node, 1))
+                }
+                None => None,
+                Some((node, _)) if rng.below(2) == 0 => {
+                    nodes[node].resume();
+                    None
+                }
+                Some((node, ticks)) => Some((node, ticks + 1)),
+            };
+            if let Some((node, ticks)) = paused {
+                if claims.candidates.lock().unwrap().contains(&node) {
+                    sim::state!("ticks a candidate is paused", ticks);
+                }
+            }
+        }
+        if let Some((node, _)) = paused {
+            nodes[node].resume();
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    tokio::pin!(nemesis);
     // Checked at every claim, so a run ends at its second leader of a
     // term rather than a second after the last pause.
-    let end = tokio::time::sleep(at + Duration::from_secs(1));
-    tokio::pin!(end);
     loop {
         tokio::select! {
-            () = &mut end => break,
+            () = &mut nemesis => break,
             () = claims.new.notified() => check(&claims),
         }
     }

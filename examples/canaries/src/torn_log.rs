@@ -5,7 +5,9 @@
 //! record once the file is synced and syncs the directory right after the
 //! acknowledgement, off the critical path: a crash that lands between the
 //! two fsyncs loses the whole new segment, an acknowledged record with it.
-//! The fix syncs the directory before the acknowledgement.
+//! The fix syncs the directory before the acknowledgement. A new log's
+//! first segment is made durable when the log opens, so the window opens
+//! only where a segment rolls over ([`SEGMENT`] records in).
 
 use super::Variant;
 use std::io;
@@ -64,30 +66,44 @@ impl Log {
             let whole = text.rfind('\n').map_or("", |at| &text[..at]);
             records.extend(whole.lines().map(str::to_string));
         }
-        let log = Log {
+        let mut log = Log {
             dir: dir.to_path_buf(),
             file: None,
             segment,
             in_segment: SEGMENT,
             variant,
         };
+        if segment == 0 {
+            // A new log: its first segment, durable before any append.
+            log.roll().await?;
+            log.file.as_mut().expect("just opened").sync_all().await?;
+            sync_dir(dir).await?;
+        }
         Ok((log, records))
+    }
+
+    /// Opens the next segment; its name is not durable until the directory
+    /// is synced.
+    async fn roll(&mut self) -> io::Result<()> {
+        self.segment += 1;
+        let path = segment_path(&self.dir, self.segment);
+        self.file = Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .await?,
+        );
+        self.in_segment = 0;
+        Ok(())
     }
 
     /// Appends `record`; when this returns, it may be acknowledged.
     pub async fn append(&mut self, record: &str) -> io::Result<()> {
         let mut new_segment = false;
         if self.in_segment == SEGMENT {
-            self.segment += 1;
-            let path = segment_path(&self.dir, self.segment);
-            self.file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .await?,
-            );
-            self.in_segment = 0;
+            self.roll().await?;
+            sim::sometimes!(true, "a segment rolls over");
             new_segment = true;
         }
         let file = self.file.as_mut().expect("a segment is open");
@@ -159,50 +175,68 @@ pub async fn connect(addr: &str) -> Option<TcpStream> {
 
 /// Records the client appends.
 pub const RECORDS: usize = 64;
+/// The nemesis crashes the machine in a given millisecond with
+/// probability 1 in this.
+pub const CRASH_ODDS: u64 = 50;
 
-/// A client appends records with pauses between them; the machine crashes
-/// once at a seeded moment and comes back; every acknowledged record must
-/// be read back.
+/// A client appends records with pauses between them while a nemesis, each
+/// millisecond, crashes the log's machine with p = 1/[`CRASH_ODDS`], once
+/// (drawn as the run goes, so exploration can branch from a moment and
+/// crash there); the machine comes back and every acknowledged record must
+/// be read back. The client marks its progress (`sim::state!` of the
+/// records acknowledged) and the log its rollovers (`sim::sometimes!`).
 #[cfg(simulation)]
 pub async fn scenario(variant: Variant) {
+    use std::cell::Cell;
     use std::time::Duration;
     let wal = sim::node("wal")
         .ip("10.0.3.1")
         .start(move || serve(variant));
-    // Each disk operation takes a millisecond.
-    sim::fs::set_latency(&wal, Duration::from_millis(1));
-    let mut rng = sim::Rng::from_seed(sim::fork_seed("torn_log"));
-    let crash_at = Duration::from_millis(rng.below(1_500));
-    let w = wal.clone();
-    sim::at(crash_at, move || w.crash());
+    // Each disk operation takes two milliseconds.
+    sim::fs::set_latency(&wal, Duration::from_millis(2));
+    let done = Cell::new(false);
+    let nemesis = async {
+        let mut rng = sim::Rng::from_seed(sim::fork_seed("torn_log.nemesis"));
+        while !done.get() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            if rng.below(CRASH_ODDS) == 0 {
+                wal.crash();
+                return;
+            }
+        }
+    };
     let addr = format!("wal:{PORT}");
-    let mut acked = Vec::new();
-    let mut stream = connect(&addr).await.map(BufReader::new);
-    for i in 0..RECORDS {
-        let Some(stream) = stream.as_mut() else {
-            break; // the machine died before the client got in
-        };
-        let record = format!("r{i}");
-        if stream
-            .get_mut()
-            .write_all(format!("APPEND {record}\n").as_bytes())
-            .await
-            .is_err()
-        {
-            break;
+    let client = async {
+        let mut rng = sim::Rng::from_seed(sim::fork_seed("torn_log.workload"));
+        let mut acked = Vec::new();
+        let mut stream = connect(&addr).await.map(BufReader::new);
+        for i in 0..RECORDS {
+            let Some(stream) = stream.as_mut() else {
+                break; // the machine died before the client got in
+            };
+            let record = format!("r{i}");
+            if stream
+                .get_mut()
+                .write_all(format!("APPEND {record}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+            let mut line = String::new();
+            let answer =
+                tokio::time::timeout(Duration::from_millis(100), stream.read_line(&mut line));
+            match answer.await {
+                Ok(Ok(_)) if line == "OK\n" => acked.push(record),
+                _ => break, // the machine died with the request
+            }
+            sim::state!("records", acked.len());
+            tokio::time::sleep(Duration::from_millis(rng.below(40))).await;
         }
-        let mut line = String::new();
-        let answer = tokio::time::timeout(Duration::from_millis(100), stream.read_line(&mut line));
-        match answer.await {
-            Ok(Ok(_)) if line == "OK\n" => acked.push(record),
-            _ => break, // the machine died with the request
-        }
-        tokio::time::sleep(Duration::from_millis(rng.below(40))).await;
-    }
-    drop(stream);
-    while sim::elapsed() <= crash_at {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        done.set(true);
+        acked
+    };
+    let ((), acked) = tokio::join!(nemesis, client);
     if wal.is_alive() {
         wal.crash();
     }
