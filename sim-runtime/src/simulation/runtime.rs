@@ -314,6 +314,8 @@ pub struct Runtime {
 }
 
 /// A handle to a simulation: `Send + Sync + Clone`, usable on its thread.
+/// Once the runtime has shut down, any thread may enter it and spawn on it,
+/// as on Tokio: each task is dropped at once and reported cancelled.
 #[derive(Clone)]
 pub struct Handle {
     exec: ExecRef,
@@ -321,48 +323,119 @@ pub struct Handle {
 }
 
 /// An `Rc<Exec>` that may travel between threads but is only touched on its
-/// owner thread.
-#[derive(Clone)]
+/// owner thread, with what any thread may know of the executor (its
+/// [`executor::Remote`]).
 struct ExecRef {
-    exec: std::mem::ManuallyDrop<Rc<Exec>>,
+    /// `None` in a handle made where the `Rc` may not be touched, of a
+    /// runtime whose simulation had ended: such a handle only ever acts as
+    /// one of an ended runtime.
+    exec: Option<std::mem::ManuallyDrop<Rc<Exec>>>,
     owner: ThreadId,
+    remote: executor::Remote,
 }
 
 // SAFETY: the `Rc` is only cloned, dereferenced or dropped on `owner` or on
-// a simulated thread of the same simulation (checked in `get` and `drop`),
-// and those never run at the same time (the baton, thread/); on any other
-// thread it is leaked instead of dropped, so its count is never touched
-// concurrently.
+// a simulated thread of the same simulation (checked in `clone`, `get`,
+// `target` and `drop`), and those never run at the same time (the baton,
+// thread/); on any other thread it is leaked instead of dropped, and a
+// clone made there holds no `Rc`, so its count is never touched
+// concurrently. The `Remote` is an `Arc` of thread-safe state.
 unsafe impl Send for ExecRef {}
 // SAFETY: as above.
 unsafe impl Sync for ExecRef {}
 
+/// What a handle acts on, on the calling thread.
+enum Target<'a> {
+    /// The executor, which this thread may touch (whether or not its
+    /// simulation has ended).
+    Here(&'a Rc<Exec>),
+    /// A runtime whose simulation has ended, on a thread that may not touch
+    /// its executor: as Tokio's handle of a runtime that has shut down, it
+    /// may be entered and spawned on (the task is cancelled at once).
+    Ended(&'a executor::Remote),
+}
+
 impl ExecRef {
-    /// Whether the calling thread may touch the `Rc`: its owner, or a
-    /// simulated thread of the same simulation (which holds its baton).
-    fn usable_here(&self) -> bool {
-        std::thread::current().id() == self.owner
-            || std::ptr::eq(executor::current_ptr(), Rc::as_ptr(&self.exec))
+    fn new(exec: Rc<Exec>) -> ExecRef {
+        ExecRef {
+            remote: exec.remote(),
+            exec: Some(std::mem::ManuallyDrop::new(exec)),
+            owner: std::thread::current().id(),
+        }
     }
 
+    /// The `Rc`, if the calling thread may touch it: its owner, or a
+    /// simulated thread of the same simulation (which holds its baton).
+    fn here(&self) -> Option<&Rc<Exec>> {
+        let exec = self.exec.as_deref()?;
+        (std::thread::current().id() == self.owner
+            || std::ptr::eq(executor::current_ptr(), Rc::as_ptr(exec)))
+        .then_some(exec)
+    }
+
+    /// What the handle acts on here. On a thread that may not touch the
+    /// executor, the runtime must have ended: its owner may be about to end
+    /// it (a thread that hands a clone of its runtime's handle on and then
+    /// drops the runtime, as Tokio's own tests do), so this waits for that
+    /// for a moment before refusing.
+    #[track_caller]
+    fn target(&self) -> Target<'_> {
+        if let Some(exec) = self.here() {
+            return Target::Here(exec);
+        }
+        if self.remote.wait_ended().is_some() {
+            return Target::Ended(&self.remote);
+        }
+        refuse_foreign_thread()
+    }
+
+    /// The executor, for what a handle does only where it may touch it.
     #[track_caller]
     fn get(&self) -> &Rc<Exec> {
-        if !self.usable_here() {
-            panic!(
-                "sim: a simulated runtime was used from a thread other than the one that built \
-                 it; a simulation runs on exactly one thread. Build the runtime on the thread \
-                 that uses it."
-            );
+        match self.here() {
+            Some(exec) => exec,
+            None if self.remote.ended().is_some() => panic!(
+                "sim: a simulated runtime that has shut down was used from a thread other than \
+                 the one that built it; there it may only be entered and spawned on (each task \
+                 cancelled at once, as on Tokio)."
+            ),
+            None => refuse_foreign_thread(),
         }
-        &self.exec
+    }
+}
+
+/// The panic for a running simulation used from a thread that is none of
+/// its own.
+#[track_caller]
+fn refuse_foreign_thread() -> ! {
+    panic!(
+        "sim: a simulated runtime was used from a thread other than the one that built it; a \
+         simulation runs on exactly one thread. Build the runtime on the thread that uses it."
+    )
+}
+
+impl Clone for ExecRef {
+    #[track_caller]
+    fn clone(&self) -> ExecRef {
+        let exec = match self.target() {
+            Target::Here(exec) => Some(std::mem::ManuallyDrop::new(exec.clone())),
+            Target::Ended(_) => None,
+        };
+        ExecRef {
+            exec,
+            owner: self.owner,
+            remote: self.remote.clone(),
+        }
     }
 }
 
 impl Drop for ExecRef {
     fn drop(&mut self) {
-        if self.usable_here() {
-            // SAFETY: dropped exactly once, on the owner thread.
-            unsafe { std::mem::ManuallyDrop::drop(&mut self.exec) }
+        if self.here().is_some() {
+            if let Some(exec) = self.exec.as_mut() {
+                // SAFETY: dropped exactly once, on a thread that may touch it.
+                unsafe { std::mem::ManuallyDrop::drop(exec) }
+            }
         }
     }
 }
@@ -371,10 +444,7 @@ impl Runtime {
     fn from_exec(exec: Rc<Exec>, flavor: RuntimeFlavor) -> Runtime {
         Runtime {
             handle: Handle {
-                exec: ExecRef {
-                    exec: std::mem::ManuallyDrop::new(exec),
-                    owner: std::thread::current().id(),
-                },
+                exec: ExecRef::new(exec),
                 flavor,
             },
             shutting_down: false,
@@ -481,12 +551,19 @@ pub struct EnterGuard<'a> {
     // guard type itself has no `Drop` impl, so, as with Tokio's, a runtime
     // may be moved while a guard of it is still in scope.
     _depth: EnterDepth,
-    _entered: executor::Entered,
+    _entered: Entered,
     _p: std::marker::PhantomData<&'a Handle>,
 }
 
 /// This guard's place in the thread's stack of entered contexts.
 struct EnterDepth(usize);
+
+/// What an `EnterGuard` entered: the executor, or (on a thread that may not
+/// touch it) a runtime whose simulation has ended.
+enum Entered {
+    Here { _guard: executor::Entered },
+    Ended { _guard: executor::EnteredEnded },
+}
 
 // SAFETY: a guard has no method and no public field, so a shared reference
 // to one gives another thread nothing to call or read; only its drop (on
@@ -557,29 +634,51 @@ impl Handle {
     }
 
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        let exec = executor::current().ok_or(TryCurrentError(()))?;
-        let flavor = if exec.compat.multi_thread() {
-            RuntimeFlavor::MultiThread
-        } else {
-            RuntimeFlavor::CurrentThread
+        let flavor = |multi_thread| {
+            if multi_thread {
+                RuntimeFlavor::MultiThread
+            } else {
+                RuntimeFlavor::CurrentThread
+            }
         };
+        // An ended runtime entered here (`enter` on a thread that may not
+        // touch its executor): a handle of it that holds no `Rc`.
+        if let Some(remote) = executor::entered_ended() {
+            let ended = remote.ended().expect("only an ended runtime is entered so");
+            return Ok(Handle {
+                flavor: flavor(ended.multi_thread()),
+                exec: ExecRef {
+                    exec: None,
+                    owner: ended.owner(),
+                    remote,
+                },
+            });
+        }
+        let exec = executor::current().ok_or(TryCurrentError(()))?;
         Ok(Handle {
-            exec: ExecRef {
-                exec: std::mem::ManuallyDrop::new(exec),
-                owner: std::thread::current().id(),
-            },
-            flavor,
+            flavor: flavor(exec.compat.multi_thread()),
+            exec: ExecRef::new(exec),
         })
     }
 
+    #[track_caller]
     pub fn enter(&self) -> EnterGuard<'_> {
+        // Before the depth is counted: a refused handle leaves it as it was.
+        let entered = match self.exec.target() {
+            Target::Here(exec) => Entered::Here {
+                _guard: exec.enter(),
+            },
+            Target::Ended(remote) => Entered::Ended {
+                _guard: remote.enter(),
+            },
+        };
         let depth = ENTER_DEPTH.with(|d| {
             d.set(d.get() + 1);
             d.get()
         });
         EnterGuard {
             _depth: EnterDepth(depth),
-            _entered: self.exec().enter(),
+            _entered: entered,
             _p: std::marker::PhantomData,
         }
     }
@@ -590,7 +689,27 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.exec().spawn(future, None, Location::caller(), None)
+        self.spawn_named(future, None, Location::caller())
+    }
+
+    /// `spawn` with a task name (`task::Builder::spawn_on`). On a runtime
+    /// that has shut down the task is dropped at once and its handle
+    /// reports it cancelled, as on Tokio (from any thread).
+    #[track_caller]
+    pub(crate) fn spawn_named<F>(
+        &self,
+        future: F,
+        name: Option<std::sync::Arc<str>>,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self.exec.target() {
+            Target::Here(exec) => exec.spawn(future, name, location, None),
+            Target::Ended(remote) => remote.spawn_cancelled(future, name),
+        }
     }
 
     #[track_caller]
@@ -619,12 +738,19 @@ impl Handle {
 
     /// The runtime's id (unique in the process).
     pub fn id(&self) -> Id {
-        Id(std::num::NonZeroU64::new(self.exec().id).expect("executor ids start at 1"))
+        let id = match self.exec.target() {
+            Target::Here(exec) => exec.id,
+            Target::Ended(remote) => remote.id(),
+        };
+        Id(std::num::NonZeroU64::new(id).expect("executor ids start at 1"))
     }
 
     /// The runtime's name, if `Builder::name` gave one.
     pub fn name(&self) -> Option<&str> {
-        self.exec().compat.name()
+        match self.exec.target() {
+            Target::Here(exec) => exec.compat.name(),
+            Target::Ended(remote) => remote.ended().and_then(|e| e.name()),
+        }
     }
 
     pub fn metrics(&self) -> RuntimeMetrics {

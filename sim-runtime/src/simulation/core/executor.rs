@@ -26,6 +26,7 @@ mod core;
 mod current;
 mod drive;
 mod driver;
+mod ended;
 mod header;
 mod holders;
 mod idle;
@@ -49,6 +50,7 @@ pub(crate) use self::current::{
 use self::current::{set_current, STANDARD_BASE};
 pub(crate) use self::drive::Entered;
 pub(crate) use self::driver::{Death, Driver};
+pub(crate) use self::ended::{entered_ended, EnteredEnded, Remote};
 pub(crate) use self::schedule::yield_ahead_for;
 pub use self::schedule::Schedule;
 pub(crate) use self::wait::Wait;
@@ -143,12 +145,26 @@ pub(crate) struct Header {
 const ABORT_BIT: u64 = 1 << 63;
 
 /// What a foreign thread can reach.
-#[derive(Default)]
 struct Shared {
     /// Wake requests from other threads, each at most once (the queue stays
     /// as long as the number of tasks, however often a thread wakes one).
     remote: Mutex<Vec<(u32, u64)>>,
     has_remote: AtomicBool,
+    /// The executor's id.
+    exec_id: u64,
+    /// Set once the simulation has ended (ended.rs).
+    ended: std::sync::OnceLock<ended::Ended>,
+}
+
+impl Shared {
+    fn new(exec_id: u64) -> Shared {
+        Shared {
+            remote: Mutex::new(Vec::new()),
+            has_remote: AtomicBool::new(false),
+            exec_id,
+            ended: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 /// A waker as the executor keeps it (a `yield_now`, a timer): one of its

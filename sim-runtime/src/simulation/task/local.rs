@@ -90,6 +90,24 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
+    // A runtime that has shut down, entered from a thread that may not
+    // touch its executor: as on Tokio, a `LocalRuntime`'s task may only be
+    // spawned on the thread that built it (where it is cancelled at once).
+    if let Some(remote) = crate::simulation::core::executor::entered_ended() {
+        let ended = remote.ended().expect("only an ended runtime is entered so");
+        if !ended.local() {
+            panic!(
+                "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
+            );
+        }
+        if ended.owner() != std::thread::current().id() {
+            panic!(
+                "Local tasks can only be spawned on a LocalRuntime from the thread the runtime \
+                 was created on"
+            );
+        }
+        return remote.spawn_cancelled(future, name);
+    }
     match crate::simulation::core::executor::current() {
         // Inside a LocalSet, the new task belongs to it.
         Some(exec) if exec.compat.local_depth() > 0 => {

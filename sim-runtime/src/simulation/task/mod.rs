@@ -36,7 +36,27 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    expect_current().spawn(future, None, Location::caller(), None)
+    spawn_named(future, None, Location::caller())
+}
+
+/// Spawns on the runtime entered on this thread: on a runtime that has
+/// shut down, entered from a thread that may not touch its executor, the
+/// task is dropped at once and its handle reports it cancelled, as on
+/// Tokio (on its own thread the executor does the same).
+#[track_caller]
+fn spawn_named<F>(
+    future: F,
+    name: Option<Arc<str>>,
+    location: &'static Location<'static>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match executor::entered_ended() {
+        Some(ended) => ended.spawn_cancelled(future, name),
+        None => expect_current().spawn(future, name, location, None),
+    }
 }
 
 /// Runs the provided closure on a blocking thread — in a simulation, as a
@@ -48,7 +68,12 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    spawn_blocking_task(f, None, Location::caller())
+    match executor::entered_ended() {
+        // As Tokio's pool of a runtime that has shut down: the closure is
+        // dropped without running and its handle reports it cancelled.
+        Some(ended) => ended.spawn_cancelled(async move { f() }, None),
+        None => spawn_blocking_task(f, None, Location::caller()),
+    }
 }
 
 /// Spawns `f` on a `spawn_blocking` worker: a simulated thread of the
@@ -208,7 +233,7 @@ impl<'a> Builder<'a> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        Ok(expect_current().spawn(future, self.arc_name(), Location::caller(), None))
+        Ok(spawn_named(future, self.arc_name(), Location::caller()))
     }
 
     /// Spawns a `!Send` task with this builder's settings.
@@ -231,6 +256,11 @@ impl<'a> Builder<'a> {
         Function: FnOnce() -> Output + Send + 'static,
         Output: Send + 'static,
     {
+        if executor::entered_ended().is_some() {
+            // Tokio's error from the blocking pool of a runtime that has
+            // shut down (the closure is dropped without running).
+            return Err(io::Error::other("blocking pool shutting down"));
+        }
         Ok(spawn_blocking_task(
             function,
             self.arc_name(),
@@ -249,8 +279,6 @@ impl<'a> Builder<'a> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        Ok(handle
-            .exec()
-            .spawn(future, self.arc_name(), Location::caller(), None))
+        Ok(handle.spawn_named(future, self.arc_name(), Location::caller()))
     }
 }

@@ -373,3 +373,173 @@ fn a_current_thread_runtime_runs_no_task_while_its_owner_waits_outside_block_on(
     assert!(ran.load(Ordering::SeqCst));
     assert_eq!(rt.metrics().global_queue_depth(), 0);
 }
+
+/// Polls `fut` once, outside any runtime.
+fn poll_once<F: std::future::Future + Unpin>(fut: &mut F) -> std::task::Poll<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    std::future::Future::poll(std::pin::Pin::new(fut), &mut cx)
+}
+
+/// Records on which thread it was dropped, and whether it was polled.
+struct Probe {
+    dropped_on: Arc<Mutex<Vec<std::thread::ThreadId>>>,
+    polled: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Probe {
+    fn task(&self) -> impl std::future::Future<Output = u32> + Send + 'static {
+        let me = Probe {
+            dropped_on: self.dropped_on.clone(),
+            polled: self.polled.clone(),
+        };
+        async move {
+            me.polled.store(true, std::sync::atomic::Ordering::SeqCst);
+            7
+        }
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.dropped_on
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
+    }
+}
+
+/// Tokio's `rt_local::test_spawn_from_guard_other_thread`: a thread builds
+/// a `LocalRuntime`, hands a clone of its handle to another thread and
+/// ends, its runtime shut down with it. The other thread enters the handle
+/// and spawns: as on Tokio, each task is dropped at once, unpolled, on the
+/// spawning thread, and its handle is finished and reports it cancelled,
+/// whether it came from `tokio::spawn`, `Handle::spawn` or `spawn_blocking`
+/// (whose closure never runs). The handle may arrive before the runtime has
+/// shut down (the thread sends it first): the spawning thread waits for
+/// that rather than racing it.
+#[test]
+fn spawning_through_the_handle_of_a_runtime_another_thread_shut_down_is_cancelled() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owner = std::thread::spawn(move || {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .name("ended")
+            .build_local(Default::default())
+            .unwrap();
+        assert_eq!(
+            rt.block_on(async { sim_runtime::spawn(async { 1 }).await.unwrap() }),
+            1
+        );
+        tx.send(rt.handle().clone()).unwrap();
+    });
+    let handle = rx.recv().unwrap();
+    let here = std::thread::current().id();
+    let guard = handle.enter();
+    let current = sim_runtime::runtime::Handle::current();
+    assert_eq!(current.id(), handle.id());
+    assert_eq!(current.name(), Some("ended"));
+    let probe = Probe {
+        dropped_on: Arc::new(Mutex::new(Vec::new())),
+        polled: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    };
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let r = ran.clone();
+    let mut tasks = vec![
+        sim_runtime::spawn(probe.task()),
+        handle.spawn(probe.task()),
+        current.spawn(probe.task()),
+        sim_runtime::task::spawn_blocking(move || {
+            r.store(true, std::sync::atomic::Ordering::SeqCst);
+            7
+        }),
+    ];
+    assert_eq!(*probe.dropped_on.lock().unwrap(), vec![here; 3]);
+    assert!(!probe.polled.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(tasks.iter().all(|t| t.is_finished()));
+    let mut ids: Vec<_> = tasks.iter().map(|t| t.id()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), tasks.len(), "each task has an id of its own");
+    for task in &mut tasks {
+        let std::task::Poll::Ready(Err(e)) = poll_once(task) else {
+            panic!("the task of a runtime that has shut down was not cancelled");
+        };
+        assert!(e.is_cancelled(), "{e:?}");
+        assert_eq!(e.id(), task.id());
+    }
+    // As Tokio's blocking pool of a runtime that has shut down.
+    let err = sim_runtime::task::Builder::new()
+        .spawn_blocking(|| 7)
+        .unwrap_err();
+    assert_eq!(err.to_string(), "blocking pool shutting down");
+    drop(guard);
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+    owner.join().unwrap();
+    // Outside the guard the thread has no runtime again.
+    assert!(sim_runtime::runtime::Handle::try_current().is_err());
+}
+
+/// A `LocalRuntime` that has shut down, entered from another thread:
+/// `spawn_local` panics as on Tokio, the task being local to the thread that
+/// built the runtime.
+#[test]
+fn spawn_local_through_the_handle_of_a_local_runtime_shut_down_elsewhere_panics_as_tokio() {
+    let handle = std::thread::spawn(|| {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build_local(Default::default())
+            .unwrap();
+        rt.handle().clone()
+    })
+    .join()
+    .unwrap();
+    let _guard = handle.enter();
+    let caught = std::panic::catch_unwind(|| {
+        sim_runtime::task::spawn_local(async {});
+    })
+    .unwrap_err();
+    let text = crate::panic_text(&*caught);
+    assert!(
+        text.contains(
+            "Local tasks can only be spawned on a LocalRuntime from the thread the runtime was \
+             created on"
+        ),
+        "{text}"
+    );
+}
+
+/// A runtime that is still running is its own thread's: a thread that is
+/// none of its simulation's may not use its handle (after waiting a moment
+/// for it to end, in case its owner was about to drop it). Once the owner
+/// has shut it down, the same handle spawns cancelled tasks there.
+#[test]
+fn a_running_runtime_used_from_a_thread_that_is_none_of_its_simulation_s_is_refused() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let owner = std::thread::spawn(move || {
+        let rt = sim_runtime::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        tx.send(rt.handle().clone()).unwrap();
+        done_rx.recv().unwrap();
+    });
+    let handle = rx.recv().unwrap();
+    let refused = |what: &str, use_it: &dyn Fn()| {
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(use_it)).expect_err(what);
+        let text = crate::panic_text(&*caught);
+        assert!(
+            text.contains("used from a thread other than the one that built it"),
+            "{what}: {text}"
+        );
+    };
+    refused("spawn", &|| drop(handle.spawn(async {})));
+    // A clone would touch the executor's reference count from here.
+    refused("clone", &|| drop(handle.clone()));
+    done_tx.send(()).unwrap();
+    owner.join().unwrap();
+    let mut task = handle.spawn(async { 1 });
+    assert!(task.is_finished());
+    assert!(matches!(poll_once(&mut task), std::task::Poll::Ready(Err(e)) if e.is_cancelled()));
+}

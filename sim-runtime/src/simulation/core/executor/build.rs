@@ -22,7 +22,7 @@ impl Exec {
 
     pub(crate) fn with_trace(config: Config, trace: Trace) -> Rc<Exec> {
         let id = next_runtime_id();
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new(id));
         let main_task = raw::new_task(
             Header::new(id, MAIN_SLOT, 0, shared.clone()),
             std::future::pending::<()>(),

@@ -13,6 +13,7 @@ impl Exec {
             exec: self.clone(),
             prev,
             prev_wake,
+            prev_ended: super::ended::hide_ended(),
         }
     }
 
@@ -235,6 +236,9 @@ pub(crate) struct Entered {
     exec: Rc<Exec>,
     prev: Option<Rc<Exec>>,
     prev_wake: u64,
+    /// The ended runtime entered on this thread before, hidden meanwhile
+    /// (ended.rs).
+    prev_ended: Option<super::Remote>,
 }
 
 impl Drop for Entered {
@@ -253,5 +257,6 @@ impl Drop for Entered {
         }
         let prev = self.prev.take();
         drop(set_current(prev));
+        super::ended::restore_ended(self.prev_ended.take());
     }
 }

@@ -158,7 +158,7 @@ impl Exec {
     }
 
     /// Drops every remaining task (runtime shutdown), each in its node's
-    /// context.
+    /// context, and marks the simulation ended.
     pub(crate) fn shutdown(self: &Rc<Self>) {
         self.compat.set_shut_down();
         let _entered = self.enter();
@@ -216,6 +216,9 @@ impl Exec {
             }
         }
         WAKE_BUF.with(|b| b.borrow_mut().buf.clear());
+        // No task of the simulation runs again: its handles may now spawn
+        // (cancelled at once) from any thread (ended.rs).
+        self.mark_ended();
     }
 
     /// Takes every task not being polled that `which` selects out of the

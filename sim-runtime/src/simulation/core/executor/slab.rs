@@ -225,8 +225,16 @@ impl Exec {
         // Tokio queues a task spawned off its worker in the global queue.
         let injected = kind == TaskKind::Async && self.worker_index().is_none();
         let mut core = self.core.borrow_mut();
-        let id = core.slab.next_id;
-        core.slab.next_id += 1;
+        // Once the simulation has ended, ids continue where it left off,
+        // shared with the threads that spawn without the executor (ended.rs).
+        let id = match self.shared.ended.get() {
+            None => {
+                let id = core.slab.next_id;
+                core.slab.next_id += 1;
+                id
+            }
+            Some(ended) => ended.take_id(),
+        };
         let slot = match core.slab.free.pop() {
             Some(s) => s,
             None => {
