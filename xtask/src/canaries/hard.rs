@@ -43,41 +43,51 @@ portfolio, the fuzzer and the explorer, log scale](canaries-hard.svg)";
 
 /// How to read the table (the measured figures are above it).
 const READING: &str = "
-Four of the first five are fault-timing bugs: the scenario draws its crash, partition, pauses or
-clock drift from its own seeded stream, all at the start, so every strategy meets the same fault
-plan on the same seed and the columns differ only where the schedule matters on top of it
-(`healed_retry`). Drawn up front, a plan gives exploration nothing to branch from:
-those scenarios mark no progress, so the explorer sees only how runs end and runs the seeds a
-sweep from its seed runs, in the same order: its figures there are the portfolio's. `compact_crash` is written for exploration: its nemesis draws the crash as the run
-goes, and the scenario marks its progress (`sim::state!` of the writes so far, `sim::sometimes!`
-at the compaction), so the explorer branches from the runs that wrote the most and from the
-compaction itself, where one branch in a few dozen crashes inside the window. `skewed_pair` is
-written the same way: its nemesis sets one clock at a time as the run goes and says which are
-behind (`sim::state!`), so the explorer branches from the runs where the holder's or the store's
-clock fell behind and needs only the second clock and a write in the gap. `stale_forward` too:
-its nemesis cuts a frontend from the store and heals on each later tick with p = 1/2; it notes
-how many ticks the cut has lasted, and the client how many ticks it has waited for an answer and
-each timeout, so the explorer climbs to the timeout one tick at a time, each rung a branch that
-keeps the cut one tick more with p = 1/2, where a seed must draw all of them at once.
-`depth3` is the scheduling bug: it needs the updater ten steps ahead of a reader across its
-yields, which uniform random produces, rarely, on seeds with yields ahead, and PCT does not: a task that a change point demotes runs only when no other task can,
-so *updater, reader, updater* with both runnable is not among its schedules at any depth. The
-portfolio finds it on its uniform half. Its updater marks how many rebuild steps it has run
+All but one mark how far a run got, and those with faults draw them as the run goes, so
+exploration has moments to branch from where something rare has just happened and draws the rest
+afresh. `drifted_lease` does not: it draws each client's clock drift and workload at the start and marks
+no progress, so every strategy meets the same plan on the same seed, the explorer sees only how
+runs end and runs the seeds a sweep from its seed runs, in the same order: its figures are the
+portfolio's. (A clock rate that wandered as the run went, marked by how far the slowest clock had
+fallen behind, was tried: the portfolio found it sooner and the explorer no faster, since the bug
+needs a write in the lease's last milliseconds more than a slow clock.) The other fault-timing
+canaries are nemeses that decide at every tick. `torn_log`'s crashes the machine in a given
+millisecond with p = 1/50, so most runs crash before the first rollover; the client marks the
+records acknowledged (`sim::state!`) and the log its rollovers (`sim::sometimes!`), so the
+explorer climbs to a rollover and branches there, where one branch in a few dozen crashes between
+the two fsyncs. `stale_term`'s pauses a node with p = 1/8 a tick and resumes it with p = 1/2 at
+each later one, marking how many ticks it has held a candidate paused; `healed_retry`'s cuts the
+link with p = 1/20 a tick and heals it with p = 1/2 at each later one, marking how many ticks the
+cut has held the answer to a deposit the ledger applied; `stale_forward`'s cuts a frontend from
+the store and heals the same way, and it notes how many ticks the cut has lasted and the client
+how many it has waited and each timeout. In all three the explorer climbs a fault's length one
+tick at a time, each rung a branch that keeps it one tick more with p = 1/2, where a seed must
+draw all of them at once. `compact_crash`'s nemesis draws the crash as the run goes too, and the
+scenario marks the writes so far and the compaction, so the explorer branches from the runs that
+wrote the most and from the compaction itself, where one branch in a few dozen crashes inside the
+window. `skewed_pair`'s sets one clock at a time and says which are behind, so the explorer
+branches from the runs where the holder's or the store's clock fell behind and needs only the
+second clock and a write in the gap. `depth3` is the scheduling bug: it needs the updater ten
+steps ahead of a reader across its yields, which uniform random produces, rarely, on seeds with
+yields ahead, and PCT does not: a task that a change point demotes runs only when no other task
+can, so *updater, reader, updater* with both runnable is not among its schedules at any depth.
+The portfolio finds it on its uniform half. Its updater marks how many rebuild steps it has run
 beside a read that began mid-update (`sim::state!`), so the explorer climbs those steps one
-branch at a time, where a seed must draw the whole order at once.
+branch at a time, where a seed must draw the whole order at once. Where the schedule does not
+matter on top of the faults and clocks (`stale_term`, `drifted_lease`, `compact_crash`), uniform,
+PCT 3 and the portfolio fail on the same seeds.
 
-Shrinking. `stale_term` draws how many pauses it injects (1 to 12) and `drifted_lease` how many
-leases each client takes (1 or 2), each after all of their plan's draws, so a zero draw is the
-smallest workload and a smaller count leaves the rest of the tape in place; both check at every
-claim or write, so a run ends at its bug (`drifted_lease`'s first failure: 10 s and 201 steps,
-where the fixed workload ran 40 s and 564). The shrinker gives each pass half the runs left and
-lowers draws by binary search from the front of the tape: `stale_term` 62 faults, 260 steps →
-3, 89 (zeroed and lowered draws: fewer fault-point firings and an earlier second leader);
-`healed_retry` 37 faults → 5 (draws that fired faults raised to their top, a chunk at a time);
-`torn_log`'s first failing seed is already small (its one crash between two fsyncs, 40 steps:
-only its virtual time shrinks), `drifted_lease` keeps its exposing schedule (201 → 198 steps:
-the late write needs the writes before it at their times), and `depth3` is at its floor (17 →
-16 steps: ten updater steps between the reader's two are most of it).
+Shrinking. `drifted_lease` draws how many leases each client takes (1 or 2) after all of its
+plan's draws, so a zero draw is the smallest workload and a smaller count leaves the rest of the
+tape in place, and it checks at every write, so a run ends at its bug (its first failure: 10 s
+and 201 steps, where the fixed workload ran 40 s and 564); it keeps its exposing schedule (201 →
+198 steps: the late write needs the writes before it at their times). The shrinker gives each
+pass half the runs left and lowers draws by binary search from the front of the tape:
+`healed_retry` 50 faults → 18 (fault-point firings and cuts taken away; the one cut that holds
+the answer stays), `torn_log` 83 → 72 (fault-point firings; the one crash in the window stays).
+`stale_term`'s first failing seed is already small (one pause, 35 steps, 0.6 s: nothing smaller
+fails), and `depth3` is at its floor (17 → 16 steps: ten updater steps between the reader's two
+are most of it).
 ";
 
 /// What one strategy's runs found for one canary.

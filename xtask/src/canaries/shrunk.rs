@@ -68,6 +68,14 @@ pub const FLOORS: &[(&str, u64, &str)] = &[
         14,
         "snapshot, reader start, publication, 10 updater steps, the reader's read",
     ),
+    (
+        "stale_term",
+        18,
+        "the scenario and three nodes start; six nemesis ticks (an election no earlier than \
+         150 ms, a candidate held paused through its next timeout, 150 ms more); the first \
+         election's timeout and grant, the candidate's second timeout, a rival's timeout and \
+         grant, both grants received, the check",
+    ),
 ];
 
 /// A run's size as a table cell gives it.
