@@ -590,10 +590,10 @@ const GUIDE: &str = "
   (the first runnable task every time) trips most interleaving bugs at once, and coverage leads
   it further, but a bug behind one swarm draw (early timers for `partial_batch`, a fault point
   for `rejected_fill`, a crash window for `unsynced_ack`) costs it thousands of inputs where the
-  portfolio needs a handful of seeds, and it found none of the five hard canaries in 20,000
-  inputs but `healed_retry` once (the portfolio: 217 to 700 seeds; tables below). Their bugs
-  need a fault plan and a schedule together; coverage does not grow on the way to them, so the
-  fuzzer has nothing to climb, while a seed samples the whole plan at once. Sweep seeds first;
+  portfolio needs a handful of seeds, and it found none of the eight hard canaries in 20,000
+  inputs but `stale_forward` (the portfolio: 571 to 9,384 seeds; tables below). Their bugs need
+  faults and a schedule together; coverage does not grow on the way to them, so the fuzzer has
+  nothing to climb, while a seed samples the whole plan at once. Sweep seeds first;
   fuzz when a long sweep finds nothing and the state you fear is reached only through a chain of
   conditions coverage can climb (a protocol state after several specific messages, a parser).
   libFuzzer's own runs are not bit-reproducible (it adapts to execution time); what it finds
