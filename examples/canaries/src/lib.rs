@@ -21,10 +21,10 @@
 //!
 //! | canary | the protocol | the bug | what finds it |
 //! |---|---|---|---|
-//! | [`stale_term`] | leader election over UDP | a vote from an earlier term counts | a late vote, after a pause |
-//! | [`torn_log`] | a segmented write-ahead log | the directory synced after the ack | a crash between two fsyncs |
+//! | [`stale_term`] | leader election over UDP | a vote from an earlier term counts | a candidate paused through its timeout (resumed a tick at a time, p = 1/2) while a rival wins: its late grant counts |
+//! | [`torn_log`] | a segmented write-ahead log | the directory synced after the ack | a crash between two fsyncs at a rollover, drawn each millisecond (most runs crash before) |
 //! | [`depth3`] | a routing table replaced read-copy-update | readers snapshotted before publishing | three orders (uniform, yields ahead) |
-//! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 500 ms | a reply lost to a long partition |
+//! | [`healed_retry`] | a ledger with retried deposits | applied ids forgotten after 500 ms | a reply held by a cut that outlasts the memory (healed a tick at a time, p = 1/2) |
 //! | [`drifted_lease`] | leases from a lock server | the lease timed on the client's clock | clock drift, a write at the end |
 //! | [`compact_crash`] | a key-value store compacting its log | the compacted file renamed in unsynced | a compaction (rare), then a crash drawn as the run goes, before the next sync |
 //! | [`stale_forward`] | a register behind two forwarding frontends | the store applies whatever arrives last | a cut that holds a write, outlasts its retry elsewhere and the next write, then heals |
