@@ -241,14 +241,9 @@ fn read_to_the_end(
 #[test]
 fn a_close_that_resets_discards_the_closers_send_queue() {
     claims!("net.close.reset-discards");
-    let config = fixed(MS);
-    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
-    let mut n = net(config);
+    let mut n = net(fixed(MS));
     n.record_traffic();
-    let (c, s, t) = connected(&mut n);
-    ready(n.tcp_write(c, b"unread", t)).unwrap();
-    let sent = pattern(sndbuf + rcvbuf);
-    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    let (c, s, t, sent, rcvbuf) = unread_and_full(&mut n);
     n.close(s, t + 2 * MS);
     n.check_invariants();
     let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
@@ -267,13 +262,8 @@ fn a_close_that_resets_discards_the_closers_send_queue() {
 /// A process's death closes its sockets the same way.
 #[test]
 fn a_kill_with_unread_data_discards_the_send_queue_too() {
-    let config = fixed(MS);
-    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
-    let mut n = net(config);
-    let (c, s, t) = connected(&mut n);
-    ready(n.tcp_write(c, b"unread", t)).unwrap();
-    let sent = pattern(sndbuf + rcvbuf);
-    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    let mut n = net(fixed(MS));
+    let (c, _, t, sent, rcvbuf) = unread_and_full(&mut n);
     n.host_kill(B, t + 2 * MS);
     let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
     assert_eq!(got.len(), rcvbuf);
@@ -339,19 +329,26 @@ fn a_fin_and_a_shutdown_deliver_every_byte() {
 /// reset (on loopback: 113,152 of 3 MB, then `ECONNRESET`).
 #[test]
 fn a_fin_queued_behind_discarded_bytes_goes_with_them() {
-    let config = fixed(MS);
-    let (sndbuf, rcvbuf) = (config.send_buffer, config.recv_buffer);
-    let mut n = net(config);
-    let (c, s, t) = connected(&mut n);
-    ready(n.tcp_write(c, b"unread", t)).unwrap();
-    let sent = pattern(sndbuf + rcvbuf);
-    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    let mut n = net(fixed(MS));
+    let (c, s, t, sent, rcvbuf) = unread_and_full(&mut n);
     n.tcp_shutdown(s, false, true, t).unwrap();
     n.close(s, t + 2 * MS);
     let (got, ends, _) = read_to_the_end(&mut n, c, t + 2 * MS);
     assert_eq!(got.len(), rcvbuf);
     assert!(got == sent[..rcvbuf]);
     assert_eq!(ends, [Err(104), Ok(0), Ok(0)]);
+}
+
+/// A connection whose client C sent bytes the server S never read, and
+/// whose server then wrote as much as both buffers hold (all accepted):
+/// (c, s, when, the server's bytes, the receive buffer's size).
+fn unread_and_full(n: &mut Net) -> (SocketId, SocketId, u64, Vec<u8>, usize) {
+    let (sndbuf, rcvbuf) = (n.config().send_buffer, n.config().recv_buffer);
+    let (c, s, t) = connected(n);
+    ready(n.tcp_write(c, b"unread", t)).unwrap();
+    let sent = pattern(sndbuf + rcvbuf);
+    assert_eq!(ready(n.tcp_write(s, &sent, t)).unwrap(), sent.len());
+    (c, s, t, sent, rcvbuf)
 }
 
 /// Another connection from A to B's listener on port 80 (made by

@@ -493,6 +493,21 @@ fn parse_time(t: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// How the tests' runs end: a pass at 100 ns.
+    fn ending() -> Ending<'static> {
+        Ending {
+            test: "t",
+            seed: 0,
+            class: None,
+            message: "",
+            step: 0,
+            now_ns: 100,
+            schedule: "random",
+            tasks: &[],
+            markers: &[],
+        }
+    }
+
     #[test]
     fn trace_times_parse() {
         assert_eq!(parse_time("1.250000000s"), Some(1_250_000_000));
@@ -524,17 +539,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let end = Ending {
-            test: "t",
-            seed: 0,
-            class: None,
-            message: "",
-            step: 0,
-            now_ns: 100,
-            schedule: "random",
-            tasks: &[],
-            markers: &[],
-        };
+        let end = ending();
         let trace: Vec<String> = trace.iter().map(|l| l.to_string()).collect();
         Model::build(&rec, &trace, &end)
     }
@@ -699,17 +704,7 @@ mod tests {
             },
             notes: Vec::new(),
         };
-        let end = Ending {
-            test: "t",
-            seed: 0,
-            class: None,
-            message: "",
-            step: 0,
-            now_ns: 100,
-            schedule: "random",
-            tasks: &[],
-            markers: &[],
-        };
+        let end = ending();
         let m = Model::build(&rec, &[], &end);
         let fates: Vec<(&str, Option<u64>, &str)> =
             m.msgs.iter().map(|g| (g.kind, g.arrive, g.fate)).collect();
