@@ -93,6 +93,12 @@ impl Log {
         self.file.write_all(&frame).await?;
         match self.durability {
             Durability::AckBeforeSync => {
+                // Tokio's `File` hands a write to its blocking pool and
+                // returns before the bytes reach the kernel; `flush` waits
+                // for them. Without it the log would ack records that are
+                // not even in the page cache, and a reader after a drop
+                // could miss the last one (CI saw it once, on a real disk).
+                self.file.flush().await?;
                 self.unsynced += 1;
                 if self.unsynced == GROUP {
                     self.file.sync_data().await?;
