@@ -122,6 +122,7 @@
 //! | `fs.dead-process` | a killed or crashed process's destructors write or sync | nothing they do reaches the disk |
 //! | `fs.socket.stale` | a process dies with a Unix socket bound to a path | its socket file stays (after a crash, if its directory was synced): a restart that binds the path again without unlinking it gets `EADDRINUSE` |
 //! | `fs.heal` | the harness heals (`sim::heal_after`) | every disk fault of every node ends |
+//! | `fs.write-behind` | a `tokio::fs::File` write is still in Tokio's blocking pool when another handle looks | the runtime (`fs/inflight.rs`) lands it before the file's next operation, and for a look at the same virtual instant as the seed decides; its error is the next `write`'s or `flush`'s |
 
 mod crash;
 mod errno;

@@ -457,6 +457,9 @@ fn options_converted_from_std_keep_every_setting() {
         std.write(true).create_new(true).mode(0o600);
         let mut f = OpenOptions::from(std).open(&p).await.unwrap();
         f.write_all(b"made").await.unwrap();
+        // Tokio's write lands later; flush waits for it (without it the
+        // read below races the write, on a real disk as in simulation).
+        f.flush().await.unwrap();
         drop(f);
         assert_eq!(
             fs::metadata(&p).await.unwrap().permissions().mode() & 0o777,
@@ -475,6 +478,7 @@ fn options_converted_from_std_keep_every_setting() {
         append.append(true);
         let mut f = OpenOptions::from(append).open(&p).await.unwrap();
         f.write_all(b"+more").await.unwrap();
+        f.flush().await.unwrap();
         drop(f);
         assert_eq!(fs::read(&p).await.unwrap(), b"made+more");
     });
@@ -706,5 +710,21 @@ fn timestamps_move_forward_with_writes() {
         let f = OpenOptions::new().write(true).open(&p).await.unwrap();
         f.set_modified(set).await.unwrap();
         assert_eq!(fs::metadata(&p).await.unwrap().modified().unwrap(), set);
+    });
+}
+
+/// Tokio's `File` writes behind: `write` takes the bytes and returns, and
+/// the write's error (here `EBADF`: the file was opened read-only) is what
+/// the next `flush` returns, once.
+#[test]
+fn a_writes_error_is_what_the_next_flush_returns() {
+    with_dir(|d| async move {
+        let p = d.join("read-only");
+        fs::write(&p, b"x").await.unwrap();
+        let mut f = File::open(&p).await.unwrap();
+        assert_eq!(f.write(b"yz").await.unwrap(), 2);
+        assert_errno(f.flush().await, EBADF);
+        f.flush().await.unwrap();
+        assert_eq!(fs::read(&p).await.unwrap(), b"x");
     });
 }

@@ -73,6 +73,7 @@ fn crash_loses_unsynced_writes_and_entries() {
                 .await
                 .unwrap();
             f.write_all(b" + unsynced").await.unwrap();
+            f.flush().await.unwrap();
             assert_eq!(fs::read("/tmp/durable").await.unwrap(), b"kept + unsynced");
             done.send(()).unwrap();
             std::future::pending::<()>().await;
@@ -390,4 +391,74 @@ fn disk_workloads_pass_the_determinism_check() {
     );
     assert!(out.status.success(), "{text}");
     assert!(text.contains("seed 7 · replay"), "every seed ran: {text}");
+}
+
+/// What a reader at the same virtual instant sees of a `File` dropped
+/// right after a write, without `flush`, in the run of `seed`.
+fn read_after_an_unflushed_write(seed: u64) -> (Vec<u8>, u64) {
+    run(seed, async {
+        let mut f = File::create("/tmp/log").await.unwrap();
+        f.write_all(b"a").await.unwrap();
+        f.write_all(b"b").await.unwrap();
+        drop(f);
+        let seen = fs::read("/tmp/log").await.unwrap();
+        // A moment later the blocking pool has surely written it.
+        sim_runtime::time::sleep(std::time::Duration::from_millis(1)).await;
+        assert_eq!(fs::read("/tmp/log").await.unwrap(), b"ab");
+        (seen, sim::fingerprint())
+    })
+}
+
+/// Tokio's `File` hands a write to its blocking pool and returns: the next
+/// write waits for it (so `a` is always there), but a reader at the same
+/// instant races the last one. The seed decides which way it goes, the same
+/// way each time; with `flush` the reader always sees it.
+#[test]
+fn a_write_in_flight_races_a_reader_at_the_same_instant_as_the_seed_decides() {
+    claims!("fs.write-behind");
+    let seen: Vec<Vec<u8>> = (0..32)
+        .map(|seed| read_after_an_unflushed_write(seed).0)
+        .collect();
+    assert!(seen.iter().all(|s| s == b"a" || s == b"ab"), "{seen:?}");
+    assert!(seen.iter().any(|s| s == b"a"), "the reader sometimes wins");
+    assert!(seen.iter().any(|s| s == b"ab"), "and sometimes loses");
+    for seed in [0, 1, 7] {
+        assert_eq!(
+            read_after_an_unflushed_write(seed),
+            read_after_an_unflushed_write(seed),
+            "the same seed, the same outcome and fingerprint"
+        );
+    }
+    for seed in 0..16 {
+        run(seed, async {
+            let mut f = File::create("/tmp/log").await.unwrap();
+            f.write_all(b"ab").await.unwrap();
+            f.flush().await.unwrap();
+            drop(f);
+            assert_eq!(fs::read("/tmp/log").await.unwrap(), b"ab");
+        });
+    }
+}
+
+/// A write in flight when its node dies lands first: a kill keeps it in the
+/// page cache, as the write a program made before it died.
+#[test]
+fn a_write_in_flight_when_the_node_is_killed_reaches_the_page_cache() {
+    run(9, async {
+        let db = sim::node("db").build();
+        let (written, wait) = sim_runtime::sync::oneshot::channel();
+        sim::spawn_on(db, async move {
+            let mut f = File::create("/tmp/f").await.unwrap();
+            f.write_all(b"handed over").await.unwrap();
+            written.send(()).unwrap();
+            std::future::pending::<()>().await;
+        });
+        wait.await.unwrap();
+        sim::kill(db);
+        sim::revive(db);
+        on(db, async {
+            assert_eq!(fs::read("/tmp/f").await.unwrap(), b"handed over");
+        })
+        .await;
+    });
 }

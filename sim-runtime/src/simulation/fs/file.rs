@@ -1,5 +1,6 @@
 //! `File`: a descriptor on the disk of the node that opened it.
 
+use super::inflight::{self, close_when_landed, hand_over, land_own, take_error};
 use super::metadata::{FileTimes, Metadata};
 use super::options::OpenOptions;
 use super::{with_disk, Gate};
@@ -20,9 +21,11 @@ const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
 
 /// A reference to an open file on the simulated disk, as Tokio's `File`.
 ///
-/// Reads, writes and seeks go straight to the node's page cache (there is
-/// no separate user-space buffer to flush); `flush` and `shutdown` complete
-/// at once. Durability needs `sync_all`/`sync_data`, as on a real disk.
+/// As Tokio's, a write is handed over and lands later (inflight.rs): the
+/// file's next operation lands it first, `flush` waits for it and returns
+/// its error, and another handle may look before it lands. Reads and seeks
+/// go straight to the node's page cache. Durability needs
+/// `sync_all`/`sync_data`, as on a real disk.
 pub struct File {
     exec_id: u64,
     node: NodeId,
@@ -119,12 +122,20 @@ impl File {
 
     /// Gives this open file to a `std::fs::File` (the simulation's
     /// descriptor of it), or `None` outside its simulation.
-    fn into_std_now(mut self) -> Result<StdFile, File> {
-        let same =
-            crate::simulation::core::executor::current().is_some_and(|e| e.id == self.exec_id);
-        if !same {
+    /// `wait`: land a write in flight first (`into_std`); else a write in
+    /// flight keeps the file a `File` (`try_into_std`: Tokio's blocking
+    /// pool still holds the std file).
+    fn into_std_now(mut self, wait: bool) -> Result<StdFile, File> {
+        let exec = crate::simulation::core::executor::current().filter(|e| e.id == self.exec_id);
+        let Some(exec) = exec else {
+            return Err(self);
+        };
+        if wait {
+            land_own(self.node, self.fd);
+        } else if inflight::in_flight(&exec, self.node, self.fd) {
             return Err(self);
         }
+        drop(exec);
         // What a pending operation would have waited for: nothing has
         // happened yet, and nothing will.
         self.gate = None;
@@ -141,9 +152,11 @@ impl File {
     }
 
     /// Runs one operation of this file: its gate, then `f` on its disk.
+    /// Tokio's waits for a write in flight first: it lands.
     async fn op<R>(&self, f: impl FnOnce(&mut sim_fs::Fs, Fd, std::time::SystemTime) -> R) -> R {
         Gate::new(self.node).await;
         let fd = self.fd;
+        land_own(self.node, fd);
         with_disk(Some(self.node), |fs, now| f(fs, fd, now))
     }
 
@@ -192,7 +205,7 @@ impl File {
     /// The same open file as a `std::fs::File`, whose calls reach the same
     /// simulated disk. Panics outside the file's simulation.
     pub async fn into_std(self) -> StdFile {
-        match self.into_std_now() {
+        match self.into_std_now(true) {
             Ok(f) => f,
             Err(_) => panic!("{REFUSE_OUTSIDE}"),
         }
@@ -201,7 +214,7 @@ impl File {
     /// As [`File::into_std`]; `Err(self)` outside the file's simulation.
     #[allow(clippy::result_large_err)]
     pub fn try_into_std(self) -> Result<StdFile, Self> {
-        self.into_std_now()
+        self.into_std_now(false)
     }
 
     pub async fn set_permissions(&self, perm: std::fs::Permissions) -> io::Result<()> {
@@ -227,6 +240,20 @@ impl File {
 
     pub fn max_buf_size(&self) -> usize {
         self.max_buf_size
+    }
+
+    /// What a write, `flush` or `shutdown` does first: an error a landed
+    /// write left, else the write in flight lands and its error is this
+    /// call's.
+    fn land_before_write(&mut self) -> io::Result<()> {
+        if let Some(e) = take_error(self.node, self.fd) {
+            return Err(e);
+        }
+        land_own(self.node, self.fd);
+        match take_error(self.node, self.fd) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Polls the gate of the next data operation.
@@ -300,6 +327,7 @@ impl AsyncRead for File {
         ready!(me.poll_gate(cx));
         let want = buf.remaining().min(me.max_buf_size);
         let fd = me.fd;
+        land_own(me.node, fd);
         let n = with_disk(Some(me.node), |fs, _| {
             fs.read(fd, buf.initialize_unfilled_to(want))
         })?;
@@ -317,11 +345,10 @@ impl AsyncWrite for File {
     ) -> Poll<io::Result<usize>> {
         let me = self.get_mut();
         ready!(me.poll_gate(cx));
+        me.land_before_write()?;
         let n = src.len().min(me.max_buf_size);
-        let fd = me.fd;
-        let written = with_disk(Some(me.node), |fs, now| fs.write(fd, &src[..n], now))?;
-        assert!(written <= n, "sim-fs wrote more than given");
-        Poll::Ready(Ok(written))
+        hand_over(me.node, me.fd, src[..n].to_vec());
+        Poll::Ready(Ok(n))
     }
 
     /// As Tokio's: the slices are written as one, up to `max_buf_size`
@@ -333,6 +360,7 @@ impl AsyncWrite for File {
     ) -> Poll<io::Result<usize>> {
         let me = self.get_mut();
         ready!(me.poll_gate(cx));
+        me.land_before_write()?;
         let mut joined = Vec::new();
         for b in bufs {
             let room = me.max_buf_size - joined.len();
@@ -341,22 +369,24 @@ impl AsyncWrite for File {
             }
             joined.extend_from_slice(&b[..b.len().min(room)]);
         }
-        let fd = me.fd;
-        let written = with_disk(Some(me.node), |fs, now| fs.write(fd, &joined, now))?;
-        assert!(written <= joined.len(), "sim-fs wrote more than given");
-        Poll::Ready(Ok(written))
+        let n = joined.len();
+        hand_over(me.node, me.fd, joined);
+        Poll::Ready(Ok(n))
     }
 
     fn is_write_vectored(&self) -> bool {
         true
     }
 
+    /// Waits for the write in flight and returns its error (or one an
+    /// earlier operation landed), as Tokio's does.
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+        Poll::Ready(self.get_mut().land_before_write())
     }
 
+    /// As `poll_flush` (Tokio's shutdown of a file is its flush).
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+        Poll::Ready(self.get_mut().land_before_write())
     }
 }
 
@@ -376,10 +406,12 @@ impl AsyncSeek for File {
         let me = self.get_mut();
         let fd = me.fd;
         let Some(to) = me.seek else {
+            land_own(me.node, fd);
             return Poll::Ready(with_disk(Some(me.node), |fs, _| fs.position(fd)));
         };
         ready!(me.poll_gate(cx));
         me.seek = None;
+        land_own(me.node, fd);
         Poll::Ready(with_disk(Some(me.node), |fs, _| fs.seek(fd, to)))
     }
 }
@@ -394,7 +426,7 @@ impl Drop for File {
         // left to close). A descriptor a kill or crash already closed is
         // gone: nothing to do.
         if let Some(exec) = current() {
-            if exec.id == self.exec_id {
+            if exec.id == self.exec_id && !close_when_landed(&exec, self.node, self.fd) {
                 let fd = self.fd;
                 super::with_disk_of(&exec, Some(self.node), |fs, _| {
                     if fs.is_open(fd) {

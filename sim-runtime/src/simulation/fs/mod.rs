@@ -19,6 +19,7 @@ mod dir;
 pub(crate) mod fd;
 mod file;
 pub(crate) mod host;
+pub(crate) mod inflight;
 pub(crate) mod journal;
 mod metadata;
 mod ops;
@@ -60,11 +61,17 @@ pub(crate) struct Disk {
 }
 
 /// Every node's disk, created on first use.
-#[derive(Default)]
 pub(crate) struct Disks {
     disks: BTreeMap<NodeId, Disk>,
     /// The trace's events not yet emitted (journal.rs).
     held: Vec<journal::Held>,
+    /// `tokio::fs::File` writes Tokio's blocking pool has not done yet, in
+    /// the order handed over (inflight.rs).
+    inflight: Vec<inflight::Inflight>,
+    /// A landed write's error, until its `File`'s next write or flush.
+    errors: BTreeMap<(NodeId, sim_fs::Fd), std::io::Error>,
+    /// Whether the pool has done a write when another handle looks.
+    coin: super::core::seed::Stream,
 }
 
 impl Disks {
@@ -111,8 +118,20 @@ impl Disks {
 }
 
 impl Driver for Disks {
-    fn create(_: &Core) -> Disks {
-        Disks::default()
+    fn create(core: &Core) -> Disks {
+        Disks {
+            disks: BTreeMap::new(),
+            held: Vec::new(),
+            inflight: Vec::new(),
+            errors: BTreeMap::new(),
+            coin: super::core::seed::stream(core.seed(), "fs.inflight"),
+        }
+    }
+
+    /// Before the node's tasks go: the writes its `File`s handed to the
+    /// blocking pool land (inflight.rs).
+    fn node_dying(&mut self, core: &mut Core, node: NodeId, _: Death, _: &mut Vec<Waker>) {
+        inflight::land_all(self, core, node);
     }
 
     /// After the node's tasks are gone: a kill keeps the page cache, a
@@ -180,6 +199,18 @@ pub(crate) fn with_disk_of<R>(
 /// are held for [`journal::flush`], which the caller runs once it has let
 /// go of `core`.
 pub(crate) fn apply<R>(
+    exec: &Exec,
+    core: &mut Core,
+    node: NodeId,
+    f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R,
+) -> R {
+    let now = wall_now(exec, core, node);
+    inflight::land_others(core, node, now);
+    apply_only(exec, core, node, f)
+}
+
+/// [`apply`] without landing other handles' writes in flight first.
+pub(crate) fn apply_only<R>(
     exec: &Exec,
     core: &mut Core,
     node: NodeId,
