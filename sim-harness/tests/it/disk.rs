@@ -92,3 +92,49 @@ fn the_trace_names_disk_operations_and_what_a_crash_lost() {
         "{page}"
     );
 }
+
+/// A save that never flushes its `File`, read back at once: Tokio's write
+/// may still be in its blocking pool (the runtime's `fs/inflight.rs`), and
+/// the trace says so where the read missed it, as the page does.
+#[cfg(simulation)]
+#[test]
+fn the_trace_says_when_a_read_missed_a_write_still_in_flight() {
+    use crate::common::{options, report};
+    let o = options(
+        "disk::unflushed_save",
+        file!(),
+        sim::__private::Seeds::Range(0, 32),
+    );
+    let report = report(o, || async {
+        let mut f = sim_runtime::fs::File::create("/snap").await.unwrap();
+        f.write_all(b"1\n").await.unwrap();
+        f.write_all(b"2\n").await.unwrap();
+        drop(f);
+        let read = sim_runtime::fs::read("/snap").await.unwrap();
+        assert_eq!(read, b"1\n2\n", "the save is whole");
+    });
+    let trace = report
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: trace: "))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no trace file in the report:\n{report}"));
+    let r = std::fs::read_to_string(trace).unwrap();
+    assert!(
+        r.contains(
+            "INFO  sim::fs: unseen: a tokio::fs::File write is still in Tokio's blocking pool, \
+             and this look at the disk does not see it (flush the File before another handle \
+             reads it) node=main path=/snap bytes=2"
+        ),
+        "{r}"
+    );
+    let page = report
+        .lines()
+        .find_map(|l| l.strip_prefix("sim: timeline: "))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no timeline page in the report:\n{report}"));
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains(",\"write unseen\",\"main: unseen: "),
+        "{page}"
+    );
+}

@@ -464,6 +464,7 @@ fn disk_event(text: &str) -> Option<(&str, &'static str, String)> {
         "sync_all" | "sync_data" if failed => "sync failed",
         "sync_all" | "sync_data" => "sync",
         "crash" => "disk lost",
+        "unseen:" => "write unseen",
         "create" => "create",
         "mkdir" => "mkdir",
         "symlink" => "symlink",
@@ -611,7 +612,8 @@ mod tests {
 
     /// The disk's events in the trace (the runtime's `fs/journal.rs`) are
     /// marks on the lane of the node whose disk it is: a tick per
-    /// operation, and a crash's losses with the lost paths in the label.
+    /// operation, a crash's losses with the lost paths in the label, and a
+    /// look at the disk that missed a write still in flight.
     #[test]
     fn disk_events_are_marks_on_their_nodes_lane() {
         let m = model_traced(
@@ -622,6 +624,7 @@ mod tests {
                 "   0.003000000s kv1        DEBUG sim::fs: sync_all failed: nothing became durable node=kv1 path=/data/y",
                 "   0.004000000s main       INFO  sim::fs: crash node=kv1 inodes_lost=2 torn_bytes_kept=0 lost=/data: a new directory, its directory not synced since; /tmp/x: a new file, its directory not synced since",
                 "   0.005000000s kv2        INFO  kv: stored node=kv2",
+                "   0.006000000s kv1        INFO  sim::fs: unseen: a tokio::fs::File write is still in Tokio's blocking pool node=kv1 path=/data/x bytes=2",
             ],
         );
         let marks: Vec<(usize, u64, &str)> =
@@ -634,6 +637,7 @@ mod tests {
                 (1, 2_000_000, "sync"),
                 (1, 3_000_000, "sync failed"),
                 (1, 4_000_000, "disk lost"),
+                (1, 6_000_000, "write unseen"),
             ]
         );
         assert_eq!(
@@ -645,7 +649,7 @@ mod tests {
             m.marks[2].label,
             "kv1: sync_data node=kv1 path=/data/x directory=false"
         );
-        assert_eq!(m.logs.len(), 5, "every line is still a log line");
+        assert_eq!(m.logs.len(), 6, "every line is still a log line");
         assert_eq!(
             m.logs[3].1, 0,
             "the crash's line stays on the lane of who called it"

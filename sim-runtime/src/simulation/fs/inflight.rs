@@ -135,6 +135,9 @@ pub(crate) fn land_others(core: &mut Core, node: NodeId, now: SystemTime) {
         let lands = w.at_ns < now_ns || {
             let landed = core.driver::<Disks>().coin.next_u64() & 1 == 0;
             record(core, TAG_LANDED, node, u64::from(landed));
+            if !landed && super::journal::on() {
+                behind(core, node, i, now);
+            }
             landed
         };
         if lands {
@@ -144,6 +147,24 @@ pub(crate) fn land_others(core: &mut Core, node: NodeId, now: SystemTime) {
             i += 1;
         }
     }
+}
+
+/// Holds the trace's event for the write in flight at `i` that a look at
+/// `node`'s disk does not see (journal.rs emits it).
+fn behind(core: &mut Core, node: NodeId, i: usize, now: SystemTime) {
+    let name = core.node(node).name.clone();
+    let disks = core.driver::<Disks>();
+    let (fd, bytes) = (disks.inflight[i].fd, disks.inflight[i].bytes.len());
+    let path = disks
+        .disk(node, now)
+        .fs
+        .fd_path(fd)
+        .map_or_else(|_| "(unlinked)".to_string(), |p| p.display().to_string());
+    disks.held.push(super::journal::Held::Behind {
+        node: name,
+        path,
+        bytes,
+    });
 }
 
 /// `node` is dying: its writes in flight land first (the driver's own

@@ -21,12 +21,12 @@ use sim_fs::{AtRisk, CrashReport, Op};
 
 /// Whether a subscriber wants the disk's events (checked before each
 /// operation; a sweep's untraced seeds answer no at once).
-pub(super) fn on() -> bool {
+pub(crate) fn on() -> bool {
     tracing::enabled!(target: "sim::fs", tracing::Level::DEBUG)
 }
 
 /// An event waiting for [`flush`].
-pub(super) enum Held {
+pub(crate) enum Held {
     Op {
         node: String,
         op: Op,
@@ -35,6 +35,13 @@ pub(super) enum Held {
         node: String,
         lost: Vec<AtRisk>,
         report: CrashReport,
+    },
+    /// Another look at the disk found a `tokio::fs::File` write still in
+    /// flight (inflight.rs): it does not see it.
+    Behind {
+        node: String,
+        path: String,
+        bytes: usize,
     },
 }
 
@@ -108,6 +115,14 @@ fn emit(h: Held) {
                 op.name()
             ),
         },
+        Held::Behind { node, path, bytes } => tracing::info!(
+            target: "sim::fs",
+            node = %node,
+            path = %path,
+            bytes,
+            "unseen: a tokio::fs::File write is still in Tokio's blocking pool, and this look \
+             at the disk does not see it (flush the File before another handle reads it)"
+        ),
         Held::Crash { node, lost, report } => {
             let what = if lost.is_empty() {
                 "nothing: every name and byte was durable".to_string()
