@@ -916,9 +916,27 @@ impl RuntimeMetrics {
     pub fn worker_park_count(&self, _worker: usize) -> u64 {
         self.handle.exec().core().parks()
     }
-    /// Parks plus unparks: even while the worker runs.
-    pub fn worker_park_unpark_count(&self, _worker: usize) -> u64 {
-        self.handle.exec().core().parks() * 2
+    /// Parks plus unparks, as Tokio counts them: odd while the worker is
+    /// parked, even while it runs. A current-thread runtime's worker is its
+    /// `block_on` (parked each time the clock jumps). A multi-thread
+    /// runtime's workers park once they start; worker 0 runs every spawned
+    /// task (unparked from the first one polled until the run goes idle or
+    /// `block_on` returns); the others never unpark; all unpark once to
+    /// shut down.
+    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
+        let exec = self.handle.exec();
+        let core = exec.core();
+        if !exec.compat.multi_thread() {
+            return core.parks() * 2;
+        }
+        let shutdown = u64::from(exec.compat.shut_down());
+        match worker {
+            0 => {
+                let (cycles, busy) = core.worker_cycles();
+                1 + 2 * cycles + u64::from(busy) + shutdown
+            }
+            _ => 1 + shutdown,
+        }
     }
 }
 

@@ -458,3 +458,48 @@ fn early_jumps_never_pass_a_runnable_task_twice() {
         assert!(o.passed(), "seed {seed}: {}", o.message);
     }
 }
+
+/// A multi-thread runtime's workers park and unpark as Tokio's metrics
+/// count them: each parks once it starts (odd: parked), worker 0 unparks to
+/// run a spawned task and parks again when the run is idle, and every
+/// worker unparks once to shut down (even). A current-thread runtime's
+/// count is even once it is dropped.
+#[test]
+fn workers_park_and_unpark_as_tokios_metrics_count_them() {
+    let rt = sim_runtime::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = rt.metrics();
+    assert_eq!(metrics.worker_park_unpark_count(0), 1);
+    assert_eq!(metrics.worker_park_unpark_count(1), 1);
+    rt.block_on(async {
+        sim_runtime::spawn(async {}).await.unwrap();
+    });
+    assert_eq!(metrics.worker_park_unpark_count(0), 3, "unparked, parked");
+    rt.block_on(async {
+        sim_runtime::spawn(async {
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .await
+        .unwrap();
+    });
+    assert_eq!(
+        metrics.worker_park_unpark_count(0),
+        7,
+        "twice more: before the sleep's timer, and after it"
+    );
+    drop(rt);
+    assert_eq!(metrics.worker_park_unpark_count(0), 8);
+    assert_eq!(metrics.worker_park_unpark_count(1), 2);
+
+    let rt = sim_runtime::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = rt.metrics();
+    rt.block_on(rt.spawn(async {})).unwrap();
+    drop(rt);
+    assert_eq!(metrics.worker_park_unpark_count(0) % 2, 0);
+}

@@ -226,6 +226,11 @@ struct Clock {
     now: u64,
     /// Times the executor went idle and jumped the clock.
     parks: u64,
+    /// A spawned task ran since the worker last parked (went idle or left
+    /// `block_on`): the worker is unparked.
+    busy: bool,
+    /// Times the worker unparked to run spawned tasks and parked again.
+    cycles: u64,
     timers: Timers,
     /// The seeded order of timers due at the same instant.
     timer_rng: seed::Stream,

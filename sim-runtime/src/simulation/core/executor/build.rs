@@ -50,6 +50,8 @@ impl Exec {
             clock: Clock {
                 now: 0,
                 parks: 0,
+                busy: false,
+                cycles: 0,
                 timers: spare.timers,
                 timer_rng: seed::stream(root, "timer.ties"),
             },

@@ -33,6 +33,20 @@ impl Core {
         self.clock.parks
     }
 
+    /// A multi-thread runtime's worker as Tokio's metrics count it: times
+    /// it unparked to run spawned tasks and parked again, and whether it is
+    /// unparked now (a task ran since it last went idle).
+    pub(crate) fn worker_cycles(&self) -> (u64, bool) {
+        (self.clock.cycles, self.clock.busy)
+    }
+
+    /// The worker parks: the run went idle, or `block_on` returned.
+    pub(super) fn worker_parks(&mut self) {
+        if std::mem::take(&mut self.clock.busy) {
+            self.clock.cycles += 1;
+        }
+    }
+
     /// The timer queue (every sleep, interval and delivery of the run).
     #[inline]
     pub(crate) fn timers(&self) -> &Timers {

@@ -97,6 +97,7 @@ impl Exec {
                 match self.next(WhenIdle::Advance) {
                     Next::Main => {
                         if let Some(v) = self.poll_main(fut.as_mut(), &main_waker, stray) {
+                            self.core.borrow_mut().worker_parks();
                             return Step::Done(v);
                         }
                     }

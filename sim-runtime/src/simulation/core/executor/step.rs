@@ -42,6 +42,7 @@ impl Exec {
                 return Next::Main;
             }
             if let Some(blocking) = core.picked_task(slot, id) {
+                core.clock.busy = true;
                 self.not_idle();
                 if blocking {
                     return picked_blocking(slot, id);
@@ -67,6 +68,7 @@ impl Exec {
         if deadline > core.clock.now {
             core.clock.now = deadline;
             core.clock.parks += 1;
+            core.worker_parks();
             hooks::set_now(deadline);
             core.decide(Kind::Advance, deadline);
         }
