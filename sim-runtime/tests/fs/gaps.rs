@@ -105,3 +105,28 @@ fn debug_shows_the_std_file_and_its_descriptor() {
         );
     });
 }
+
+/// Once its runtime has shut down, a file operation fails before it starts,
+/// as Tokio's does (its blocking pool is gone): kind `Other`, "background
+/// task failed". From Tokio's `rt_handle_block_on::fs_shutdown_before_started`.
+#[test]
+fn file_operations_after_the_runtime_shut_down_fail_before_they_start() {
+    let rt = rt();
+    let handle = rt.handle().clone();
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    let check = |err: std::io::Error| {
+        assert_eq!(err.kind(), std::io::ErrorKind::Other, "{err}");
+        assert_eq!(
+            err.get_ref().expect("an inner error").to_string(),
+            "background task failed"
+        );
+    };
+    use sim_runtime::fs;
+    check(
+        handle
+            .block_on(fs::read_to_string("Cargo.toml"))
+            .unwrap_err(),
+    );
+    check(handle.block_on(fs::metadata("Cargo.toml")).unwrap_err());
+    check(handle.block_on(fs::File::open("Cargo.toml")).unwrap_err());
+}

@@ -74,6 +74,7 @@ impl File {
     }
 
     pub(crate) async fn open_with(path: &Path, flags: OpenFlags) -> io::Result<File> {
+        super::check_running()?;
         // In a block, not `drop(exec)`: a dropped local still counts as
         // held across the await, which would make this future `!Send`.
         let (node, exec_id) = {
@@ -153,7 +154,11 @@ impl File {
 
     /// Runs one operation of this file: its gate, then `f` on its disk.
     /// Tokio's waits for a write in flight first: it lands.
-    async fn op<R>(&self, f: impl FnOnce(&mut sim_fs::Fs, Fd, std::time::SystemTime) -> R) -> R {
+    async fn op<R>(
+        &self,
+        f: impl FnOnce(&mut sim_fs::Fs, Fd, std::time::SystemTime) -> io::Result<R>,
+    ) -> io::Result<R> {
+        super::check_running()?;
         Gate::new(self.node).await;
         let fd = self.fd;
         land_own(self.node, fd);

@@ -295,17 +295,33 @@ impl Future for Gate {
 }
 
 /// Waits for the gate of the current node, then runs `f` on its disk.
-pub(crate) async fn op<R>(f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> R) -> R {
+pub(crate) async fn op<R>(
+    f: impl FnOnce(&mut sim_fs::Fs, SystemTime) -> std::io::Result<R>,
+) -> std::io::Result<R> {
+    check_running()?;
     let node = expect_current().current_node();
     Gate::new(node).await;
     with_disk(Some(node), f)
+}
+
+/// Tokio's error for a file operation once its runtime has shut down: each
+/// runs on the blocking pool, which is gone, so the operation never starts.
+pub(crate) fn check_running() -> std::io::Result<()> {
+    if expect_current().compat.shut_down() {
+        return Err(std::io::Error::other("background task failed"));
+    }
+    Ok(())
 }
 
 /// Waits for the gate of the current node, then runs `f`: std calls that
 /// the interposers serve from the same disk, through [`apply`] (what only
 /// std can make: its `Metadata`, `FileType`). `call` names the `tokio::fs`
 /// call, for the panic if std would not reach the simulated disk.
-pub(crate) async fn std_op<R>(call: &str, f: impl FnOnce() -> R) -> R {
+pub(crate) async fn std_op<R>(
+    call: &str,
+    f: impl FnOnce() -> std::io::Result<R>,
+) -> std::io::Result<R> {
+    check_running()?;
     let node = expect_current().current_node();
     Gate::new(node).await;
     metadata::assert_std_reaches_disk(call);
