@@ -27,6 +27,17 @@ async fn store() {
     std::future::pending::<()>().await
 }
 
+/// The text of the file a report's line starting with `prefix` names.
+#[cfg(simulation)]
+fn named_file(report: &str, prefix: &str) -> String {
+    let path = report
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no `{prefix}` line in the report:\n{report}"));
+    std::fs::read_to_string(path).unwrap()
+}
+
 #[cfg(simulation)]
 #[test]
 fn the_trace_names_disk_operations_and_what_a_crash_lost() {
@@ -48,12 +59,7 @@ fn the_trace_names_disk_operations_and_what_a_crash_lost() {
         ),
         "{report}"
     );
-    let trace = report
-        .lines()
-        .find_map(|l| l.strip_prefix("sim: trace: "))
-        .and_then(|l| l.split(" (").next())
-        .unwrap_or_else(|| panic!("no trace file in the report:\n{report}"));
-    let r = std::fs::read_to_string(trace).unwrap();
+    let r = named_file(&report, "sim: trace: ");
     for words in [
         "DEBUG sim::fs: mkdir node=db path=/data",
         "DEBUG sim::fs: mkdir node=db path=/data/wal",
@@ -77,19 +83,14 @@ fn the_trace_names_disk_operations_and_what_a_crash_lost() {
         "{crash}"
     );
     // The page draws the crash's losses on the node's lane.
-    let page = report
-        .lines()
-        .find_map(|l| l.strip_prefix("sim: timeline: "))
-        .and_then(|l| l.split(" (").next())
-        .unwrap_or_else(|| panic!("no timeline page in the report:\n{report}"));
-    let html = std::fs::read_to_string(page).unwrap();
+    let html = named_file(&report, "sim: timeline: ");
     assert!(
         html.contains("\"disk lost\",\"the crash of db lost: /data/wal: "),
-        "{page}"
+        "the timeline page lacks it"
     );
     assert!(
         html.contains(",\"sync\",\"db: sync_all node=db path=/state "),
-        "{page}"
+        "the timeline page lacks it"
     );
 }
 
@@ -113,12 +114,7 @@ fn the_trace_says_when_a_read_missed_a_write_still_in_flight() {
         let read = sim_runtime::fs::read("/snap").await.unwrap();
         assert_eq!(read, b"1\n2\n", "the save is whole");
     });
-    let trace = report
-        .lines()
-        .find_map(|l| l.strip_prefix("sim: trace: "))
-        .and_then(|l| l.split(" (").next())
-        .unwrap_or_else(|| panic!("no trace file in the report:\n{report}"));
-    let r = std::fs::read_to_string(trace).unwrap();
+    let r = named_file(&report, "sim: trace: ");
     assert!(
         r.contains(
             "INFO  sim::fs: unseen: a tokio::fs::File write is still in Tokio's blocking pool, \
@@ -127,14 +123,9 @@ fn the_trace_says_when_a_read_missed_a_write_still_in_flight() {
         ),
         "{r}"
     );
-    let page = report
-        .lines()
-        .find_map(|l| l.strip_prefix("sim: timeline: "))
-        .and_then(|l| l.split(" (").next())
-        .unwrap_or_else(|| panic!("no timeline page in the report:\n{report}"));
-    let html = std::fs::read_to_string(page).unwrap();
+    let html = named_file(&report, "sim: timeline: ");
     assert!(
         html.contains(",\"write unseen\",\"main: unseen: "),
-        "{page}"
+        "the timeline page lacks it"
     );
 }

@@ -73,9 +73,9 @@ pub(crate) fn land_own(node: NodeId, fd: Fd) {
     let w = disks.inflight.remove(i);
     // The one path of disk operations, less its landing of others' writes
     // (this is no access of theirs).
-    super::apply_only(&exec, &mut core, node, |fs, now| land(fs, &w, now))
-        .map_err(|e| core.driver::<Disks>().errors.insert((node, fd), e))
-        .ok();
+    if let Err(e) = super::apply_only(&exec, &mut core, node, |fs, now| land(fs, &w, now)) {
+        core.driver::<Disks>().errors.insert((node, fd), e);
+    }
     drop(core);
     super::journal::flush(&exec);
 }
@@ -141,8 +141,9 @@ pub(crate) fn land_others(core: &mut Core, node: NodeId, now: SystemTime) {
             landed
         };
         if lands {
-            let w = core.driver::<Disks>().inflight.remove(i);
-            land_kept(core, &w, now);
+            let disks = core.driver::<Disks>();
+            let w = disks.inflight.remove(i);
+            keep_error(disks, &w, now);
         } else {
             i += 1;
         }
@@ -185,7 +186,7 @@ pub(crate) fn land_all(disks: &mut Disks, core: &Core, node: NodeId) {
     }
 }
 
-/// [`land_kept`] on the disks themselves.
+/// [`land`] on `w`'s disk, its error kept for its `File`.
 fn keep_error(disks: &mut Disks, w: &Inflight, now: SystemTime) {
     let fs = &mut disks.disk(w.node, now).fs;
     if let Err(e) = land(fs, w, now) {
@@ -193,36 +194,28 @@ fn keep_error(disks: &mut Disks, w: &Inflight, now: SystemTime) {
     }
 }
 
-/// [`land`] on `w`'s disk, its error kept for its `File`.
-fn land_kept(core: &mut Core, w: &Inflight, now: SystemTime) {
-    keep_error(core.driver::<Disks>(), w, now);
-}
-
 /// Writes `w` whole (the pool's `write_all`) and closes a dropped
 /// `File`'s descriptor; the write's error, if its `File` is still there
 /// to hear of it.
 fn land(fs: &mut sim_fs::Fs, w: &Inflight, now: SystemTime) -> io::Result<()> {
-    let mut rest = &w.bytes[..];
-    let mut result = Ok(());
-    while !rest.is_empty() {
-        match fs.write(w.fd, rest, now) {
-            Ok(0) => {
-                result = Err(io::Error::from(io::ErrorKind::WriteZero));
-                break;
-            }
-            Ok(n) => rest = &rest[n..],
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                result = Err(e);
-                break;
-            }
-        }
-    }
+    let written = write_whole(fs, w, now);
     if w.close {
         if fs.is_open(w.fd) {
             fs.close(w.fd).expect("sim: closing an open descriptor");
         }
         return Ok(());
     }
-    result
+    written
+}
+
+/// The pool's `write_all` of `w`'s bytes.
+fn write_whole(fs: &mut sim_fs::Fs, w: &Inflight, now: SystemTime) -> io::Result<()> {
+    let mut rest = &w.bytes[..];
+    while !rest.is_empty() {
+        match fs.write(w.fd, rest, now)? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n => rest = &rest[n..],
+        }
+    }
+    Ok(())
 }
