@@ -311,6 +311,12 @@ pub struct Runtime {
     /// Set by `shutdown_timeout`/`shutdown_background`, which Tokio allows
     /// inside an async context (a plain drop there panics).
     shutting_down: bool,
+    /// How long the shutdown waits for the `spawn_blocking` jobs a worker
+    /// has started, as Tokio's: for ever for a drop (capped, see
+    /// `Exec::finish_blocking`), the timeout of `shutdown_timeout`, not at
+    /// all for `shutdown_background` or the runtime a seed's harness made
+    /// (a seed ends its threads where they stand).
+    blocking_wait: Option<Duration>,
 }
 
 /// A handle to a simulation: `Send + Sync + Clone`, usable on its thread.
@@ -449,13 +455,17 @@ impl Runtime {
             },
             shutting_down: false,
             shared: false,
+            blocking_wait: Some(Duration::MAX),
         }
     }
 
     /// A runtime around a simulation made elsewhere (the test runner's,
-    /// the harness's), reporting `flavor`.
+    /// the harness's), reporting `flavor`. Its drop ends the seed: it waits
+    /// for no `spawn_blocking` job.
     pub(crate) fn with_exec_flavor(exec: Rc<Exec>, flavor: RuntimeFlavor) -> Runtime {
-        Runtime::from_exec(exec, flavor)
+        let mut rt = Runtime::from_exec(exec, flavor);
+        rt.blocking_wait = None;
+        rt
     }
 
     /// A simulation with default settings (`SIM_SEED` or the default seed).
@@ -502,13 +512,18 @@ impl Runtime {
         self.handle.enter()
     }
 
-    /// Drops every task now (there are no threads to wait for).
-    pub fn shutdown_timeout(mut self, _duration: Duration) {
+    /// Drops every task, then waits up to `duration` of virtual time for
+    /// the `spawn_blocking` closures already running, as Tokio's waits for
+    /// its blocking threads; a closure not started by then is dropped.
+    pub fn shutdown_timeout(mut self, duration: Duration) {
         self.shutting_down = true;
+        self.blocking_wait = Some(duration);
     }
 
+    /// Drops every task and waits for no `spawn_blocking` closure.
     pub fn shutdown_background(mut self) {
         self.shutting_down = true;
+        self.blocking_wait = None;
     }
 
     pub fn metrics(&self) -> RuntimeMetrics {
@@ -532,7 +547,12 @@ impl Drop for Runtime {
             );
         }
         if std::thread::current().id() == self.handle.exec.owner {
-            self.handle.exec().shutdown();
+            let exec = self.handle.exec();
+            let blocking = self.blocking_wait.map(|wait| {
+                let _entered = exec.enter();
+                (wait, super::thread::shutting_down())
+            });
+            exec.shutdown(blocking);
         }
     }
 }

@@ -41,7 +41,7 @@ mod wait;
 
 use self::owner::join_from_owner;
 pub(crate) use self::owner::owner_wait;
-pub(crate) use self::pool::{run_blocking, Job};
+pub(crate) use self::pool::{run_blocking, shutting_down, Job};
 use self::report::{start_site, started_by, ORPHAN_WORDS};
 pub(crate) use self::wait::{futex_wait, futex_wake, sleep, yield_now};
 use self::wait::{OUTSIDE_PATIENCE, OUTSIDE_STEP};

@@ -14,7 +14,7 @@
 use super::{this_thread, with_threads};
 use crate::simulation::core::executor::with_current;
 use crate::simulation::core::node::NodeId;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 /// The blocking pools of a run's node incarnations.
@@ -27,6 +27,8 @@ pub(crate) struct Pools {
     /// Jobs waiting for a worker (all started, none idle), in order, with
     /// the id of the task that waits for each.
     queued: BTreeMap<(NodeId, u32), VecDeque<(Job, u64)>>,
+    /// The tasks that wait for a job a worker has taken and not finished.
+    running: BTreeSet<u64>,
 }
 
 /// Where a new job goes.
@@ -99,6 +101,8 @@ pub(crate) fn run_blocking(job: Job, task: u64) -> Result<(), Job> {
         }
     };
     let job = job.take().expect("not queued");
+    // Started, as Tokio's: a worker has it, whether or not it has run yet.
+    running(task, true);
     *worker.job.lock().unwrap_or_else(|e| e.into_inner()) = Some((job, task));
     worker.ready.notify_one();
     Ok(())
@@ -125,6 +129,7 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
             }
         };
         (job.0)();
+        running(job.1, false);
         as_task(None);
         // Then the jobs that waited for a worker, before going idle.
         loop {
@@ -139,10 +144,42 @@ fn work(w: Arc<Worker>, node: NodeId, incarnation: u32) {
             .flatten();
             let Some((job, task)) = next else { break };
             as_task(Some(task));
+            running(task, true);
             job();
+            running(task, false);
             as_task(None);
         }
     }
+}
+
+/// Notes that the job task `task` waits for is a worker's (`true`) or
+/// has finished.
+fn running(task: u64, started: bool) {
+    with_threads(|t| {
+        if started {
+            t.pool.running.insert(task);
+        } else {
+            t.pool.running.remove(&task);
+        }
+    });
+}
+
+/// A runtime shuts down (`Runtime::shutdown_timeout` or its drop): the
+/// tasks that wait for a job a worker has started, then for those queued
+/// behind them, in order, for the shutdown to wait for. As in Tokio's
+/// pool, a worker that finishes its job during the shutdown takes the next
+/// queued one before it looks at the shutdown (a queued job is there
+/// because no worker was idle, so none was left to drop it unrun).
+pub(crate) fn shutting_down() -> Vec<u64> {
+    with_threads(|t| {
+        let p = &t.pool;
+        p.running
+            .iter()
+            .copied()
+            .chain(p.queued.values().flatten().map(|(_, task)| *task))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// Makes the calling worker's code run as task `task` (`task::id()` in a

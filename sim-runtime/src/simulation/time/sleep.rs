@@ -30,6 +30,7 @@ pub(crate) fn os_sleep(duration: Duration) -> Sleep {
     Sleep {
         deadline: Deadline::At(Sleep::deadline_slow(duration)),
         exact: false,
+        os: true,
         key: None,
         exec_id: exec.id,
         elapsed: false,
@@ -53,6 +54,9 @@ pub struct Sleep {
     deadline: Deadline,
     /// `advance()` sleeps to the exact nanosecond; `sleep` rounds up to ms.
     exact: bool,
+    /// An OS thread's sleep or timed wait (`os_sleep`), which is not
+    /// Tokio's timer: it still sleeps while a runtime shuts down.
+    os: bool,
     key: Option<TimerKey>,
     exec_id: u64,
     elapsed: bool,
@@ -98,6 +102,7 @@ impl Sleep {
         Sleep {
             deadline: Deadline::At(deadline),
             exact,
+            os: false,
             key: None,
             exec_id: Sleep::exec_id_or_panic(),
             elapsed: false,
@@ -145,6 +150,7 @@ impl Sleep {
         Sleep {
             deadline,
             exact,
+            os: false,
             key: None,
             exec_id,
             elapsed: false,
@@ -225,7 +231,12 @@ impl Sleep {
         // but the destructors a shutdown runs still have their timers (as
         // Tokio's: its time driver stops after the tasks are dropped), so a
         // `std::thread::sleep` in one sleeps in virtual time.
-        if exec.compat.shut_down() && crate::simulation::core::executor::reap::reaping().is_none() {
+        // An OS thread's sleep is not Tokio's timer: a `spawn_blocking`
+        // closure the shutdown waits for sleeps as before.
+        if exec.compat.shut_down()
+            && !self.os
+            && crate::simulation::core::executor::reap::reaping().is_none()
+        {
             panic!(
                 "{}",
                 crate::simulation::runtime::RUNTIME_SHUTTING_DOWN_ERROR

@@ -141,3 +141,74 @@ fn max_blocking_threads_bounds_the_pool() {
     assert_eq!((most, done), (2, 5));
     assert_eq!(elapsed, Duration::from_millis(30), "three waves of two");
 }
+
+fn blocking_rt(seed: u64) -> sim_runtime::runtime::Runtime {
+    sim_runtime::runtime::Builder::new_current_thread()
+        .sim_seed(seed)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// As Tokio's `shutdown_timeout`: the tasks are dropped, then the
+/// `spawn_blocking` closures already started run to their end, and so do
+/// those queued behind them (Tokio's busy worker takes the next job before
+/// it looks at the shutdown), the clock moving while they sleep; their
+/// handles give their values after the runtime is gone. Before, the
+/// shutdown dropped them unrun and their handles said cancelled.
+#[test]
+fn shutdown_waits_for_the_blocking_closures_it_started() {
+    let rt = blocking_rt(47);
+    let _enter = rt.enter();
+    let blocking = || {
+        sim_runtime::task::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_secs(1));
+            sim::elapsed()
+        })
+    };
+    let (first, queued) = (blocking(), blocking());
+    let task = rt.spawn(std::future::pending::<()>());
+    rt.shutdown_timeout(Duration::from_secs(1000));
+    let handle = sim_runtime::runtime::Handle::current();
+    assert_eq!(handle.block_on(first).unwrap(), Duration::from_secs(1));
+    assert_eq!(handle.block_on(queued).unwrap(), Duration::from_secs(2));
+    assert!(handle.block_on(task).unwrap_err().is_cancelled());
+}
+
+/// A runtime dropped with a `spawn_blocking` closure running waits for it,
+/// as Tokio's drop does (a last flush handed to the pool reaches its end),
+/// for up to ten minutes of virtual time (Tokio's would wait for ever);
+/// `shutdown_timeout` waits up to its timeout of virtual time and
+/// `shutdown_background` not at all. A closure still running then is
+/// stopped where it stands and its handle says cancelled (Tokio's thread
+/// would go on detached, outside any runtime: docs/breakage.md).
+#[test]
+fn drop_waits_for_blocking_work_and_the_timeouts_bound_the_wait() {
+    type Shut = fn(sim_runtime::runtime::Runtime);
+    let ended = |seed: u64, secs: u64, shut: Shut| {
+        let done = Arc::new(Mutex::new(None));
+        let rt = blocking_rt(seed);
+        let d = done.clone();
+        let handle = rt.spawn_blocking(move || {
+            std::thread::sleep(Duration::from_secs(secs));
+            *d.lock().unwrap() = Some(sim::elapsed().as_secs());
+        });
+        let h = rt.handle().clone();
+        shut(rt);
+        let joined = h.block_on(handle);
+        let done = *done.lock().unwrap();
+        (done, joined.map_err(|e| e.is_cancelled()))
+    };
+    assert_eq!(ended(48, 3, drop), (Some(3), Ok(())));
+    assert_eq!(ended(49, 599, drop), (Some(599), Ok(())));
+    assert_eq!(ended(50, 601, drop), (None, Err(true)));
+    let within: Shut = |rt| rt.shutdown_timeout(Duration::from_secs(5));
+    assert_eq!(ended(51, 3, within), (Some(3), Ok(())));
+    let short: Shut = |rt| rt.shutdown_timeout(Duration::from_secs(1));
+    assert_eq!(ended(52, 3, short), (None, Err(true)));
+    assert_eq!(
+        ended(53, 3, |rt| rt.shutdown_background()),
+        (None, Err(true))
+    );
+}

@@ -8,6 +8,7 @@ use super::{Death, Exec, Task, WAKE_BUF};
 use crate::simulation::core::node::NodeId;
 use crate::simulation::core::trace::Kind;
 use std::rc::Rc;
+use std::time::Duration;
 
 impl Exec {
     /// Kills `node`'s process: every task is dropped inside the node's
@@ -158,8 +159,11 @@ impl Exec {
     }
 
     /// Drops every remaining task (runtime shutdown), each in its node's
-    /// context, and marks the simulation ended.
-    pub(crate) fn shutdown(self: &Rc<Self>) {
+    /// context, and marks the simulation ended. `blocking`: as Tokio's
+    /// `shutdown_timeout`, how long to wait for the `spawn_blocking` jobs
+    /// already started (their waiting tasks' ids) once the other tasks are
+    /// dropped; the clock moves while they run ([`Exec::finish_blocking`]).
+    pub(crate) fn shutdown(self: &Rc<Self>, blocking: Option<(Duration, Vec<u64>)>) {
         self.compat.set_shut_down();
         let _entered = self.enter();
         // The destructors run inside the simulation, as the tasks did: their
@@ -185,17 +189,11 @@ impl Exec {
                 }
             }
         }
-        loop {
-            let victims = self.take_tasks(|t| t.kind != TaskKind::Thread);
-            if victims.is_empty() {
-                break;
-            }
-            for (node, t) in victims {
-                let id = t.as_ref().map(|t| t.id);
-                self.with_task(node, id, || {
-                    reap::requesting(Reaping::Ending, || drop(t));
-                });
-            }
+        let keep = blocking.as_ref().map_or(&[][..], |(_, ids)| &ids[..]);
+        self.drop_async_tasks(keep);
+        if let Some((wait, ids)) = blocking.filter(|(_, ids)| !ids.is_empty()) {
+            self.finish_blocking(wait, &ids);
+            self.drop_async_tasks(&[]);
         }
         // Then the threads, each ending where it stands, and whatever their
         // ends left behind.
@@ -221,6 +219,67 @@ impl Exec {
         self.mark_ended();
     }
 
+    /// Drops every task that is not a thread's, nor one of `keep`, each in
+    /// its node's context, until none is left (a destructor may spawn).
+    fn drop_async_tasks(self: &Rc<Self>, keep: &[u64]) {
+        loop {
+            let victims = self.take_tasks(|t| t.kind != TaskKind::Thread && !keep.contains(&t.id));
+            if victims.is_empty() {
+                break;
+            }
+            for (node, t) in victims {
+                let id = t.as_ref().map(|t| t.id);
+                self.with_task(node, id, || {
+                    reap::requesting(Reaping::Ending, || drop(t));
+                });
+            }
+        }
+    }
+
+    /// Runs the simulation, the clock moving to each next timer, until the
+    /// tasks `ids` (those waiting for `spawn_blocking` jobs a worker had
+    /// started) have ended or `wait` of virtual time has passed, as Tokio's
+    /// shutdown waits for its blocking threads. Stops early when nothing
+    /// could end them: no task runnable and no timer due by then. A wait
+    /// without bound (a runtime dropped) stops after [`BLOCKING_WAIT_CAP`],
+    /// saying so, where Tokio's would wait for ever.
+    fn finish_blocking(self: &Rc<Self>, wait: Duration, ids: &[u64]) {
+        if self.in_block_on.get() {
+            // Shut down inside an async context: nothing here may drive it.
+            return;
+        }
+        let start = self.core.borrow().clock.now;
+        let capped = wait > BLOCKING_WAIT_CAP;
+        let wait = wait.min(BLOCKING_WAIT_CAP);
+        let deadline = start.saturating_add(wait.as_nanos() as u64);
+        loop {
+            self.pump();
+            let mut core = self.core.borrow_mut();
+            if ids.iter().all(|&id| !core.is_alive(id)) {
+                return;
+            }
+            if core
+                .clock
+                .timers
+                .next_deadline()
+                .is_none_or(|d| d > deadline)
+            {
+                if capped && core.clock.timers.next_deadline().is_some() {
+                    eprintln!(
+                        "sim: a runtime was dropped while spawn_blocking work it had started \
+                         still ran after {} s of virtual time; Tokio's drop would wait for it \
+                         for ever, the simulation stops it where it stands",
+                        BLOCKING_WAIT_CAP.as_secs()
+                    );
+                }
+                return;
+            }
+            if self.advance(core).is_err() {
+                return;
+            }
+        }
+    }
+
     /// Takes every task not being polled that `which` selects out of the
     /// slab, in slot order, with its node.
     fn take_tasks(&self, which: impl Fn(&Task) -> bool) -> Vec<(NodeId, Option<Task>)> {
@@ -238,3 +297,7 @@ impl Exec {
         v
     }
 }
+
+/// The longest a dropped runtime waits, in virtual time, for the
+/// `spawn_blocking` work it had started ([`Exec::finish_blocking`]).
+const BLOCKING_WAIT_CAP: Duration = Duration::from_secs(600);

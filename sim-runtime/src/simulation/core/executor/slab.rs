@@ -156,6 +156,11 @@ impl Core {
             .position(|t| t.as_ref().is_some_and(|t| t.id == id))
     }
 
+    /// Whether task `id` is still alive (in the slab).
+    pub(crate) fn is_alive(&self, id: u64) -> bool {
+        self.slot_of(id).is_some()
+    }
+
     /// Renames task `id` (a simulated thread that named itself).
     pub(crate) fn set_task_name(&mut self, id: u64, name: Arc<str>) {
         if let Some(slot) = self.slot_of(id) {
