@@ -55,6 +55,9 @@ async fn child_sweep() {
     if std::env::var("SHARDS_PLANT").is_ok() {
         assert!(!planted(sim::seed()), "planted: seeds 1 mod 4 fail");
     }
+    if std::env::var("SHARDS_ABORT").is_ok_and(|s| s == sim::seed().to_string()) {
+        std::process::abort();
+    }
 }
 
 /// Runs the child with `env`; whether it passed, and its output.
@@ -240,6 +243,81 @@ fn results_directory_must_be_a_directory() {
     assert!(text.contains("names a file, not a directory"), "{text}");
     assert!(
         text.contains("e.g. SIM_RESULTS=target/sim-results"),
+        "{text}"
+    );
+}
+
+/// A sweep longer than `SIM_SEEDS_PER_PROCESS` runs its seeds in batches,
+/// each in a fresh process, and concludes exactly as the sweep in one
+/// process does: the same record for every seed, the same failing seeds,
+/// the same coverage, the same report head.
+#[test]
+fn a_sweep_in_batches_of_fresh_processes_equals_the_sweep_in_one() {
+    let one_dir = fresh("one-process");
+    let batched_dir = fresh("batched");
+    let (ok, one_text) = child(&[
+        ("SIM_RESULTS", one_dir.to_str().unwrap()),
+        ("SIM_SEEDS_PER_PROCESS", "0"),
+    ]);
+    assert!(!ok, "{one_text}");
+    assert!(!one_text.contains("to a process"), "{one_text}");
+    let (ok, text) = child(&[
+        ("SIM_RESULTS", batched_dir.to_str().unwrap()),
+        ("SIM_SEEDS_PER_PROCESS", "5"),
+    ]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("sim: child_sweep: 24 seeds, 5 to a process (SIM_SEEDS_PER_PROCESS)"),
+        "{text}"
+    );
+    // Five batches, each a sweep of its own in its own process.
+    for batch in [
+        "5 seeds (0..5)",
+        "5 seeds (5..10)",
+        "5 seeds (15..20)",
+        "4 seeds (20..24)",
+    ] {
+        assert!(
+            text.contains(&format!("sim: child_sweep: {batch},")),
+            "{batch}: {text}"
+        );
+    }
+    let (one, batched) = (merge(&one_dir), merge(&batched_dir));
+    let (o, b) = (only(&one), only(&batched));
+    assert!(b.problems.is_empty(), "{:?}", b.problems);
+    assert_eq!(o.seeds, b.seeds);
+    let planted_seeds: Vec<u64> = (0..SEEDS).filter(|&s| planted(s)).collect();
+    assert_eq!(b.failing(), planted_seeds);
+    for (site, c) in &o.sites {
+        let q = &b.sites[site];
+        assert_eq!((c.held, c.seeds_held), (q.held, q.seeds_held), "{site:?}");
+    }
+    let head = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| {
+                l.starts_with("sim: child_sweep: 6 of") || l.starts_with("sim: first failure")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(head(&one_text).len(), 2, "{one_text}");
+    assert_eq!(head(&text), head(&one_text));
+}
+
+/// A batch whose process dies mid-way fails the sweep, naming the seed it
+/// never finished and how to run it alone.
+#[test]
+fn a_batch_that_crashes_names_its_unfinished_seed() {
+    let (ok, text) = child(&[
+        ("SIM_SEEDS_PER_PROCESS", "10"),
+        ("SHARDS_ABORT", "14"),
+        ("SIM_JOBS", "1"),
+    ]);
+    assert!(!ok);
+    assert!(
+        text.contains("the process that ran seeds 10..=19 ended (signal: 6 (SIGABRT))")
+            && text.contains("with seed(s) 14, 15, 16, 17, 18, … unfinished")
+            && text.contains("Run it alone: SIM_SEED=14 "),
         "{text}"
     );
 }

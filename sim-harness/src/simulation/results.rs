@@ -55,6 +55,87 @@ impl Record {
         }
     }
 
+    /// The seed's record, fingerprint and coverage as a sweep child's line
+    /// for its parent (run/recycle.rs): the results line itself.
+    pub(crate) fn line(&self) -> String {
+        self.json("", "").to_string()
+    }
+
+    /// A record read back from [`Record::line`]; `None` if it is not one.
+    /// A coverage site's names are interned: each distinct one is leaked
+    /// once per process, as the linked-in catalog's are static.
+    pub(crate) fn from_line(line: &str) -> Option<Record> {
+        let v: Value = serde_json::from_str(line).ok()?;
+        let s = |k: &str| v.get(k)?.as_str().map(str::to_string);
+        let n = |k: &str| v.get(k)?.as_u64();
+        let class = match v.get("class")? {
+            Value::Null => None,
+            c => Some(Class::from_name(c.as_str()?)?),
+        };
+        let fingerprint = u64::from_str_radix(s("fingerprint")?.strip_prefix("0x")?, 16).ok()?;
+        let mut coverage = Vec::new();
+        for c in v.get("coverage")?.as_array()? {
+            let name = intern(c.get("site")?.as_str()?);
+            let file = intern(c.get("file")?.as_str()?);
+            let line = u32::try_from(c.get("line")?.as_u64()?).ok()?;
+            let tally = Tally {
+                reached: c.get("reached")?.as_u64()?,
+                held: c.get("held")?.as_u64()?,
+            };
+            coverage.push(((name, file, line), tally));
+        }
+        Some(Record {
+            seed: n("seed")?,
+            strategy: s("strategy")?,
+            class,
+            message: s("message")?,
+            fingerprint,
+            steps: n("steps")?,
+            now_ns: n("virtual_time_ns")?,
+            replay: s("replay")?,
+            coverage,
+        })
+    }
+
+    /// The seed's outcome as far as the record tells it (no recording,
+    /// tape or leftover tasks).
+    pub(crate) fn outcome(&self) -> SeedOutcome {
+        SeedOutcome {
+            seed: self.seed,
+            class: self.class,
+            message: self.message.clone(),
+            step: self.steps,
+            now: std::time::Duration::from_nanos(self.now_ns),
+            schedule: self.strategy.clone(),
+            fingerprint: self.fingerprint,
+            decisions: 0,
+            recording: None,
+            divergence: None,
+            replay: self.replay.clone(),
+            buggify: Vec::new(),
+            leftover: Vec::new(),
+            tape: None,
+            site: None,
+        }
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub(crate) fn class(&self) -> Option<Class> {
+        self.class
+    }
+
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// The seed's coverage tallies, as the sweep folds them.
+    pub(crate) fn tallies(&self) -> BTreeMap<Key, Tally> {
+        self.coverage.iter().copied().collect()
+    }
+
     fn json(&self, test: &str, shard: &str) -> Value {
         let coverage: Vec<Value> = self
             .coverage
@@ -84,6 +165,19 @@ impl Record {
             "coverage": coverage,
         })
     }
+}
+
+/// `s` as a `&'static str`, leaked once per distinct value.
+fn intern(s: &str) -> &'static str {
+    static SEEN: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&k) = seen.get(s) {
+        return k;
+    }
+    let k: &'static str = Box::leak(s.to_string().into_boxed_str());
+    seen.insert(k);
+    k
 }
 
 /// The test and shard a results file describes.

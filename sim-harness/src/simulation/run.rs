@@ -3,7 +3,8 @@
 //! 1. the **sweep** (run/sweep.rs): the seeds of the plan (run/plan.rs:
 //!    the attribute, `SIM_SEED`, `SIM_SEEDS`, `SIM_SHARD`), `SIM_JOBS` at
 //!    once, on workers whose thread-locals are made new after each seed,
-//!    each seed in its own simulation (seed.rs); or,
+//!    each seed in its own simulation (seed.rs), in batches of fresh
+//!    processes when there are many (run/recycle.rs); or,
 //!    with `explore = n` / `SIM_EXPLORE`, a guided exploration (explore.rs);
 //! 2. the **triage** of a failing sweep (run/triage.rs): traces for its
 //!    lowest failing seeds, the first failure run again (does it
@@ -20,6 +21,7 @@
 mod files;
 mod inevitable;
 mod plan;
+mod recycle;
 mod report;
 mod seeds_log;
 mod shrunk;
@@ -45,6 +47,10 @@ where
         return explored(&opts, &plan, &make, budget);
     }
     let mut swept = sweep::sweep(&opts, &plan, &make);
+    if recycle::is_child() {
+        // A batch of a parent's sweep: the parent concludes.
+        return;
+    }
     if swept.failures.is_empty() {
         report::coverage_only(&opts, &plan.name, &swept);
         return;

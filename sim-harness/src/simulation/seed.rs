@@ -123,6 +123,24 @@ pub(crate) struct SeedResult {
     pub(crate) fakes: Vec<String>,
 }
 
+impl SeedResult {
+    /// A seed's result as its results record tells it (a seed a fresh
+    /// process ran: run/recycle.rs), without its trace or recording.
+    pub(crate) fn from_record(r: &super::results::Record) -> SeedResult {
+        SeedResult {
+            outcome: r.outcome(),
+            swarm: Vec::new(),
+            coverage: r.tallies(),
+            trace: Vec::new(),
+            dropped: 0,
+            faults: 0,
+            recorded: None,
+            features: BTreeMap::new(),
+            fakes: Vec::new(),
+        }
+    }
+}
+
 /// What one run of a seed records or follows.
 #[derive(Default)]
 pub(crate) struct How {

@@ -35,6 +35,8 @@ mod fidelity;
 mod history;
 mod liveness;
 mod smoke;
+#[cfg(simulation)]
+mod soak;
 mod std_sockets;
 mod workload;
 mod world;

@@ -102,6 +102,9 @@ const RULES: &[Rule] = &[
             // Writes the run's results (SIM_RESULTS), on the runner's
             // thread, after every seed's simulation has ended.
             "sim-harness/src/simulation/results.rs",
+            // Reads /proc/self/status on the runner's thread of a sweep run
+            // in batches of fresh processes, which runs no seed itself.
+            "sim-harness/src/simulation/run/recycle.rs",
             // Reads SIM_TAPE's file before any seed runs, and writes a
             // failing seed's tape after its rerun, on the runner's thread.
             "sim-harness/src/simulation/tape.rs",

@@ -4,7 +4,8 @@
 //! at once (`SIM_JOBS`), whether to explore instead (`SIM_EXPLORE`), and
 //! what each seed records (`SIM_TRACE`,
 //! `SIM_TIMELINE`, `SIM_EXPORT`, `SIM_CHECK_DETERMINISM`, `SIM_RESULTS`,
-//! `SIM_COVERAGE_PLATEAU`).
+//! `SIM_COVERAGE_PLATEAU`), and how many seeds a process runs
+//! (`SIM_SEEDS_PER_PROCESS`).
 
 use crate::simulation::results;
 use crate::simulation::seed::{cargo_target, test_name, workspace_root, Options, Seeds};
@@ -41,6 +42,9 @@ pub(super) struct Plan {
     /// asked for; otherwise the first failing ones are run again with the
     /// trace on after the sweep (triage.rs).
     pub traced: bool,
+    /// `SIM_SEEDS_PER_PROCESS`: a sweep of as many seeds or more runs them this many
+    /// at a time in fresh processes (recycle.rs).
+    pub per_process: Option<usize>,
 }
 
 impl Plan {
@@ -108,6 +112,10 @@ impl Plan {
             )
             .max(1)
         });
+        // A tape's replay is one run; an exploration's runs depend on the
+        // runs before them.
+        let per_process = super::recycle::per_process(env(super::recycle::VAR))
+            .filter(|_| tape.is_none() && explore.is_none());
         Plan {
             name,
             tape,
@@ -120,6 +128,7 @@ impl Plan {
             jobs,
             plateau,
             target: cargo_target(opts),
+            per_process,
             explore,
         }
     }

@@ -58,6 +58,11 @@ where
     Fut: Future + 'static,
     Fut::Output: TestOutput,
 {
+    if let Some(per) = plan.per_process.filter(|&n| plan.seeds.len() >= n) {
+        if let Some(swept) = super::recycle::sweep(opts, plan, make, per) {
+            return swept;
+        }
+    }
     let shared = Shared {
         next: AtomicUsize::new(0),
         failures: Mutex::new(BTreeMap::new()),
@@ -124,6 +129,9 @@ fn keep(opts: &Options, plan: &Plan, shared: &Shared, i: usize, mut r: SeedResul
     if super::super::replay::is_child() {
         super::super::replay::tell_parent(&r.outcome);
     }
+    if super::recycle::is_child() {
+        super::recycle::tell(&results::Record::new(&r.outcome, &r.coverage));
+    }
     if !r.outcome.leftover.is_empty() {
         let mut l = lock(&shared.leftovers);
         l.0 += 1;
@@ -151,20 +159,18 @@ fn keep(opts: &Options, plan: &Plan, shared: &Shared, i: usize, mut r: SeedResul
     }
 }
 
-/// After the last seed: the leftover tasks' warning, the plateau's cut,
-/// the results files.
+/// After the last seed: the leftover tasks' warning, then [`conclude`].
 fn finish(opts: &Options, plan: &Plan, shared: Shared) -> Swept {
-    let name = &plan.name;
-    let mut failures = shared
+    let failures = shared
         .failures
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    let mut records = shared
+    let records = shared
         .records
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
     warn_leftovers(
-        name,
+        &plan.name,
         opts.strict,
         plan.seeds.len(),
         shared
@@ -176,6 +182,20 @@ fn finish(opts: &Options, plan: &Plan, shared: Shared) -> Swept {
         .coverage
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
+    conclude(opts, plan, failures, records, sweep)
+}
+
+/// What a sweep concludes from its seeds (run here, or in fresh processes:
+/// recycle.rs): the coverage's missing sites, the plateau's cut, the
+/// results files.
+pub(super) fn conclude(
+    opts: &Options,
+    plan: &Plan,
+    mut failures: BTreeMap<u64, SeedResult>,
+    mut records: BTreeMap<u64, results::Record>,
+    sweep: coverage::Sweep,
+) -> Swept {
+    let name = &plan.name;
     let missing = coverage::missing(&sweep.totals);
     if let (Some(n), Some(at)) = (plan.plateau, sweep.stop) {
         eprintln!(
@@ -211,7 +231,7 @@ fn finish(opts: &Options, plan: &Plan, shared: Shared) -> Swept {
 
 /// Runs one seed, with the determinism check if asked: the second run is
 /// compared with the first decision by decision.
-fn run_checked<F, Fut>(
+pub(super) fn run_checked<F, Fut>(
     opts: &Options,
     traced: Option<&trace::Collector>,
     seed: u64,
