@@ -86,8 +86,9 @@ docs/bench.md and the samples to target/bench/bench.json.
                   Condvar hand-off and a thread's start + join on real
                   threads, shuttle (bench/shuttle) and sim, and rewrites
                   only its section; `--only thread-soak` alone runs
-                  100,000 seeds that start and kill threads in one process
-                  and rewrites only its section
+                  100,000 seeds that start and kill threads in one process,
+                  then sweeps them as a #[sim::test] in batches of fresh
+                  processes, and rewrites only its section
   --no-write      print the table only
 ";
 

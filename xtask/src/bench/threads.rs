@@ -9,7 +9,10 @@
 //!   run), in one run, the three binaries alternated;
 //! - `--only thread-soak` (item 5): 100,000 seeds in one process, each
 //!   starting threads on nodes that are crashed or killed, the process's
-//!   OS threads and resident set after 100, 1k, 10k and 100k seeds.
+//!   OS threads and resident set after 100, 1k, 10k and 100k seeds; then
+//!   the same scenario as a `#[sim::test]` swept for 1k, 10k and 100k
+//!   seeds in batches of fresh processes (`SIM_SEEDS_PER_PROCESS`): the
+//!   largest process's peak and the sweep's own process at its end.
 //!
 //! A full `cargo xtask bench` rewrites both with the rest.
 
@@ -209,7 +212,100 @@ pub fn measure_soak() -> Result<String, String> {
             "the soak did not report {SOAK_SEEDS} seeds:\n{text}"
         ));
     }
-    Ok(soak_section(&marks))
+    let batched = measure_batched()?;
+    Ok(soak_section(&marks, &batched))
+}
+
+/// The harness's sweeps of the soak's scenario (sim-harness's
+/// `tests/it/soak.rs`): seeds and the batch size of each, `None` for the
+/// default (`SIM_SEEDS_PER_PROCESS` unset).
+const BATCHED: [(u64, Option<u64>); 4] = [
+    (1_000, Some(1_000)),
+    (10_000, Some(1_000)),
+    (100_000, Some(1_000)),
+    (100_000, None),
+];
+
+/// One sweep of the harness soak: its summary line's figures.
+#[derive(Debug, PartialEq)]
+struct Batched {
+    seeds: u64,
+    per: Option<u64>,
+    processes: u64,
+    peak_kib: u64,
+    threads: u64,
+    rss_kib: u64,
+    secs: f64,
+}
+
+impl Batched {
+    /// `… <seeds> seeds in <n> fresh process(es); the largest peaked at <k>
+    /// KiB resident; this process: <t> thread(s), <r> KiB resident`.
+    fn parse(text: &str, per: Option<u64>, secs: f64) -> Option<Batched> {
+        let line = text.lines().find(|l| l.contains(" fresh process(es); "))?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let before = |w: &str| -> Option<u64> {
+            let i = words.iter().position(|x| *x == w)?;
+            words.get(i.checked_sub(1)?)?.parse().ok()
+        };
+        Some(Batched {
+            seeds: before("seeds")?,
+            per,
+            processes: before("fresh")?,
+            peak_kib: words
+                .iter()
+                .position(|x| *x == "at")
+                .and_then(|i| words.get(i + 1)?.parse().ok())?,
+            threads: before("thread(s),")?,
+            rss_kib: words
+                .iter()
+                .rposition(|x| *x == "KiB")
+                .and_then(|i| words.get(i.checked_sub(1)?)?.parse().ok())?,
+            secs,
+        })
+    }
+}
+
+/// Sweeps the harness soak for each of [`BATCHED`] (release, simulation).
+fn measure_batched() -> Result<Vec<Batched>, String> {
+    let args = [
+        "test",
+        "--release",
+        "-p",
+        "sim-harness",
+        "--test",
+        "it",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ];
+    eprintln!("==> [simulation] build: cargo {}", args.join(" "));
+    let exe = super::build::executable(crate::cmd::cargo(Mode::Simulation, &args), "it", "it")?;
+    let mut out = Vec::new();
+    for (seeds, per) in BATCHED {
+        eprintln!("==> bench [thread-soak] harness: {seeds} seeds, {per:?} a process");
+        let mut cmd = Command::new(&exe);
+        cmd.args([
+            "soak::threads_killed_where_they_stand",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("SIM_SEEDS", format!("0..{seeds}"))
+        .env("SIM_REPLAYS", "0")
+        .env_remove("SIM_SEEDS_PER_PROCESS");
+        if let Some(n) = per {
+            cmd.env("SIM_SEEDS_PER_PROCESS", n.to_string());
+        }
+        let start = std::time::Instant::now();
+        let o = cmd
+            .output()
+            .map_err(|e| format!("the harness soak did not start: {e}"))?;
+        let text = String::from_utf8_lossy(&o.stderr);
+        let b = Batched::parse(&text, per, start.elapsed().as_secs_f64())
+            .filter(|b| b.seeds == seeds && o.status.success())
+            .ok_or_else(|| format!("the harness soak of {seeds} seeds did not pass:\n{text}"))?;
+        out.push(b);
+    }
+    Ok(out)
 }
 
 /// One `SOAK sim <seeds> <threads> <VmRSS KiB> <seconds>` line.
@@ -235,7 +331,23 @@ impl Mark {
     }
 }
 
-fn soak_section(marks: &[Mark]) -> String {
+fn soak_section(marks: &[Mark], batched: &[Batched]) -> String {
+    let mut batch_rows = String::new();
+    for b in batched {
+        batch_rows.push_str(&format!(
+            "| {} | {} | {} | {:.1} MiB | {} | {:.1} MiB | {:.1} s |\n",
+            thousands(b.seeds as usize),
+            b.per.map_or_else(
+                || format!("{} (the default)", thousands(10_000)),
+                |n| thousands(n as usize)
+            ),
+            b.processes,
+            b.peak_kib as f64 / 1024.0,
+            b.threads,
+            b.rss_kib as f64 / 1024.0,
+            b.secs
+        ));
+    }
     let mut rows = String::new();
     for m in marks {
         rows.push_str(&format!(
@@ -275,7 +387,16 @@ fn soak_section(marks: &[Mark]) -> String {
          the measurements are in [perf.md](perf.md#issue-35-items-5-and-9-os-threads).\n\n\
          | seeds | OS threads | resident (VmRSS) | time |\n\
          |---:|---:|---:|---:|\n\
-         {rows}{end}\n",
+         {rows}\n\
+         A sweep does not run so many seeds in one process: `#[sim::test]` runs them \
+         `SIM_SEEDS_PER_PROCESS` at a time (10,000 unless set), each batch in a fresh process \
+         of the test binary, so what killed threads leave ends with their batch. The same \
+         scenario as a `#[sim::test]` (sim-harness's `tests/it/soak.rs`, release), swept: \
+         the batch size, the processes the sweep started, the largest one's peak resident \
+         memory (`getrusage`), and the sweep's own process when it ends (it runs no seed).\n\n\
+         | seeds | seeds a process | processes | largest peak | sweep's OS threads | sweep's resident | time |\n\
+         |---:|---:|---:|---:|---:|---:|---:|\n\
+         {batch_rows}{end}\n",
         begin = SOAK_SECTION.begin,
         end = SOAK_SECTION.end,
         seeds = thousands(SOAK_SEEDS as usize),
@@ -313,10 +434,31 @@ mod tests {
         let lines = "noise\nSOAK sim 1000 3 20480 1.5\nSOAK sim 100000 3 22528 150.25\n";
         let marks: Vec<Mark> = lines.lines().filter_map(Mark::parse).collect();
         assert_eq!(marks.len(), 2);
-        let text = soak_section(&marks);
+        let line = "sim: soak: 100000 seeds in 10 fresh process(es); the largest peaked at \
+                    40960 KiB resident; this process: 2 thread(s), 15360 KiB resident";
+        let b = Batched::parse(&format!("noise\n{line}\n"), None, 12.5).unwrap();
+        assert_eq!(
+            b,
+            Batched {
+                seeds: 100_000,
+                per: None,
+                processes: 10,
+                peak_kib: 40_960,
+                threads: 2,
+                rss_kib: 15_360,
+                secs: 12.5,
+            }
+        );
+        let text = soak_section(&marks, &[b]);
         assert!(text.contains("| 1,000 | 3 | 20.0 MiB | 1.5 s |"), "{text}");
         assert!(
             text.contains("+0 OS threads, +2.0 MiB resident (+21 bytes per seed)"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| 100,000 | 10,000 (the default) | 10 | 40.0 MiB | 2 | 15.0 MiB | 12.5 s |"
+            ),
             "{text}"
         );
     }
