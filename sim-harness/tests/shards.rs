@@ -55,6 +55,9 @@ async fn child_sweep() {
     if std::env::var("SHARDS_PLANT").is_ok() {
         assert!(!planted(sim::seed()), "planted: seeds 1 mod 4 fail");
     }
+    if std::env::var("SHARDS_LEAVE").is_ok() {
+        sim_runtime::spawn(std::future::pending::<()>());
+    }
     if std::env::var("SHARDS_ABORT").is_ok_and(|s| s == sim::seed().to_string()) {
         std::process::abort();
     }
@@ -255,15 +258,18 @@ fn results_directory_must_be_a_directory() {
 fn a_sweep_in_batches_of_fresh_processes_equals_the_sweep_in_one() {
     let one_dir = fresh("one-process");
     let batched_dir = fresh("batched");
+    // Each seed leaves a task running: the warning is the sweep's, once.
     let (ok, one_text) = child(&[
         ("SIM_RESULTS", one_dir.to_str().unwrap()),
         ("SIM_SEEDS_PER_PROCESS", "0"),
+        ("SHARDS_LEAVE", "1"),
     ]);
     assert!(!ok, "{one_text}");
     assert!(!one_text.contains("to a process"), "{one_text}");
     let (ok, text) = child(&[
         ("SIM_RESULTS", batched_dir.to_str().unwrap()),
         ("SIM_SEEDS_PER_PROCESS", "5"),
+        ("SHARDS_LEAVE", "1"),
     ]);
     assert!(!ok, "{text}");
     assert!(
@@ -302,6 +308,16 @@ fn a_sweep_in_batches_of_fresh_processes_equals_the_sweep_in_one() {
     };
     assert_eq!(head(&one_text).len(), 2, "{one_text}");
     assert_eq!(head(&text), head(&one_text));
+    let warned = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.contains("the test body returned with tasks still running"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(warned(&text).len(), 1, "{text}");
+    // The planted failures end before their task is spawned.
+    assert!(warned(&text)[0].contains("in 18 of 24 seed(s)"), "{text}");
+    assert_eq!(warned(&text), warned(&one_text));
 }
 
 /// A batch whose process dies mid-way fails the sweep, naming the seed it

@@ -55,17 +55,16 @@ impl Record {
         }
     }
 
-    /// The seed's record, fingerprint and coverage as a sweep child's line
-    /// for its parent (run/recycle.rs): the results line itself.
-    pub(crate) fn line(&self) -> String {
-        self.json("", "").to_string()
+    /// The seed's record as a sweep child hands it to its parent
+    /// (run/recycle.rs): the results line's value itself.
+    pub(crate) fn value(&self) -> Value {
+        self.json("", "")
     }
 
-    /// A record read back from [`Record::line`]; `None` if it is not one.
+    /// A record read back from [`Record::value`]; `None` if it is not one.
     /// A coverage site's names are interned: each distinct one is leaked
     /// once per process, as the linked-in catalog's are static.
-    pub(crate) fn from_line(line: &str) -> Option<Record> {
-        let v: Value = serde_json::from_str(line).ok()?;
+    pub(crate) fn from_value(v: &Value) -> Option<Record> {
         let s = |k: &str| v.get(k)?.as_str().map(str::to_string);
         let n = |k: &str| v.get(k)?.as_u64();
         let class = match v.get("class")? {

@@ -28,6 +28,7 @@ use super::triage::TRACED_FAILURES;
 use crate::simulation::coverage;
 use crate::simulation::results::Record;
 use crate::simulation::seed::{Options, SeedResult};
+use crate::simulation::timeline::{warn_leftovers, Leftovers};
 use sim_runtime::__private::harness::{cargo_prefix, replay_env};
 use sim_runtime::__private::TestOutput;
 use sim_runtime::sim::Class;
@@ -53,9 +54,26 @@ pub(crate) fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
-/// In a child: hands the parent seed `r`'s record.
-pub(super) fn tell(r: &Record) {
-    eprintln!("{LINE}{}", r.line());
+/// In a child: hands the parent seed `r`'s record and the tasks its body
+/// left running (the parent warns of them once for the whole sweep).
+pub(super) fn tell(r: &Record, leftover: &[String]) {
+    eprintln!(
+        "{LINE}{}",
+        serde_json::json!({"seed": r.value(), "leftover": leftover})
+    );
+}
+
+/// A seed's line from a child, read back: its record and leftover tasks.
+fn from_line(line: &str) -> Option<(Record, Vec<String>)> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let record = Record::from_value(v.get("seed")?)?;
+    let leftover = v
+        .get("leftover")?
+        .as_array()?
+        .iter()
+        .map(|t| t.as_str().map(str::to_string))
+        .collect::<Option<Vec<_>>>()?;
+    Some((record, leftover))
 }
 
 /// `SIM_SEEDS_PER_PROCESS`: `None` when every seed runs in this process
@@ -90,13 +108,13 @@ fn seeds_var(batch: &[u64]) -> String {
     }
 }
 
-/// The seeds' records from a child's output, by seed.
-fn records(output: &str) -> BTreeMap<u64, Record> {
+/// The seeds' records (and leftover tasks) from a child's output, by seed.
+fn records(output: &str) -> BTreeMap<u64, (Record, Vec<String>)> {
     output
         .lines()
         .filter_map(|l| l.strip_prefix(LINE))
-        .filter_map(Record::from_line)
-        .map(|r| (r.seed(), r))
+        .filter_map(from_line)
+        .map(|(r, left)| (r.seed(), (r, left)))
         .collect()
 }
 
@@ -122,6 +140,7 @@ where
         plan.seeds.len()
     );
     let mut cov = coverage::Sweep::new(plan.plateau);
+    let mut leftovers: Leftovers = (0, None);
     let mut kept: BTreeMap<u64, Record> = BTreeMap::new();
     let mut failing: Vec<Record> = Vec::new();
     let (mut index, mut batches) = (0, 0);
@@ -144,8 +163,13 @@ where
             .output()
             .unwrap_or_else(|e| panic!("sim: {name}: the test binary did not start again ({e})"));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        // What the child says of its batch (its sweep's line, warnings).
-        for l in stderr.lines().filter(|l| l.starts_with("sim: ")) {
+        // What the child says of its batch (its sweep's line, warnings);
+        // not its warning of leftover tasks, which the parent gives once.
+        let leftover_warning = format!("sim: warning: {name}: in ");
+        for l in stderr
+            .lines()
+            .filter(|l| l.starts_with("sim: ") && !l.starts_with(&leftover_warning))
+        {
             eprintln!("{l}");
         }
         let mut got = records(&stderr);
@@ -185,7 +209,11 @@ where
             );
         }
         for &seed in batch {
-            let r = got.remove(&seed).expect("every seed of the batch ended");
+            let (r, left) = got.remove(&seed).expect("every seed of the batch ended");
+            if !left.is_empty() {
+                leftovers.0 += 1;
+                leftovers.1.get_or_insert((seed, left));
+            }
             let plateau = cov.add(index, r.tallies());
             index += 1;
             if r.class().is_some() {
@@ -198,6 +226,7 @@ where
             }
         }
     }
+    warn_leftovers(name, opts.strict, plan.seeds.len(), leftovers);
     eprintln!("sim: {name}: {}", footprint(index, batches));
     let failures = again(opts, plan, make, &failing);
     for r in failing {
@@ -297,18 +326,19 @@ mod tests {
 
     #[test]
     fn a_childs_lines_are_read_back_and_noise_is_not() {
-        let line = r#"{"kind":"seed","test":"","shard":"","seed":7,"strategy":"random","outcome":"fail","class":"assertion","message":"m","fingerprint":"0x00000000000000ff","steps":3,"virtual_time_ns":10,"replay":"r","coverage":[{"site":"s","file":"f.rs","line":4,"reached":2,"held":1}]}"#;
+        let line = r#"{"seed":{"kind":"seed","test":"","shard":"","seed":7,"strategy":"random","outcome":"fail","class":"assertion","message":"m","fingerprint":"0x00000000000000ff","steps":3,"virtual_time_ns":10,"replay":"r","coverage":[{"site":"s","file":"f.rs","line":4,"reached":2,"held":1}]},"leftover":["task 3"]}"#;
         let out = format!("noise\n{LINE}{line}\n{LINE}not json\n");
         let got = records(&out);
         assert_eq!(got.len(), 1);
-        let r = &got[&7];
+        let (r, left) = &got[&7];
+        assert_eq!(left, &["task 3"]);
         assert_eq!((r.class(), r.fingerprint()), (Some(Class::Assertion), 0xff));
         let t = r.tallies();
         assert_eq!(t[&("s", "f.rs", 4)].held, 1);
         // What a record says survives the trip.
         assert_eq!(
-            Record::from_line(&r.line()).map(|b| b.line()),
-            Some(r.line())
+            Record::from_value(&r.value()).map(|b| b.value()),
+            Some(r.value())
         );
     }
 

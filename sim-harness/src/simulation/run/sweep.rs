@@ -130,7 +130,10 @@ fn keep(opts: &Options, plan: &Plan, shared: &Shared, i: usize, mut r: SeedResul
         super::super::replay::tell_parent(&r.outcome);
     }
     if super::recycle::is_child() {
-        super::recycle::tell(&results::Record::new(&r.outcome, &r.coverage));
+        super::recycle::tell(
+            &results::Record::new(&r.outcome, &r.coverage),
+            &r.outcome.leftover,
+        );
     }
     if !r.outcome.leftover.is_empty() {
         let mut l = lock(&shared.leftovers);
