@@ -513,8 +513,11 @@ impl Runtime {
     }
 
     /// Drops every task, then waits up to `duration` of virtual time for
-    /// the `spawn_blocking` closures already running, as Tokio's waits for
-    /// its blocking threads; a closure not started by then is dropped.
+    /// the `spawn_blocking` closures already handed to the pool (those
+    /// queued behind a busy worker run too, as Tokio's busy worker takes
+    /// them), as Tokio waits for its blocking threads; a closure still
+    /// running when the time is up is stopped where it stands
+    /// (docs/breakage.md).
     pub fn shutdown_timeout(mut self, duration: Duration) {
         self.shutting_down = true;
         self.blocking_wait = Some(duration);

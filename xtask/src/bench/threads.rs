@@ -164,7 +164,9 @@ fn section(cores: usize, load: Option<&str>, samples: &Results) -> String {
          `std::sync::Mutex` and `Condvar`) run by the executor bench's normal build in the \
          plain process on real threads, and by its simulation build in a simulated run \
          (inside `spawn_blocking`, so both sides are simulated threads and every hand-off goes \
-         through the executor and the seed); `bench/shuttle`, the same workloads against \
+         through the executor and the seed; the simulated threads run on the CPU the \
+         executor's thread runs on, real threads wherever the kernel puts them); \
+         `bench/shuttle`, the same workloads against \
          shuttle's own `thread` and `sync` types, one execution of its random scheduler with \
          no step bound (shuttle runs a test's threads as continuations on one OS thread and \
          switches stacks itself). The ping-pong's two sides take turns by a counter's parity, \

@@ -8,15 +8,13 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How the executor's thread waits for a simulated thread to hand the
-/// baton back: this many spins (about 25 ns each here), then this many
-/// `sched_yield`s, then asleep in the kernel. A thread's turn is usually
-/// short (it runs until it blocks again), and the thread must first wake
-/// up: with 200 spins alone the executor fell asleep before most turns
-/// ended and needed a wake-up of its own. Yielding rather than spinning
-/// on lets the thread run on this core when the other is busy (the woken
-/// thread, or a thread of ours still exiting for real). docs/perf.md,
-/// issue 35 item 9, has the measurements.
-const EXEC_SPINS: u32 = 200;
+/// baton back: this many `sched_yield`s, then asleep in the kernel. The
+/// thread runs on the executor's CPU ([`follow`]), so each yield lets it
+/// run there at once, and the executor is still awake, with no wake-up to
+/// pay, when a short turn ends (most turns run only until the thread
+/// blocks again). Spinning first (200 spins, about 5 µs, until session
+/// 28) only kept the thread off the CPU it shares with the executor.
+/// docs/perf.md, issue 35 item 9, has the measurements.
 const EXEC_YIELDS: u32 = 500;
 
 /// The gate's word: shut, open, or shut with its waiter asleep in the
@@ -70,15 +68,9 @@ impl Gate {
         }
     }
 
-    /// The executor's thread waits for the baton: spins, then yields, then
-    /// sleeps (see [`EXEC_SPINS`]).
+    /// The executor's thread waits for the baton: yields, then sleeps (see
+    /// [`EXEC_YIELDS`]).
     pub(crate) fn wait_awake(&self) {
-        for _ in 0..EXEC_SPINS {
-            if self.try_pass() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
         for _ in 0..EXEC_YIELDS {
             if self.try_pass() {
                 return;
@@ -86,6 +78,38 @@ impl Gate {
             sched_yield();
         }
         self.wait();
+    }
+}
+
+/// Keeps a simulated thread on the CPU its executor's OS thread runs on,
+/// called by the executor before each of the thread's turns: if that is
+/// another CPU than the one the thread was last allowed (`cpu`; -1 before
+/// its first turn), the thread is now allowed that one only.
+///
+/// Only one of them runs at a time, so sharing a CPU costs no parallelism,
+/// and each hand-off becomes a switch on one CPU: no other CPU, asleep
+/// when idle, has to be woken for it (on this 2-CPU machine a hand-off
+/// went from about 15 µs to about 6; docs/perf.md). The executor's own
+/// thread is never pinned: the kernel still places it (and a harness's
+/// workers apart), and its threads follow. The program sees none of it:
+/// `sched_getaffinity` answers with the node's CPUs (libc/sys.rs). If the
+/// kernel refuses, the thread stays where it may run, as before.
+pub(crate) fn follow(cpu: &std::cell::Cell<i32>, pthread: libc::pthread_t) {
+    // SAFETY: no preconditions (glibc reads the CPU from rseq or the vDSO).
+    let now = unsafe { libc::sched_getcpu() };
+    if now < 0 || now == cpu.get() || now as usize >= libc::CPU_SETSIZE as usize {
+        return;
+    }
+    // SAFETY: a zeroed `cpu_set_t` is the empty set, and `now` is below
+    // its size; `pthread` is a live thread of this process, joined only
+    // after its last turn (the caller checks it is not yet joined).
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(now as usize, &mut set);
+        libc::pthread_setaffinity_np(pthread, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    if ok {
+        cpu.set(now);
     }
 }
 
@@ -198,9 +222,44 @@ pub(crate) fn exit_thread_now() -> ! {
 
 #[cfg(test)]
 mod tests {
-    use super::Gate;
+    use super::{follow, Gate};
+    use std::os::unix::thread::JoinHandleExt;
     use std::sync::{mpsc, Arc};
     use std::time::Duration;
+
+    /// The CPUs the calling thread may run on (outside any simulation,
+    /// `sched_getaffinity` is the kernel's).
+    fn allowed() -> Vec<usize> {
+        // SAFETY: a zeroed set is valid; the call fills it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+                0
+            );
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect()
+        }
+    }
+
+    /// A thread made to follow is allowed exactly the CPU its caller ran on,
+    /// and remembers it: the next turn on that CPU changes nothing.
+    #[test]
+    fn a_thread_made_to_follow_may_run_only_on_its_callers_cpu() {
+        let (go, wait) = mpsc::channel::<()>();
+        let (seen, report) = mpsc::channel();
+        let t = std::thread::spawn(move || {
+            wait.recv().unwrap();
+            seen.send(allowed()).unwrap();
+        });
+        let cpu = std::cell::Cell::new(-1);
+        follow(&cpu, t.as_pthread_t());
+        assert!(cpu.get() >= 0, "the kernel allowed the caller's CPU");
+        go.send(()).unwrap();
+        assert_eq!(report.recv().unwrap(), vec![cpu.get() as usize]);
+        t.join().unwrap();
+    }
 
     /// Two OS threads hand a turn back and forth through two gates, one
     /// side waiting as a simulated thread does (asleep at once), the other

@@ -132,6 +132,9 @@ pub(crate) struct Ctl {
     node: Cell<NodeId>,
     to_thread: Gate,
     to_exec: Gate,
+    /// The CPU its OS thread may run on: the executor's at its last turn
+    /// (`gate::follow`); -1 before its first.
+    cpu: Cell<i32>,
     /// The thread must end without running anything more.
     dying: AtomicBool,
     /// 1 once the thread has ended (a simulated futex word: joins wait on it).
@@ -197,6 +200,9 @@ impl Ctl {
 
     /// Executor's side: runs the thread until it hands the baton back.
     fn resume(&self) {
+        if !self.reaped.get() {
+            gate::follow(&self.cpu, self.pthread.get());
+        }
         self.bag().take_from_thread();
         self.to_thread.open();
         self.to_exec.wait_awake();
@@ -563,6 +569,9 @@ pub(crate) fn prepare(
             node: Cell::new(node),
             to_thread: Gate::new(),
             to_exec: Gate::new(),
+            // A new OS thread inherits its creator's CPUs: a simulated
+            // creator's is known, the executor's thread is never pinned.
+            cpu: Cell::new(this_thread().map_or(-1, |c| c.cpu.get())),
             dying: AtomicBool::new(false),
             exited: AtomicU32::new(0),
             pthread: Cell::new(0),
