@@ -84,7 +84,9 @@ impl Gate {
 /// Keeps a simulated thread on the CPU its executor's OS thread runs on,
 /// called by the executor before each of the thread's turns: if that is
 /// another CPU than the one the thread was last allowed (`cpu`; -1 before
-/// its first turn), the thread is now allowed that one only.
+/// its first turn), the thread is now allowed that one only. If the kernel
+/// refuses (a sandbox that forbids the call), `cpu` becomes -2 and the
+/// thread is never asked again: it stays where it may run, as before.
 ///
 /// Only one of them runs at a time, so sharing a CPU costs no parallelism,
 /// and each hand-off becomes a switch on one CPU: no other CPU, asleep
@@ -92,9 +94,11 @@ impl Gate {
 /// went from about 15 µs to about 6; docs/perf.md). The executor's own
 /// thread is never pinned: the kernel still places it (and a harness's
 /// workers apart), and its threads follow. The program sees none of it:
-/// `sched_getaffinity` answers with the node's CPUs (libc/sys.rs). If the
-/// kernel refuses, the thread stays where it may run, as before.
+/// `sched_getaffinity` answers with the node's CPUs (libc/sys.rs).
 pub(crate) fn follow(cpu: &std::cell::Cell<i32>, pthread: libc::pthread_t) {
+    if cpu.get() == REFUSED {
+        return;
+    }
     // SAFETY: no preconditions (glibc reads the CPU from rseq or the vDSO).
     let now = unsafe { libc::sched_getcpu() };
     if now < 0 || now == cpu.get() || now as usize >= libc::CPU_SETSIZE as usize {
@@ -108,10 +112,11 @@ pub(crate) fn follow(cpu: &std::cell::Cell<i32>, pthread: libc::pthread_t) {
         libc::CPU_SET(now as usize, &mut set);
         libc::pthread_setaffinity_np(pthread, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     };
-    if ok {
-        cpu.set(now);
-    }
+    cpu.set(if ok { now } else { REFUSED });
 }
+
+/// [`follow`]'s mark of a thread the kernel would not pin.
+const REFUSED: i32 = -2;
 
 /// `sched_yield(2)` as a raw system call (the symbol is the interposer).
 fn sched_yield() {
