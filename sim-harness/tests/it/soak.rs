@@ -7,18 +7,9 @@
 use sim_runtime::time::{sleep, Duration};
 use std::sync::{Arc, Condvar, Mutex};
 
-/// A thread looping on 1 ms sleeps, filling a thread-local as it goes.
-fn sleeper() {
-    thread_local! {
-        static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    let mut i = 0;
-    loop {
-        SEEN.with(|s| s.borrow_mut().push(i));
-        i += 1;
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
+#[path = "../../../sim-runtime/benches/executor/sleeper.rs"]
+mod sleeper;
+use sleeper::sleeper;
 
 /// On node `a`, a sleeper and a thread blocked on a condition variable
 /// nobody signals; on node `b`, a thread that sleeps 2 ms and ends, joined

@@ -16,6 +16,10 @@
 //! `bench/shuttle`. `cargo xtask bench --only threads` and `--only
 //! thread-soak` run them.
 
+#[cfg(simulation)]
+#[path = "sleeper.rs"]
+mod sleeper;
+
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -146,17 +150,7 @@ pub fn soak(seeds: u64) {
 #[cfg(simulation)]
 fn soak_seed(seed: u64) {
     use sim_runtime::sim;
-    fn sleeper() {
-        thread_local! {
-            static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        let mut i = 0;
-        loop {
-            SEEN.with(|s| s.borrow_mut().push(i));
-            i += 1;
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
+    use sleeper::sleeper;
     super::workloads::runtime(seed, true).block_on(async move {
         let a = sim::node("a").build();
         let b = sim::node("b").build();
