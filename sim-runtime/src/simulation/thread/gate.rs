@@ -1,9 +1,11 @@
 //! The baton's hand-off between two real OS threads: a one-word gate one
 //! side opens and the other waits at, on the kernel's futex.
 //!
-//! The calls are raw system calls, not `libc::syscall`: inside a simulation
-//! that symbol is the interposer (libc/sys.rs), which would simulate the
-//! very wait that implements the simulation.
+//! The waits, wakes and yields are raw system calls, not `libc::syscall`:
+//! inside a simulation that symbol is the interposer (libc/sys.rs), which
+//! would simulate the very wait that implements the simulation. Keeping a
+//! thread on its executor's CPU ([`follow`]) calls glibc's own wrappers,
+//! which no interposer answers.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -249,7 +251,7 @@ mod tests {
     }
 
     /// A thread made to follow is allowed exactly the CPU its caller ran on,
-    /// and remembers it: the next turn on that CPU changes nothing.
+    /// the one `follow` remembers.
     #[test]
     fn a_thread_made_to_follow_may_run_only_on_its_callers_cpu() {
         let (go, wait) = mpsc::channel::<()>();
@@ -268,7 +270,7 @@ mod tests {
 
     /// Two OS threads hand a turn back and forth through two gates, one
     /// side waiting as a simulated thread does (asleep at once), the other
-    /// as the executor's thread does (spinning, yielding, then asleep), and
+    /// as the executor's thread does (yielding, then asleep), and
     /// now and then late to its wait: no opening is lost, whether its
     /// waiter is awake, asleep, or not waiting yet.
     #[test]
